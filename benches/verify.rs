@@ -1,0 +1,24 @@
+//! Throughput of `verify` on a ~50 KB sealed record (canonical check, sha256,
+//! schema, semantics). Target: at least 5,000 records/s on one core.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+fn bench_verify(c: &mut Criterion) {
+    let draft = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/records/large.draft.json"
+    ))
+    .expect("fixture present");
+    let sealed = benchops::seal::seal_json(&draft).expect("fixture is valid");
+    let bytes = sealed.bytes().to_vec();
+    let digest = sealed.digest();
+    let mut g = c.benchmark_group("verify");
+    g.throughput(Throughput::Bytes(bytes.len() as u64));
+    g.bench_function(format!("sealed_record_{}_bytes", bytes.len()), |b| {
+        b.iter(|| benchops::verify(std::hint::black_box(&bytes), Some(&digest)).expect("valid"));
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_verify);
+criterion_main!(benches);

@@ -1,0 +1,6 @@
+//! `benchops-publish`: the publication side of benchops. It carries out what
+//! sealed records say; it never runs a benchmark and never decides drift.
+//!
+//! Every CLI command is a public function here; `main.rs` is a thin shim.
+
+pub mod validate;

@@ -1,0 +1,456 @@
+//! Canonical JSON per RFC 8785 (JSON Canonicalization Scheme).
+//!
+//! - Object members are sorted by the UTF-16 code units of their names.
+//! - Numbers are IEEE-754 doubles written the way ECMAScript's
+//!   `Number.prototype.toString` writes them (integers up to 2^53 in plain
+//!   decimal; everything else through `ryu-js`). Integers that a double cannot
+//!   hold exactly are rounded, as the RFC requires.
+//! - Strings escape only `"`, `\`, and the C0 controls (`\b \t \n \f \r` by
+//!   name, the rest as lowercase `\u00xx`); everything else is written as
+//!   UTF-8.
+//! - No insignificant whitespace.
+//!
+//! Non-finite numbers cannot exist in a [`serde_json::Value`], and lone
+//! surrogates cannot exist in a Rust `String`: parsing text that contains
+//! either fails ([`parse`]), and serializing a typed value that holds a
+//! non-finite number fails ([`to_canonical_vec`], through
+//! [`crate::Finite`]).
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::path::{JsonPath, Segment};
+
+/// Text that is not JSON at all, or not I-JSON (non-finite numbers, lone
+/// surrogates).
+#[derive(Debug, thiserror::Error)]
+#[error("malformed JSON at line {line}, column {column}: {reason}")]
+pub struct ParseError {
+    /// 1-based line of the error.
+    pub line: usize,
+    /// 1-based column of the error.
+    pub column: usize,
+    /// What the parser objected to.
+    pub reason: String,
+}
+
+/// A typed value that has no canonical JSON form.
+#[derive(Debug, thiserror::Error)]
+#[error("value has no canonical JSON form: {0}")]
+pub struct SerializeError(#[from] serde_json::Error);
+
+/// Bytes that parse as JSON but are not the canonical form of what they hold.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "not canonical JSON at {path} (byte {offset}): {hint}; expected `{expected}`, found `{found}`"
+)]
+pub struct NotCanonical {
+    /// Where in the document the first difference is.
+    pub path: JsonPath,
+    /// Byte offset of the first difference.
+    pub offset: usize,
+    /// A short reading of what is wrong.
+    pub hint: Hint,
+    /// The canonical bytes from the first difference (abbreviated).
+    pub expected: String,
+    /// The given bytes from the first difference (abbreviated).
+    pub found: String,
+}
+
+/// The kind of difference [`check_canonical`] found first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hint {
+    /// A number is written in a non-canonical way (`1.0`, `1e2`, `-0`).
+    Number,
+    /// A string uses an escape the RFC does not allow, or misses one.
+    StringEscape,
+    /// Whitespace outside strings.
+    Whitespace,
+    /// Object members out of order (or duplicated).
+    KeyOrder,
+    /// Bytes after the end of the document.
+    TrailingBytes,
+    /// The document ends before the canonical form does.
+    Truncated,
+    /// Any other difference.
+    Other,
+}
+
+impl fmt::Display for Hint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Hint::Number => "number is not in canonical form",
+            Hint::StringEscape => "string is not escaped canonically",
+            Hint::Whitespace => "insignificant whitespace",
+            Hint::KeyOrder => "object members are not in canonical order (or are duplicated)",
+            Hint::TrailingBytes => "bytes after the end of the document",
+            Hint::Truncated => "document ends early",
+            Hint::Other => "bytes differ from the canonical form",
+        })
+    }
+}
+
+/// Parses JSON text strictly: no trailing garbage, no lone surrogates, no
+/// numbers outside the double range.
+pub fn parse(bytes: &[u8]) -> Result<Value, ParseError> {
+    serde_json::from_slice(bytes).map_err(|e| ParseError {
+        line: e.line(),
+        column: e.column(),
+        reason: strip_position(&e.to_string()),
+    })
+}
+
+fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_owned(),
+        None => msg.to_owned(),
+    }
+}
+
+/// The canonical bytes of a parsed value.
+pub fn canonical_bytes(value: &Value) -> Vec<u8> {
+    let mut out = VecOut(Vec::with_capacity(256));
+    let mut path = Vec::new();
+    // Writing into a Vec never stops early.
+    let _ = write_value(value, &mut out, &mut path);
+    out.0
+}
+
+/// The canonical bytes of any serializable value. Fails on non-finite numbers
+/// held in [`crate::Finite`] and on maps with non-string keys.
+pub fn to_canonical_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, SerializeError> {
+    let v = serde_json::to_value(value)?;
+    Ok(canonical_bytes(&v))
+}
+
+/// Parses and re-canonicalizes JSON text.
+pub fn canonicalize(bytes: &[u8]) -> Result<Vec<u8>, ParseError> {
+    parse(bytes).map(|v| canonical_bytes(&v))
+}
+
+/// Checks that `bytes` are exactly the canonical form of `value` (which must
+/// be what `bytes` parse to), without allocating the canonical form.
+pub fn check_canonical(bytes: &[u8], value: &Value) -> Result<(), NotCanonical> {
+    let mut out = CmpOut {
+        given: bytes,
+        pos: 0,
+        mismatch: None,
+    };
+    let mut path = Vec::new();
+    let completed = write_value(value, &mut out, &mut path);
+    if let Some(m) = out.mismatch {
+        return Err(m);
+    }
+    debug_assert!(completed);
+    if out.pos < bytes.len() {
+        return Err(NotCanonical {
+            path: JsonPath::root(),
+            offset: out.pos,
+            hint: Hint::TrailingBytes,
+            expected: String::new(),
+            found: snippet(&bytes[out.pos..]),
+        });
+    }
+    Ok(())
+}
+
+/// Compares object member names by their UTF-16 code units (RFC 8785 §3.2.3).
+pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
+    // UTF-8 byte order equals code point order, and code point order equals
+    // UTF-16 order unless a character at or above U+E000 is involved (lead
+    // byte 0xEE or higher), where surrogate pairs sort below U+E000..U+FFFF.
+    let high = |s: &str| s.bytes().any(|b| b >= 0xEE);
+    if !high(a) && !high(b) {
+        a.as_bytes().cmp(b.as_bytes())
+    } else {
+        a.encode_utf16().cmp(b.encode_utf16())
+    }
+}
+
+#[derive(Clone, Copy)]
+enum PathRef<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+fn to_json_path(path: &[PathRef<'_>]) -> JsonPath {
+    let mut p = JsonPath::root();
+    for s in path {
+        p.push(match s {
+            PathRef::Key(k) => Segment::Key((*k).to_owned()),
+            PathRef::Index(i) => Segment::Index(*i),
+        });
+    }
+    p
+}
+
+/// What a token being written is, for mismatch hints.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Token {
+    Number,
+    String,
+    Key,
+    Punct,
+    Literal,
+}
+
+trait Out {
+    /// Writes `bytes`; returns false to stop the walk.
+    fn put(&mut self, bytes: &[u8], token: Token, path: &[PathRef<'_>]) -> bool;
+}
+
+struct VecOut(Vec<u8>);
+
+impl Out for VecOut {
+    fn put(&mut self, bytes: &[u8], _: Token, _: &[PathRef<'_>]) -> bool {
+        self.0.extend_from_slice(bytes);
+        true
+    }
+}
+
+struct CmpOut<'g> {
+    given: &'g [u8],
+    pos: usize,
+    mismatch: Option<NotCanonical>,
+}
+
+fn snippet(bytes: &[u8]) -> String {
+    let end = bytes.len().min(32);
+    let mut s = String::from_utf8_lossy(&bytes[..end]).into_owned();
+    if bytes.len() > end {
+        s.push('…');
+    }
+    s
+}
+
+impl Out for CmpOut<'_> {
+    fn put(&mut self, bytes: &[u8], token: Token, path: &[PathRef<'_>]) -> bool {
+        let rest = &self.given[self.pos..];
+        if rest.len() >= bytes.len() && &rest[..bytes.len()] == bytes {
+            let next = rest.get(bytes.len()).copied();
+            let runs_on = token == Token::Number
+                && matches!(next, Some(b'.' | b'e' | b'E' | b'+' | b'-' | b'0'..=b'9'));
+            if !runs_on {
+                self.pos += bytes.len();
+                return true;
+            }
+        }
+        let common = rest.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+        let offset = self.pos + common;
+        let found_byte = self.given.get(offset).copied();
+        let hint = match (found_byte, token) {
+            (None, _) => Hint::Truncated,
+            (Some(b' ' | b'\n' | b'\r' | b'\t'), _) => Hint::Whitespace,
+            (_, Token::Number) => Hint::Number,
+            (_, Token::String) => Hint::StringEscape,
+            (_, Token::Key) => Hint::KeyOrder,
+            (Some(b'.' | b'e' | b'E' | b'0'..=b'9'), Token::Punct) => Hint::Number,
+            _ => Hint::Other,
+        };
+        // A misplaced member name is a fault of the object that holds it.
+        let path = if token == Token::Key {
+            &path[..path.len().saturating_sub(1)]
+        } else {
+            path
+        };
+        self.mismatch = Some(NotCanonical {
+            path: to_json_path(path),
+            offset,
+            hint,
+            expected: snippet(&bytes[common..]),
+            found: snippet(&self.given[offset..]),
+        });
+        false
+    }
+}
+
+fn write_value<'a, O: Out>(value: &'a Value, out: &mut O, path: &mut Vec<PathRef<'a>>) -> bool {
+    match value {
+        Value::Null => out.put(b"null", Token::Literal, path),
+        Value::Bool(true) => out.put(b"true", Token::Literal, path),
+        Value::Bool(false) => out.put(b"false", Token::Literal, path),
+        Value::Number(n) => {
+            let mut ibuf = itoa_like::Buf::default();
+            let mut fbuf = ryu_js::Buffer::new();
+            let text: &[u8] = match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) if i.unsigned_abs() <= MAX_SAFE => ibuf.format_i64(i),
+                (_, Some(u)) if u <= MAX_SAFE => ibuf.format_i64(u as i64),
+                _ => {
+                    // Not exactly representable as a safe integer: go through
+                    // the double, as ECMAScript would.
+                    let f = n.as_f64().unwrap_or(0.0);
+                    fbuf.format_finite(f).as_bytes()
+                }
+            };
+            out.put(text, Token::Number, path)
+        }
+        Value::String(s) => write_string(s, out, Token::String, path),
+        Value::Array(items) => {
+            if !out.put(b"[", Token::Punct, path) {
+                return false;
+            }
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 && !out.put(b",", Token::Punct, path) {
+                    return false;
+                }
+                path.push(PathRef::Index(i));
+                let ok = write_value(item, out, path);
+                path.pop();
+                if !ok {
+                    return false;
+                }
+            }
+            out.put(b"]", Token::Punct, path)
+        }
+        Value::Object(map) => {
+            if !out.put(b"{", Token::Punct, path) {
+                return false;
+            }
+            let mut entries: Vec<(&'a String, &'a Value)> = map.iter().collect();
+            entries.sort_by(|a, b| cmp_utf16(a.0, b.0));
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 && !out.put(b",", Token::Punct, path) {
+                    return false;
+                }
+                path.push(PathRef::Key(k));
+                let ok = write_string(k, out, Token::Key, path)
+                    && out.put(b":", Token::Punct, path)
+                    && write_value(v, out, path);
+                path.pop();
+                if !ok {
+                    return false;
+                }
+            }
+            out.put(b"}", Token::Punct, path)
+        }
+    }
+}
+
+/// 2^53: integers up to this magnitude print identically as i64 and as an
+/// ECMAScript double.
+const MAX_SAFE: u64 = 1 << 53;
+
+fn write_string<O: Out>(s: &str, out: &mut O, token: Token, path: &[PathRef<'_>]) -> bool {
+    let mut buf = Vec::with_capacity(s.len() + 2);
+    buf.push(b'"');
+    for &b in s.as_bytes() {
+        match b {
+            b'"' => buf.extend_from_slice(b"\\\""),
+            b'\\' => buf.extend_from_slice(b"\\\\"),
+            0x08 => buf.extend_from_slice(b"\\b"),
+            0x09 => buf.extend_from_slice(b"\\t"),
+            0x0A => buf.extend_from_slice(b"\\n"),
+            0x0C => buf.extend_from_slice(b"\\f"),
+            0x0D => buf.extend_from_slice(b"\\r"),
+            0x00..=0x1F => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                buf.extend_from_slice(b"\\u00");
+                buf.push(HEX[(b >> 4) as usize]);
+                buf.push(HEX[(b & 0xF) as usize]);
+            }
+            _ => buf.push(b),
+        }
+    }
+    buf.push(b'"');
+    out.put(&buf, token, path)
+}
+
+mod itoa_like {
+    /// A tiny integer formatter (no allocation).
+    #[derive(Default)]
+    pub(super) struct Buf([u8; 24]);
+
+    impl Buf {
+        pub(super) fn format_i64(&mut self, v: i64) -> &[u8] {
+            let mut n = v.unsigned_abs();
+            let mut i = self.0.len();
+            loop {
+                i -= 1;
+                self.0[i] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+            if v < 0 {
+                i -= 1;
+                self.0[i] = b'-';
+            }
+            &self.0[i..]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canon(s: &str) -> String {
+        String::from_utf8(canonicalize(s.as_bytes()).expect("parses")).expect("utf-8")
+    }
+
+    #[test]
+    fn sorts_and_strips_whitespace() {
+        assert_eq!(
+            canon(r#"{ "b": [1, 2.0, 1e2], "a": {"d": true, "c": null} }"#),
+            r#"{"a":{"c":null,"d":true},"b":[1,2,100]}"#
+        );
+    }
+
+    #[test]
+    fn numbers_follow_ecmascript() {
+        assert_eq!(
+            canon("[-0, 1E-7, 1e21, 1e20, 0.1, 9007199254740993, -9007199254740992]"),
+            "[0,1e-7,1e+21,100000000000000000000,0.1,9007199254740992,-9007199254740992]"
+        );
+    }
+
+    #[test]
+    fn escapes_only_what_the_rfc_says() {
+        assert_eq!(
+            canon(r#""\u0041\u00e9\u2028\u001f\b\t\n\f\r\"\\/""#),
+            "\"Aé\u{2028}\\u001f\\b\\t\\n\\f\\r\\\"\\\\/\""
+        );
+    }
+
+    #[test]
+    fn sorts_by_utf16_not_utf8() {
+        // U+1F600 (surrogates D83D DE00) sorts before U+FB01 in UTF-16.
+        assert_eq!(cmp_utf16("\u{1F600}", "\u{FB01}"), Ordering::Less);
+        assert_eq!("\u{1F600}".cmp("\u{FB01}"), Ordering::Greater);
+        assert_eq!(
+            canon("{\"\u{FB01}\":1,\"\u{1F600}\":2}"),
+            "{\"\u{1F600}\":2,\"\u{FB01}\":1}"
+        );
+    }
+
+    #[test]
+    fn rejects_lone_surrogates_and_non_finite_numbers() {
+        assert!(parse(br#""\ud800""#).is_err());
+        assert!(parse(br#""\udc00x""#).is_err());
+        assert!(parse(b"1e400").is_err());
+        assert!(parse(b"NaN").is_err());
+    }
+
+    #[test]
+    fn check_canonical_names_path_and_hint() {
+        let cases: &[(&str, &str, Hint)] = &[
+            (r#"{"a":[1,1.0]}"#, "$.a[1]", Hint::Number),
+            (r#"{"b":1,"a":2}"#, "$", Hint::KeyOrder),
+            (r#"{"a": 1}"#, "$.a", Hint::Whitespace),
+            (r#"{"a":"\u0041"}"#, "$.a", Hint::StringEscape),
+            ("{\"a\":1}\n", "$", Hint::TrailingBytes),
+        ];
+        for (text, path, hint) in cases {
+            let v = parse(text.as_bytes()).expect("parses");
+            let err = check_canonical(text.as_bytes(), &v).expect_err(text);
+            assert_eq!(err.path.to_string(), *path, "{text}");
+            assert_eq!(err.hint, *hint, "{text}");
+        }
+        let ok = br#"{"a":[1,2.5],"b":"x"}"#;
+        check_canonical(ok, &parse(ok).expect("parses")).expect("canonical");
+    }
+}

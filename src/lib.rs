@@ -1,0 +1,23 @@
+//! The pure core of benchops: canonical JSON (RFC 8785), content addresses,
+//! the contract types and their schemas, sealing and verification.
+//!
+//! This crate does no I/O of its own: no network, no clock, no environment.
+//! Callers inject those.
+
+pub mod digest;
+pub mod fsio;
+pub mod jcs;
+pub mod names;
+pub mod num;
+pub mod path;
+pub mod record;
+pub mod schema;
+pub mod seal;
+pub mod stats;
+
+pub use digest::Sha256Digest;
+pub use names::{CaseId, LaneName};
+pub use num::Finite;
+pub use path::JsonPath;
+pub use record::ResultRecord;
+pub use seal::{SealedRecord, VerifyError, VerifyIssue, seal, verify};

@@ -1,0 +1,387 @@
+//! The `benchmark-result/v1` record: what one scheduled execution of one lane
+//! found, and the publication plan the publisher carries out.
+//!
+//! Field order here is irrelevant to the sealed bytes: sealing writes RFC 8785
+//! canonical JSON, which sorts members.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::digest::Sha256Digest;
+use crate::names::{CaseId, LaneName};
+use crate::num::Finite;
+
+/// The schema id every v1 result record carries in its `schema` member.
+pub const RESULT_SCHEMA: &str = "benchmark-result/v1";
+
+/// One sealed execution of one lane.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultRecord {
+    /// Always [`RESULT_SCHEMA`].
+    pub schema: String,
+    /// The lane that ran.
+    pub lane: LaneName,
+    /// The scheduled slot this execution fills, RFC 3339 UTC (`...Z`).
+    pub slot: String,
+    /// What was measured.
+    pub subject: Subject,
+    /// Digest of the schedule manifest the execution ran under.
+    pub manifest_digest: Sha256Digest,
+    /// Digest of the planned benchmark (intent plus ordered child digests).
+    pub benchmark_digest: Sha256Digest,
+    /// Where it ran.
+    pub environment: Environment,
+    /// Which backend ran it.
+    pub executor: Executor,
+    /// When execution started, RFC 3339 UTC.
+    pub started_at: String,
+    /// When execution finished, RFC 3339 UTC.
+    pub finished_at: String,
+    /// Classification counts over every child run of every case.
+    pub runs: RunCounts,
+    /// Per-case outcomes.
+    pub cases: Vec<Case>,
+    /// Counts of case outcomes.
+    pub case_counts: CaseCounts,
+    /// The baseline the cases were compared against, if any.
+    pub baseline: Option<BaselineRef>,
+    /// What the publisher must do with this record.
+    pub publication: PublicationPlan,
+}
+
+/// The code under measurement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Subject {
+    /// `owner/name`.
+    pub repository: String,
+    /// Full commit id (40 or 64 lowercase hex digits).
+    pub commit: String,
+}
+
+/// The machine fingerprint. `fingerprint` is the digest of the canonical
+/// JSON of `facts`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Environment {
+    /// `sha256(canonical(facts))`.
+    pub fingerprint: Sha256Digest,
+    /// Facts about the machine (`os`, `arch`, `cpus`, `cpu_model`, ...).
+    pub facts: BTreeMap<String, String>,
+}
+
+impl Environment {
+    /// Builds an environment whose fingerprint matches its facts.
+    pub fn from_facts(facts: BTreeMap<String, String>) -> Self {
+        let fingerprint = fingerprint_of(&facts);
+        Self { fingerprint, facts }
+    }
+}
+
+/// The fingerprint of a set of facts.
+pub fn fingerprint_of(facts: &BTreeMap<String, String>) -> Sha256Digest {
+    // A map of strings always has a canonical form.
+    let v = serde_json::Value::Object(
+        facts
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+            .collect(),
+    );
+    Sha256Digest::of(&crate::jcs::canonical_bytes(&v))
+}
+
+/// The backend that executed the children.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Executor {
+    /// Local processes.
+    Local {
+        /// Host name of the machine.
+        host: String,
+    },
+    /// Slurm job arrays.
+    Slurm {
+        /// `ClusterName` from slurm.conf.
+        cluster: String,
+        /// Array job ids, as `JobIDRaw` strings.
+        job_ids: Vec<String>,
+    },
+}
+
+/// Classification counts of child runs. `total` is the sum of the others.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunCounts {
+    /// Sum of every class.
+    pub total: u64,
+    /// Ran and produced a valid result with exit 0.
+    pub succeeded: u64,
+    /// Non-zero exit, signal or timeout.
+    pub failed: u64,
+    /// Pending or running.
+    pub incomplete: u64,
+    /// No evidence it ever started, and not pending.
+    pub missing: u64,
+    /// A superseded attempt, or a heartbeat older than policy.
+    pub stale: u64,
+    /// The evidence sources disagree.
+    pub scheduler_inconsistent: u64,
+}
+
+impl RunCounts {
+    /// Sum of the class counts (not `total`). `None` on overflow.
+    pub fn class_sum(&self) -> Option<u64> {
+        [
+            self.failed,
+            self.incomplete,
+            self.missing,
+            self.stale,
+            self.scheduler_inconsistent,
+        ]
+        .into_iter()
+        .try_fold(self.succeeded, u64::checked_add)
+    }
+
+    /// Adds another set of counts (saturating).
+    pub fn add(&mut self, o: &RunCounts) {
+        self.total = self.total.saturating_add(o.total);
+        self.succeeded = self.succeeded.saturating_add(o.succeeded);
+        self.failed = self.failed.saturating_add(o.failed);
+        self.incomplete = self.incomplete.saturating_add(o.incomplete);
+        self.missing = self.missing.saturating_add(o.missing);
+        self.stale = self.stale.saturating_add(o.stale);
+        self.scheduler_inconsistent = self
+            .scheduler_inconsistent
+            .saturating_add(o.scheduler_inconsistent);
+    }
+}
+
+/// The outcome of one case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Measured, no confirmed drift.
+    Pass,
+    /// Confirmed drift against the baseline.
+    Drift,
+    /// Not measured; `skip_reason` says why.
+    Skipped,
+    /// Could not be measured; `error` says why.
+    Error,
+}
+
+/// One benchmark case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// The case id.
+    pub id: CaseId,
+    /// The outcome.
+    pub outcome: Outcome,
+    /// Required (non-empty) when skipped, null otherwise.
+    pub skip_reason: Option<String>,
+    /// Required when the outcome is error, null otherwise.
+    pub error: Option<CaseError>,
+    /// Classification counts of this case's child runs.
+    pub runs: RunCounts,
+    /// Metrics measured from validated successes.
+    pub metrics: Vec<Metric>,
+    /// Drift evidence: required when drift; allowed when a suspicion was not
+    /// confirmed.
+    pub drift: Option<DriftEvidence>,
+}
+
+/// Why a case could not be measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseError {
+    /// A short machine-readable kind (`all_runs_failed`, `timeout`, ...).
+    pub kind: String,
+    /// A human explanation.
+    pub message: String,
+}
+
+/// Which way is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Smaller values are better (time, memory).
+    LowerIsBetter,
+    /// Larger values are better (throughput).
+    HigherIsBetter,
+}
+
+/// One metric of one case, with its raw samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Metric {
+    /// Metric name (`wall_s`, `max_rss_bytes`, or one the command printed).
+    pub name: String,
+    /// Unit (`s`, `bytes`, ...).
+    pub unit: String,
+    /// Which way is better.
+    pub direction: Direction,
+    /// One entry per succeeded child run; null means "not measured".
+    pub samples: Vec<Option<Finite>>,
+    /// Summary of the non-null samples; null when there are none.
+    pub summary: Option<Summary>,
+}
+
+/// Robust summary of a sample.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    /// Number of non-null samples.
+    pub n: u64,
+    /// Median.
+    pub median: Finite,
+    /// Median absolute deviation (unscaled).
+    pub mad: Finite,
+    /// Smallest sample.
+    pub min: Finite,
+    /// Largest sample.
+    pub max: Finite,
+    /// Confidence interval of the median, when it could be computed.
+    pub ci: Option<ConfidenceInterval>,
+}
+
+/// A bootstrap confidence interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfidenceInterval {
+    /// Confidence level, e.g. 0.95.
+    pub level: Finite,
+    /// Lower bound.
+    pub low: Finite,
+    /// Upper bound.
+    pub high: Finite,
+    /// Method, e.g. `bootstrap-percentile`.
+    pub method: String,
+    /// Number of resamples.
+    pub resamples: u64,
+    /// RNG seed, so the interval is reproducible.
+    pub seed: u64,
+}
+
+/// Verdict of an in-run confirmation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The re-run reproduced the drift.
+    Confirmed,
+    /// The re-run did not reproduce it.
+    NotConfirmed,
+}
+
+/// Evidence behind a drift verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriftEvidence {
+    /// The metric that drifted.
+    pub metric: String,
+    /// Baseline record and its median for that metric.
+    pub baseline: BaselineMetric,
+    /// Samples of the first measurement.
+    pub initial_samples: Vec<Finite>,
+    /// Samples of the confirmation re-run.
+    pub confirmation_samples: Vec<Finite>,
+    /// The test used (e.g. `median-ratio`).
+    pub test: String,
+    /// The threshold of the test (e.g. 0.05 for a 5% change).
+    pub threshold: Finite,
+    /// The statistic the test produced on the confirmation samples.
+    pub statistic: Finite,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+/// A baseline value for one metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineMetric {
+    /// The baseline record.
+    pub record: Sha256Digest,
+    /// Its median for the metric.
+    pub median: Finite,
+}
+
+/// Counts of case outcomes. `total` is the sum of the others.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseCounts {
+    /// Number of cases.
+    pub total: u64,
+    /// Cases that passed.
+    pub pass: u64,
+    /// Cases with confirmed drift.
+    pub drift: u64,
+    /// Skipped cases.
+    pub skipped: u64,
+    /// Cases in error.
+    pub error: u64,
+}
+
+impl CaseCounts {
+    /// Counts the outcomes of `cases`.
+    pub fn of(cases: &[Case]) -> Self {
+        let mut c = CaseCounts::default();
+        for case in cases {
+            c.total += 1;
+            match case.outcome {
+                Outcome::Pass => c.pass += 1,
+                Outcome::Drift => c.drift += 1,
+                Outcome::Skipped => c.skipped += 1,
+                Outcome::Error => c.error += 1,
+            }
+        }
+        c
+    }
+}
+
+/// The baseline a record was compared against.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineRef {
+    /// The baseline record's digest.
+    pub record: Sha256Digest,
+    /// Its lane.
+    pub lane: LaneName,
+    /// Its slot.
+    pub slot: String,
+}
+
+/// What the publisher must do. The publisher never re-derives any of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublicationPlan {
+    /// One report per drift case.
+    pub drift_reports: Vec<DriftReport>,
+    /// Covered cases that ran and no longer reproduce a drift.
+    pub cleared: Vec<CaseId>,
+    /// A proposal to make this record the lane's baseline.
+    pub baseline_proposal: Option<BaselineProposal>,
+}
+
+/// A drift to announce.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriftReport {
+    /// The drifting case.
+    pub case: CaseId,
+    /// The drifting metric.
+    pub metric: String,
+    /// One-line human summary.
+    pub summary: String,
+}
+
+/// A proposal to move the lane's baseline pointer to this record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineProposal {
+    /// The lane whose pointer moves (the record's own lane).
+    pub lane: LaneName,
+    /// Why (e.g. `clean run`).
+    pub reason: String,
+}
