@@ -4,4 +4,5 @@
 //! outputs; `main.rs` only parses arguments and maps errors to exit codes.
 //! This crate holds no GitHub client and no publication credentials.
 
+pub mod child;
 pub mod seal;

@@ -1,0 +1,1 @@
+//! Child wrapper (in progress).
