@@ -6,10 +6,12 @@
 
 pub mod digest;
 pub mod fsio;
+pub mod intent;
 pub mod jcs;
 pub mod names;
 pub mod num;
 pub mod path;
+pub mod plan;
 pub mod record;
 pub mod schema;
 pub mod seal;

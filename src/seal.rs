@@ -511,7 +511,7 @@ fn check_summary(
                 }
             }
             if let Some(ci) = &s.ci
-                && !(ci.low.get() <= ci.high.get())
+                && ci.low.get() > ci.high.get()
             {
                 push(
                     path.key("summary").key("ci"),
