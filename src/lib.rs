@@ -4,6 +4,8 @@
 //! This crate does no I/O of its own: no network, no clock, no environment.
 //! Callers inject those.
 
+pub mod analysis;
+pub mod classify;
 pub mod digest;
 pub mod fsio;
 pub mod intent;

@@ -98,43 +98,102 @@ pub const DEFAULT_SEED: u64 = 0x6265_6e63_686f_7073; // "benchops"
 /// The default number of bootstrap resamples.
 pub const DEFAULT_RESAMPLES: usize = 1000;
 
-/// Bootstraps the median of `values` (`None` when fewer than 2 values, or
-/// when the level is outside (0, 1)).
+/// The resampling of a bootstrap of the median, for one sample size.
+///
+/// A resample draws `n` ranks with replacement; because the median depends
+/// only on which ranks were drawn, each resample reduces to the pair of
+/// middle ranks `(lo, hi)` of the drawn multiset, and its median over sorted
+/// values `x` is `x[lo]/2 + x[hi]/2`. The same draws therefore serve every
+/// metric of a case (a paired bootstrap), and can be reused for every case of
+/// the same size. The generator is [`SplitMix64`] seeded with `seed`, so the
+/// interval is reproducible bit for bit.
+#[derive(Debug, Clone)]
+pub struct MedianBootstrap {
+    n: usize,
+    seed: u64,
+    pairs: Vec<(u32, u32)>,
+}
+
+impl MedianBootstrap {
+    /// Draws `resamples` resamples of size `n` (`None` when `n < 2`,
+    /// `resamples == 0`, or `n` does not fit in `u32`).
+    pub fn new(n: usize, resamples: usize, seed: u64) -> Option<Self> {
+        if n < 2 || resamples == 0 || u32::try_from(n).is_err() {
+            return None;
+        }
+        let mut rng = SplitMix64::new(seed);
+        let mut counts = vec![0u32; n];
+        let mut pairs = Vec::with_capacity(resamples);
+        let (want_lo, want_hi) = ((n - 1) / 2, n / 2);
+        for _ in 0..resamples {
+            counts.iter_mut().for_each(|c| *c = 0);
+            for _ in 0..n {
+                counts[rng.below(n)] += 1;
+            }
+            // Walk the cumulative counts to the ranks at positions
+            // (n-1)/2 and n/2 of the sorted resample.
+            let (mut lo, mut hi, mut seen) = (None, None, 0usize);
+            for (rank, &c) in counts.iter().enumerate() {
+                seen += c as usize;
+                if lo.is_none() && seen > want_lo {
+                    lo = Some(rank as u32);
+                }
+                if seen > want_hi {
+                    hi = Some(rank as u32);
+                    break;
+                }
+            }
+            let lo = lo.unwrap_or(0);
+            pairs.push((lo, hi.unwrap_or(lo)));
+        }
+        Some(Self { n, seed, pairs })
+    }
+
+    /// The sample size this bootstrap was drawn for.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// The percentile interval at `level` for sorted values (`None` when the
+    /// length differs from `n` or the level is outside (0, 1)).
+    pub fn ci(&self, sorted: &[f64], level: f64) -> Option<BootstrapCi> {
+        if sorted.len() != self.n || !(level > 0.0 && level < 1.0) {
+            return None;
+        }
+        let mut medians: Vec<f64> = self
+            .pairs
+            .iter()
+            .map(|&(a, b)| sorted[a as usize] / 2.0 + sorted[b as usize] / 2.0)
+            .collect();
+        let b = medians.len();
+        let alpha = (1.0 - level) / 2.0;
+        let rank = |q: f64| ((q * (b - 1) as f64).round() as usize).min(b - 1);
+        let (lo_rank, hi_rank) = (rank(alpha), rank(1.0 - alpha));
+        let low = *medians.select_nth_unstable_by(lo_rank, f64::total_cmp).1;
+        let high = *medians.select_nth_unstable_by(hi_rank, f64::total_cmp).1;
+        Some(BootstrapCi {
+            level,
+            low,
+            high,
+            resamples: b,
+            seed: self.seed,
+        })
+    }
+}
+
+/// Bootstraps the median of `values` (any order). See [`MedianBootstrap`].
 pub fn bootstrap_median_ci(
     values: &[f64],
     level: f64,
     resamples: usize,
     seed: u64,
 ) -> Option<BootstrapCi> {
-    if values.len() < 2 || !(level > 0.0 && level < 1.0) || resamples == 0 {
-        return None;
-    }
     if values.iter().any(|v| !v.is_finite()) {
         return None;
     }
-    let mut rng = SplitMix64::new(seed);
-    let mut medians = Vec::with_capacity(resamples);
-    let mut buf = vec![0.0; values.len()];
-    for _ in 0..resamples {
-        for slot in buf.iter_mut() {
-            *slot = values[rng.below(values.len())];
-        }
-        buf.sort_by(f64::total_cmp);
-        medians.push(median_sorted(&buf));
-    }
-    medians.sort_by(f64::total_cmp);
-    let alpha = (1.0 - level) / 2.0;
-    let idx = |q: f64| {
-        let i = (q * (resamples - 1) as f64).round() as usize;
-        medians[i.min(resamples - 1)]
-    };
-    Some(BootstrapCi {
-        level,
-        low: idx(alpha),
-        high: idx(1.0 - alpha),
-        resamples,
-        seed,
-    })
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    MedianBootstrap::new(values.len(), resamples, seed)?.ci(&sorted, level)
 }
 
 #[cfg(test)]
@@ -160,6 +219,27 @@ mod tests {
         assert_eq!(a, b);
         assert!(a.low <= 13.0 && 13.0 <= a.high, "{a:?}");
         assert!(bootstrap_median_ci(&[1.0], 0.95, 10, 1).is_none());
+        // Constant data has a degenerate interval.
+        let c = bootstrap_median_ci(&[2.0; 9], 0.95, 100, 1).expect("enough samples");
+        assert_eq!((c.low, c.high), (2.0, 2.0));
+    }
+
+    #[test]
+    fn rank_pairs_match_a_naive_resample_median() {
+        // The rank shortcut must equal sorting an explicit resample.
+        let values: Vec<f64> = [5.0, 1.0, 4.0, 2.0, 3.0, 9.0].to_vec();
+        let mut sorted = values.clone();
+        sorted.sort_by(f64::total_cmp);
+        let boot = MedianBootstrap::new(6, 50, 11).expect("valid");
+        let mut rng = SplitMix64::new(11);
+        for &(a, b) in &boot.pairs {
+            let mut draw: Vec<f64> = (0..6).map(|_| sorted[rng.below(6)]).collect();
+            draw.sort_by(f64::total_cmp);
+            assert_eq!(
+                sorted[a as usize] / 2.0 + sorted[b as usize] / 2.0,
+                median_sorted(&draw)
+            );
+        }
     }
 
     #[test]

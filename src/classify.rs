@@ -1,0 +1,342 @@
+//! Classification of child runs from evidence. Pure: the caller gathers the
+//! evidence (files the run wrote, what the backend says, the clock) and this
+//! module decides, always giving the reason and the evidence that decided.
+//!
+//! | files | backend | class |
+//! |---|---|---|
+//! | a newer attempt exists | any | `stale` (superseded) |
+//! | result unreadable | any | `scheduler-inconsistent` |
+//! | result | pending | `scheduler-inconsistent` |
+//! | result exit 0 | finished in a failure state | `scheduler-inconsistent` |
+//! | result exit 0 | running, finished ok, gone, unknown | `succeeded` |
+//! | result not exit 0 | not pending | `failed` |
+//! | none | pending | `incomplete` |
+//! | started | running, past the running limit | `stale` |
+//! | any | running | `incomplete` |
+//! | none | finished ok, within grace | `incomplete` (waiting for the result file) |
+//! | none | finished ok, after grace | `scheduler-inconsistent` |
+//! | none | finished in a failure state | `failed` |
+//! | started, no result | gone | `scheduler-inconsistent` |
+//! | nothing | gone | `missing` |
+//! | any, no result | unknown | `incomplete` (the backend could not be asked) |
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::record::RunCounts;
+
+/// The six classes of a child run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunClass {
+    /// Exit 0 with a valid result, and no contrary scheduler evidence.
+    Succeeded,
+    /// Non-zero exit, signal, timeout, cancellation or a scheduler failure
+    /// state.
+    Failed,
+    /// Pending or running.
+    Incomplete,
+    /// No evidence it ever started, and not pending.
+    Missing,
+    /// A superseded attempt, or running past the policy limit.
+    Stale,
+    /// The evidence sources disagree.
+    SchedulerInconsistent,
+}
+
+impl RunClass {
+    /// Every class, in display order.
+    pub const ALL: [RunClass; 6] = [
+        RunClass::Succeeded,
+        RunClass::Failed,
+        RunClass::Incomplete,
+        RunClass::Missing,
+        RunClass::Stale,
+        RunClass::SchedulerInconsistent,
+    ];
+
+    /// The stable name (`scheduler-inconsistent`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunClass::Succeeded => "succeeded",
+            RunClass::Failed => "failed",
+            RunClass::Incomplete => "incomplete",
+            RunClass::Missing => "missing",
+            RunClass::Stale => "stale",
+            RunClass::SchedulerInconsistent => "scheduler-inconsistent",
+        }
+    }
+
+    /// Whether the run can still change class without a new attempt.
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, RunClass::Incomplete)
+    }
+}
+
+impl fmt::Display for RunClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the run's own result file says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResultEvidence {
+    /// No result file.
+    Absent,
+    /// A result file that cannot be read or validated.
+    Unreadable(String),
+    /// A valid result: exit 0.
+    Ok,
+    /// A valid result: anything else, described (`exit 3`, `signal 9
+    /// (SIGKILL)`, `timed out after 2 s`, `cancelled`).
+    Failed(String),
+}
+
+/// What the backend says about the run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BackendEvidence {
+    /// Waiting to start (Slurm PENDING, or a local child waiting for a slot).
+    Pending(String),
+    /// Running (Slurm RUNNING or COMPLETING, or a live local process).
+    Running,
+    /// Finished successfully as far as the backend knows (Slurm COMPLETED).
+    /// `seconds_ago` is how long ago, when known.
+    FinishedOk {
+        /// Seconds since the end, when known.
+        seconds_ago: Option<f64>,
+    },
+    /// Finished in a failure state (`TIMEOUT`, `OUT_OF_MEMORY`, `CANCELLED by 0`, ...).
+    FinishedFailed(String),
+    /// The backend does not know the run (process gone, job purged or never
+    /// known), after the backend's own grace period.
+    Gone(String),
+    /// The backend could not be asked.
+    Unknown(String),
+}
+
+/// All the evidence about one attempt of one child.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evidence {
+    /// Whether a `started` marker exists.
+    pub started: bool,
+    /// Seconds since the run started, when known (for the running limit).
+    pub running_for_s: Option<f64>,
+    /// The result file.
+    pub result: ResultEvidence,
+    /// The backend's view.
+    pub backend: BackendEvidence,
+    /// A newer attempt of the same child, if any.
+    pub superseded_by: Option<u32>,
+}
+
+/// Thresholds of the classification.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Policy {
+    /// How long after the backend reports success a missing result file is
+    /// still awaited (shared file systems lag).
+    pub result_grace_s: f64,
+    /// A run that has been running longer than this is stale (its timeout
+    /// plus a margin); `None` disables the check.
+    pub running_limit_s: Option<f64>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            result_grace_s: 30.0,
+            running_limit_s: None,
+        }
+    }
+}
+
+/// A decision with its reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Classified {
+    /// The class.
+    pub class: RunClass,
+    /// Why, in one line.
+    pub reason: String,
+}
+
+/// Classifies one attempt.
+pub fn classify(e: &Evidence, policy: &Policy) -> Classified {
+    use BackendEvidence as B;
+    use ResultEvidence as R;
+    let c = |class, reason: String| Classified { class, reason };
+    if let Some(n) = e.superseded_by {
+        return c(RunClass::Stale, format!("superseded by attempt {n}"));
+    }
+    match (&e.result, &e.backend) {
+        (R::Unreadable(why), _) => c(
+            RunClass::SchedulerInconsistent,
+            format!("result file is unreadable: {why}"),
+        ),
+        (R::Ok | R::Failed(_), B::Pending(why)) => c(
+            RunClass::SchedulerInconsistent,
+            format!("a result exists but the backend says pending ({why})"),
+        ),
+        (R::Ok, B::FinishedFailed(state)) => c(
+            RunClass::SchedulerInconsistent,
+            format!("result says exit 0 but the backend says {state}"),
+        ),
+        (R::Ok, _) => c(RunClass::Succeeded, "exit 0".into()),
+        (R::Failed(why), _) => c(RunClass::Failed, why.clone()),
+        (R::Absent, B::Pending(why)) => c(RunClass::Incomplete, format!("pending: {why}")),
+        (R::Absent, B::Running) => match (e.started, e.running_for_s, policy.running_limit_s) {
+            (true, Some(t), Some(limit)) if t > limit => c(
+                RunClass::Stale,
+                format!("running for {t:.0} s, past the {limit:.0} s limit"),
+            ),
+            _ => c(RunClass::Incomplete, "running".into()),
+        },
+        (R::Absent, B::FinishedOk { seconds_ago }) => match seconds_ago {
+            Some(s) if *s <= policy.result_grace_s => c(
+                RunClass::Incomplete,
+                format!("backend reports success {s:.0} s ago; waiting for the result file"),
+            ),
+            _ => c(
+                RunClass::SchedulerInconsistent,
+                "backend reports success but no result file exists".into(),
+            ),
+        },
+        (R::Absent, B::FinishedFailed(state)) => c(RunClass::Failed, state.clone()),
+        (R::Absent, B::Gone(why)) if e.started => c(
+            RunClass::SchedulerInconsistent,
+            format!("started, but ended without a result ({why})"),
+        ),
+        (R::Absent, B::Gone(why)) => c(
+            RunClass::Missing,
+            format!("no evidence it ever started ({why})"),
+        ),
+        (R::Absent, B::Unknown(why)) => c(
+            RunClass::Incomplete,
+            format!("no result yet and the backend could not be asked: {why}"),
+        ),
+    }
+}
+
+/// Adds one class to a set of counts.
+pub fn count(counts: &mut RunCounts, class: RunClass) {
+    counts.total += 1;
+    match class {
+        RunClass::Succeeded => counts.succeeded += 1,
+        RunClass::Failed => counts.failed += 1,
+        RunClass::Incomplete => counts.incomplete += 1,
+        RunClass::Missing => counts.missing += 1,
+        RunClass::Stale => counts.stale += 1,
+        RunClass::SchedulerInconsistent => counts.scheduler_inconsistent += 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use BackendEvidence as B;
+    use ResultEvidence as R;
+
+    fn ev(started: bool, result: R, backend: B) -> Evidence {
+        Evidence {
+            started,
+            running_for_s: Some(10.0),
+            result,
+            backend,
+            superseded_by: None,
+        }
+    }
+
+    #[test]
+    fn every_row_of_the_table() {
+        let p = Policy {
+            result_grace_s: 30.0,
+            running_limit_s: Some(5.0),
+        };
+        let cases = [
+            (
+                ev(true, R::Ok, B::Gone("pid gone".into())),
+                RunClass::Succeeded,
+            ),
+            (
+                ev(
+                    true,
+                    R::Ok,
+                    B::FinishedOk {
+                        seconds_ago: Some(1.0),
+                    },
+                ),
+                RunClass::Succeeded,
+            ),
+            (
+                ev(true, R::Ok, B::FinishedFailed("TIMEOUT".into())),
+                RunClass::SchedulerInconsistent,
+            ),
+            (
+                ev(true, R::Ok, B::Pending("Priority".into())),
+                RunClass::SchedulerInconsistent,
+            ),
+            (
+                ev(true, R::Failed("exit 3".into()), B::Gone("x".into())),
+                RunClass::Failed,
+            ),
+            (
+                ev(true, R::Unreadable("truncated".into()), B::Gone("x".into())),
+                RunClass::SchedulerInconsistent,
+            ),
+            (
+                ev(false, R::Absent, B::Pending("Resources".into())),
+                RunClass::Incomplete,
+            ),
+            (ev(true, R::Absent, B::Running), RunClass::Stale),
+            (
+                ev(
+                    false,
+                    R::Absent,
+                    B::FinishedOk {
+                        seconds_ago: Some(3.0),
+                    },
+                ),
+                RunClass::Incomplete,
+            ),
+            (
+                ev(
+                    false,
+                    R::Absent,
+                    B::FinishedOk {
+                        seconds_ago: Some(300.0),
+                    },
+                ),
+                RunClass::SchedulerInconsistent,
+            ),
+            (
+                ev(false, R::Absent, B::FinishedOk { seconds_ago: None }),
+                RunClass::SchedulerInconsistent,
+            ),
+            (
+                ev(true, R::Absent, B::FinishedFailed("OUT_OF_MEMORY".into())),
+                RunClass::Failed,
+            ),
+            (
+                ev(true, R::Absent, B::Gone("pid gone".into())),
+                RunClass::SchedulerInconsistent,
+            ),
+            (
+                ev(false, R::Absent, B::Gone("unknown job".into())),
+                RunClass::Missing,
+            ),
+            (
+                ev(false, R::Absent, B::Unknown("squeue failed".into())),
+                RunClass::Incomplete,
+            ),
+        ];
+        for (e, want) in cases {
+            assert_eq!(classify(&e, &p).class, want, "{e:?}");
+        }
+        let mut e = ev(true, R::Ok, B::Gone("x".into()));
+        e.superseded_by = Some(2);
+        assert_eq!(classify(&e, &p).class, RunClass::Stale);
+        let mut running = ev(true, R::Absent, B::Running);
+        running.running_for_s = Some(1.0);
+        assert_eq!(classify(&running, &p).class, RunClass::Incomplete);
+    }
+}
