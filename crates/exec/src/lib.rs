@@ -4,5 +4,8 @@
 //! outputs; `main.rs` only parses arguments and maps errors to exit codes.
 //! This crate holds no GitHub client and no publication credentials.
 
+pub mod bench;
 pub mod child;
+pub mod procfs;
 pub mod seal;
+pub mod state;
