@@ -260,7 +260,11 @@ impl Out for CmpOut<'_> {
             path: to_json_path(path),
             offset,
             hint,
-            expected: snippet(&bytes[common..]),
+            expected: if common == bytes.len() {
+                format!("{} (then the next token)", snippet(bytes))
+            } else {
+                snippet(&bytes[common..])
+            },
             found: snippet(&self.given[offset..]),
         });
         false

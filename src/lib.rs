@@ -10,6 +10,7 @@ pub mod digest;
 pub mod fsio;
 pub mod intent;
 pub mod jcs;
+pub mod manifest;
 pub mod names;
 pub mod num;
 pub mod path;

@@ -161,7 +161,8 @@ pub fn verify(bytes: &[u8], expected: Option<&Sha256Digest>) -> Result<SealedRec
         }
     };
     let mut issues = Vec::new();
-    if let Err(nc) = jcs::check_canonical(bytes, &value) {
+    let canonical_check = jcs::check_canonical(bytes, &value);
+    if let Err(nc) = canonical_check.as_ref() {
         issues.push(issue(
             IssueKind::NotCanonical,
             nc.path.clone(),
@@ -209,6 +210,12 @@ pub fn verify(bytes: &[u8], expected: Option<&Sha256Digest>) -> Result<SealedRec
         );
         return fail(issues);
     }
+    // Non-canonical spellings (`5.0` for `5`) are reported above; decode the
+    // normal form so the remaining checks still run on what the bytes mean.
+    let value = match canonical_check {
+        Ok(()) => value,
+        Err(_) => jcs::parse(&jcs::canonical_bytes(&value)).unwrap_or(value),
+    };
     let record: ResultRecord = match serde_json::from_value(value) {
         Ok(r) => r,
         Err(e) => {

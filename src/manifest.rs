@@ -1,0 +1,229 @@
+//! `schedule-manifest/v1`: the repository-owned schedule (lanes, cron, time
+//! zone, completion window, covered cases, baseline policy, labels).
+//!
+//! Loading follows the same path as intents: TOML → JSON data model →
+//! canonical form → schema → typed value → semantic checks. The manifest
+//! digest is the sha256 of the canonical form.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::digest::Sha256Digest;
+use crate::jcs;
+use crate::names::LaneName;
+use crate::path::JsonPath;
+use crate::schema::Contract;
+
+/// A validated schedule manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Always `schedule-manifest/v1`.
+    pub schema: String,
+    /// `owner/name`, when the manifest names its repository.
+    #[serde(default)]
+    pub repository: Option<String>,
+    /// Labels the publisher uses.
+    #[serde(default)]
+    pub labels: Labels,
+    /// The lanes.
+    pub lanes: Vec<Lane>,
+}
+
+/// Issue labels.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Labels {
+    /// Put on every drift issue.
+    #[serde(default = "default_drift_label")]
+    pub drift: String,
+    /// Set by a human to accept a drift: no more comments or reopening.
+    #[serde(default = "default_accepted_label")]
+    pub accepted: String,
+    /// Prefix of the per-lane labels (`lane:comprehensive`).
+    #[serde(default = "default_lane_prefix")]
+    pub lane_prefix: String,
+}
+
+fn default_drift_label() -> String {
+    "benchmark-drift".into()
+}
+fn default_accepted_label() -> String {
+    "drift-accepted".into()
+}
+fn default_lane_prefix() -> String {
+    "lane:".into()
+}
+
+impl Default for Labels {
+    fn default() -> Self {
+        Labels {
+            drift: default_drift_label(),
+            accepted: default_accepted_label(),
+            lane_prefix: default_lane_prefix(),
+        }
+    }
+}
+
+/// Baseline policy of a lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BaselinePolicy {
+    /// The pointer moves only by hand.
+    Pinned,
+    /// The pointer follows the last clean record the lane proposes.
+    LastClean,
+}
+
+/// One scheduled lane.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lane {
+    /// The lane name.
+    pub name: LaneName,
+    /// Five-field cron expression.
+    pub cron: String,
+    /// IANA time zone the cron is evaluated in.
+    pub timezone: String,
+    /// Minutes after a slot by which its record must exist.
+    pub completion_window_minutes: u32,
+    /// Covered case ids; `*` covers every case.
+    pub cases: Vec<String>,
+    /// Baseline policy.
+    pub baseline: BaselinePolicy,
+}
+
+impl Lane {
+    /// Whether the lane covers `case`.
+    pub fn covers(&self, case: &str) -> bool {
+        self.cases.iter().any(|c| c == "*" || c == case)
+    }
+}
+
+/// A manifest with its canonical form and digest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedManifest {
+    /// The typed manifest.
+    pub manifest: Manifest,
+    /// `sha256` of the canonical form.
+    pub digest: Sha256Digest,
+}
+
+/// One problem in a manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestIssue {
+    /// Where.
+    pub path: JsonPath,
+    /// Why.
+    pub reason: String,
+}
+
+/// Why a manifest could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// Not TOML.
+    #[error("{source_name}: not valid TOML: {reason}")]
+    Toml {
+        /// Label of the source.
+        source_name: String,
+        /// The parser's message.
+        reason: String,
+    },
+    /// Valid TOML that violates the contract.
+    #[error("{source_name}: invalid schedule manifest:{}", .issues.iter().map(|i| format!("\n  - {}: {}", i.path, i.reason)).collect::<String>())]
+    Invalid {
+        /// Label of the source.
+        source_name: String,
+        /// Every problem found.
+        issues: Vec<ManifestIssue>,
+    },
+}
+
+/// Loads a manifest from TOML text.
+pub fn from_toml(text: &str, source_name: &str) -> Result<LoadedManifest, ManifestError> {
+    let value: Value = toml::from_str(text).map_err(|e: toml::de::Error| ManifestError::Toml {
+        source_name: source_name.to_owned(),
+        reason: e.to_string().trim().replace('\n', " "),
+    })?;
+    let invalid = |issues| ManifestError::Invalid {
+        source_name: source_name.to_owned(),
+        issues,
+    };
+    let bytes = jcs::canonical_bytes(&value);
+    let canonical = jcs::parse(&bytes).map_err(|e| {
+        invalid(vec![ManifestIssue {
+            path: JsonPath::root(),
+            reason: e.to_string(),
+        }])
+    })?;
+    if let Err(v) = Contract::ScheduleManifestV1.validate(&canonical) {
+        return Err(invalid(
+            v.into_iter()
+                .map(|v| ManifestIssue {
+                    path: v.path,
+                    reason: v.reason,
+                })
+                .collect(),
+        ));
+    }
+    let manifest: Manifest = serde_json::from_value(canonical).map_err(|e| {
+        invalid(vec![ManifestIssue {
+            path: JsonPath::root(),
+            reason: e.to_string(),
+        }])
+    })?;
+    let mut issues = Vec::new();
+    let mut names = BTreeSet::new();
+    for (i, lane) in manifest.lanes.iter().enumerate() {
+        if !names.insert(&lane.name) {
+            issues.push(ManifestIssue {
+                path: JsonPath::root().key("lanes").index(i).key("name"),
+                reason: format!("lane `{}` is declared more than once", lane.name),
+            });
+        }
+    }
+    if !issues.is_empty() {
+        return Err(invalid(issues));
+    }
+    Ok(LoadedManifest {
+        manifest,
+        digest: Sha256Digest::of(&bytes),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const M: &str = r#"
+schema = "schedule-manifest/v1"
+[[lanes]]
+name = "sentinel"
+cron = "0 * * * *"
+timezone = "Asia/Jerusalem"
+completion_window_minutes = 50
+cases = ["demo/size=10"]
+baseline = "last-clean"
+"#;
+
+    #[test]
+    fn loads_and_defaults_labels() {
+        let m = from_toml(M, "m.toml").expect("valid");
+        assert_eq!(m.manifest.labels.accepted, "drift-accepted");
+        assert!(m.manifest.lanes[0].covers("demo/size=10"));
+        assert!(!m.manifest.lanes[0].covers("demo/size=100"));
+    }
+
+    #[test]
+    fn reports_paths() {
+        let bad = M.replace("baseline = \"last-clean\"", "baseline = \"sometimes\"");
+        match from_toml(&bad, "m.toml") {
+            Err(ManifestError::Invalid { issues, .. }) => {
+                assert_eq!(issues[0].path.to_string(), "$.lanes[0].baseline");
+            }
+            other => panic!("expected invalid, got {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! Architectural invariants of the dependency graph, read from
+//! `cargo metadata`: the executor never links the GitHub client, only the
+//! GitHub crate talks to GitHub, and the core stays free of async/network
+//! stacks.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// The resolved graph: package id -> name, and id -> dependencies with
+/// whether each is a normal (non-dev, non-build) dependency.
+struct Graph {
+    names: BTreeMap<String, String>,
+    deps: BTreeMap<String, Vec<(String, bool)>>,
+}
+
+impl Graph {
+    fn load() -> Self {
+        let cargo = option_env!("CARGO").unwrap_or("cargo");
+        let out = Command::new(cargo)
+            .args(["metadata", "--format-version", "1"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("cargo metadata runs");
+        assert!(
+            out.status.success(),
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let meta: Value = serde_json::from_slice(&out.stdout).expect("metadata is JSON");
+        let names = meta["packages"]
+            .as_array()
+            .expect("packages")
+            .iter()
+            .map(|p| {
+                (
+                    p["id"].as_str().expect("package id").to_owned(),
+                    p["name"].as_str().expect("package name").to_owned(),
+                )
+            })
+            .collect();
+        let deps = meta["resolve"]["nodes"]
+            .as_array()
+            .expect("resolve graph (not --no-deps)")
+            .iter()
+            .map(|n| {
+                let id = n["id"].as_str().expect("node id").to_owned();
+                let deps = n["deps"]
+                    .as_array()
+                    .expect("node deps")
+                    .iter()
+                    .map(|d| {
+                        let pkg = d["pkg"].as_str().expect("dep pkg").to_owned();
+                        let normal = d["dep_kinds"]
+                            .as_array()
+                            .expect("dep kinds")
+                            .iter()
+                            .any(|k| k["kind"].is_null());
+                        (pkg, normal)
+                    })
+                    .collect();
+                (id, deps)
+            })
+            .collect();
+        Graph { names, deps }
+    }
+
+    fn name<'a>(&'a self, id: &'a str) -> &'a str {
+        self.names.get(id).map_or(id, String::as_str)
+    }
+
+    fn id_of(&self, name: &str) -> String {
+        let ids: Vec<&String> = self
+            .names
+            .iter()
+            .filter(|(_, n)| *n == name)
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(ids.len(), 1, "exactly one package named {name}: {ids:?}");
+        ids[0].clone()
+    }
+
+    /// Names of every package reachable from `root` through normal
+    /// dependencies (not including `root`).
+    fn normal_closure(&self, root: &str) -> BTreeSet<String> {
+        let start = self.id_of(root);
+        let mut seen = BTreeSet::from([start.clone()]);
+        let mut queue = VecDeque::from([start.clone()]);
+        while let Some(id) = queue.pop_front() {
+            for (dep, normal) in self.deps.get(&id).into_iter().flatten() {
+                if *normal && seen.insert(dep.clone()) {
+                    queue.push_back(dep.clone());
+                }
+            }
+        }
+        seen.remove(&start);
+        seen.iter().map(|id| self.name(id).to_owned()).collect()
+    }
+
+    /// Names of packages that depend directly (any kind) on `name`.
+    fn direct_dependents(&self, name: &str) -> BTreeSet<String> {
+        self.deps
+            .iter()
+            .filter(|(_, deps)| deps.iter().any(|(d, _)| self.name(d) == name))
+            .map(|(id, _)| self.name(id).to_owned())
+            .collect()
+    }
+}
+
+#[test]
+fn exec_does_not_link_the_github_crate() {
+    let g = Graph::load();
+    let closure = g.normal_closure("benchops-exec");
+    assert!(
+        closure.contains("benchops"),
+        "sanity: exec depends on the core: {closure:?}"
+    );
+    assert!(
+        !closure.contains("benchops-github"),
+        "benchops-exec must not depend on benchops-github: {closure:?}"
+    );
+    for forbidden in ["octocrab", "jsonwebtoken"] {
+        assert!(
+            !closure.contains(forbidden),
+            "benchops-exec must not depend on {forbidden}"
+        );
+    }
+}
+
+#[test]
+fn only_the_github_crate_uses_github_clients_directly() {
+    let g = Graph::load();
+    for client in ["octocrab", "jsonwebtoken"] {
+        let users = g.direct_dependents(client);
+        let others: Vec<&String> = users.iter().filter(|u| *u != "benchops-github").collect();
+        assert!(
+            others.is_empty(),
+            "only benchops-github may depend on {client} directly; also: {others:?}"
+        );
+    }
+}
+
+#[test]
+fn core_has_no_async_or_network_stack() {
+    let g = Graph::load();
+    let closure = g.normal_closure("benchops");
+    assert!(
+        closure.contains("serde_json") && closure.contains("sha2"),
+        "sanity: the core's normal dependencies are visible: {closure:?}"
+    );
+    for forbidden in ["tokio", "reqwest", "hyper", "octocrab"] {
+        assert!(
+            !closure.contains(forbidden),
+            "the core must not depend on {forbidden}: {closure:?}"
+        );
+    }
+}
+
+#[test]
+fn dev_dependencies_are_not_counted_as_normal() {
+    // criterion is a dev-dependency of the core; the normal closure must not
+    // contain it, or the checks above would be stricter than intended and
+    // prove nothing about what ships.
+    let g = Graph::load();
+    assert!(
+        g.direct_dependents("criterion").contains("benchops"),
+        "sanity: benchops has criterion as a dev-dependency"
+    );
+    assert!(!g.normal_closure("benchops").contains("criterion"));
+}
