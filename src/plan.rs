@@ -115,11 +115,7 @@ pub fn plan(intent: LoadedIntent) -> Result<Plan, PlanTooLarge> {
     {
         return Err(PlanTooLarge);
     }
-    let templates: Vec<Vec<Piece>> = i
-        .command
-        .iter()
-        .map(|a| parse_template(a).unwrap_or_default())
-        .collect();
+    let templates: Vec<Vec<Piece>> = i.command.iter().map(|a| parse_template(a)).collect();
     let mut points = Vec::with_capacity(count as usize);
     let mut steps = vec![0usize; axes.len()];
     for p in 0..count {

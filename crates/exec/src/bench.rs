@@ -288,10 +288,18 @@ pub fn run_child_entry(
     if state.is_cancelled(digest) {
         return Ok(None);
     }
+    // Tell the command which run it is; these do not enter the child digest.
+    let mut env = config.env.clone();
+    env.insert("BENCHOPS_BENCHMARK".into(), digest.to_string());
+    env.insert("BENCHOPS_CHILD_INDEX".into(), index.to_string());
+    env.insert("BENCHOPS_CASE".into(), config.case.to_string());
+    env.insert("BENCHOPS_REPETITION".into(), config.repetition.to_string());
+    env.insert("BENCHOPS_WARMUP".into(), config.warmup.to_string());
+    env.insert("BENCHOPS_ATTEMPT".into(), attempt.to_string());
     let spec = ChildSpec {
         argv: config.argv.clone(),
         shell: config.shell,
-        env: config.env.clone(),
+        env,
         env_remove: Vec::new(),
         workdir: config.workdir.as_ref().map(PathBuf::from),
         timeout: config

@@ -7,5 +7,6 @@
 pub mod bench;
 pub mod child;
 pub mod procfs;
+pub mod result;
 pub mod seal;
 pub mod state;

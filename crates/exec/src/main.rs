@@ -1,21 +1,37 @@
 //! `benchops-exec`: thin shim over the `benchops_exec` library.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use anyhow::{Context as _, Result};
+use benchops_exec::bench::{self, LocalOptions};
+use benchops_exec::state::StateDir;
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Plan, run, observe, analyze and seal benchmarks. Holds no GitHub
-/// credentials.
+/// credentials, and passes none to the benchmarks it runs.
 #[derive(Debug, Parser)]
 #[command(name = "benchops-exec", version, about, long_about = None)]
 struct Cli {
+    /// State directory holding benchmark records and run evidence.
+    #[arg(
+        long,
+        global = true,
+        env = "BENCHOPS_STATE",
+        default_value = ".benchops"
+    )]
+    state: PathBuf,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Plan, submit, observe, analyze, cancel and seal benchmarks.
+    #[command(subcommand)]
+    Bench(BenchCommand),
     /// Seal a draft benchmark-result/v1 record into OUT/<sha256-hex>.json.
     ///
     /// The draft may use any JSON formatting. It is checked against the
@@ -32,41 +48,420 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Run one child of a benchmark (started by `bench submit`; not for
+    /// direct use).
+    ///
+    /// Re-plans the benchmark from the state directory, checks the child's
+    /// digest, optionally takes a concurrency slot, then runs and measures
+    /// the command and writes started.json and result.json.
+    Child {
+        /// Benchmark digest (or unique hex prefix).
+        #[arg(long)]
+        benchmark: String,
+        /// Child index.
+        #[arg(long)]
+        index: u64,
+        /// Attempt number.
+        #[arg(long)]
+        attempt: u32,
+        /// Take slot `index % SLOTS` before running.
+        #[arg(long)]
+        slots: Option<u32>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Backend {
+    /// Detached local processes.
+    Local,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Format {
+    /// A table for humans.
+    Table,
+    /// Canonical JSON.
+    Json,
+    /// Markdown.
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+struct SubmitArgs {
+    /// The benchmark intent (TOML, benchmark-intent/v1).
+    intent: PathBuf,
+    /// Where to run the children.
+    #[arg(long, value_enum, default_value = "local")]
+    backend: Backend,
+    /// Children running at once (local backend).
+    #[arg(long, default_value_t = 1)]
+    slots: u32,
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// Expand an intent into its ordered child runs and persist the record.
+    ///
+    /// Prints the benchmark digest. Planning is deterministic: equivalent
+    /// intents give the same children and digests.
+    #[command(after_help = "Example:\n  benchops-exec bench plan examples/bench.toml")]
+    Plan {
+        /// The benchmark intent (TOML).
+        intent: PathBuf,
+        /// Print every child configuration as JSON lines.
+        #[arg(long)]
+        children: bool,
+    },
+    /// Plan and start every child, then return at once.
+    ///
+    /// Children run as detached processes that survive this command; observe
+    /// them later with `bench status`.
+    #[command(after_help = "Example:\n  benchops-exec bench submit examples/bench.toml --slots 2")]
+    Submit(SubmitArgs),
+    /// Submit, then wait for every child with a progress bar.
+    #[command(after_help = "Example:\n  benchops-exec bench run examples/bench.toml --slots 2")]
+    Run {
+        #[command(flatten)]
+        submit: SubmitArgs,
+        /// Output format of the final analysis.
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Classify every child from the evidence (read-only).
+    ///
+    /// Prints counts of every class and each child that did not succeed,
+    /// with its reason. Works from any later process.
+    #[command(after_help = "Example:\n  benchops-exec bench status 3f1c2a9d")]
+    Status {
+        /// Benchmark digest (or unique hex prefix of at least 8 digits).
+        benchmark: String,
+        /// Print every child with its raw evidence as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Same as `status --json`: every child with its evidence.
+    #[command(after_help = "Example:\n  benchops-exec bench refresh 3f1c2a9d")]
+    Refresh {
+        /// Benchmark digest (or unique hex prefix).
+        benchmark: String,
+    },
+    /// Aggregate the successes per case and metric (median, MAD, bootstrap CI).
+    ///
+    /// Counts of every class are always shown; an incomplete benchmark is
+    /// labelled as such and nothing is extrapolated. The JSON output is
+    /// canonical and byte-identical across runs.
+    #[command(after_help = "Example:\n  benchops-exec bench analyze 3f1c2a9d --format markdown")]
+    Analyze {
+        /// Benchmark digest (or unique hex prefix).
+        benchmark: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Stop the benchmark's running children and record the cancellation.
+    #[command(after_help = "Example:\n  benchops-exec bench cancel 3f1c2a9d")]
+    Cancel {
+        /// Benchmark digest (or unique hex prefix).
+        benchmark: String,
+    },
+    /// List the benchmarks in the state directory.
+    List,
+    /// Seal a finished benchmark as a benchmark-result/v1 record.
+    ///
+    /// Writes OUT/<sha256-hex>.json create-only. Refuses while any child is
+    /// pending or running.
+    #[command(
+        after_help = "Example:\n  benchops-exec bench seal 3f1c2a9d --manifest examples/schedule.toml \\\n    --lane nightly --slot 2026-11-30T01:00:00Z --repository example/widgets \\\n    --commit 3f1c2a9d8e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d --out .benchops/sealed"
+    )]
+    Seal {
+        /// Benchmark digest (or unique hex prefix).
+        benchmark: String,
+        /// The schedule manifest (TOML).
+        #[arg(long)]
+        manifest: PathBuf,
+        /// The lane this execution belongs to.
+        #[arg(long)]
+        lane: String,
+        /// The scheduled slot, RFC 3339 UTC.
+        #[arg(long)]
+        slot: String,
+        /// The subject repository, owner/name.
+        #[arg(long)]
+        repository: String,
+        /// The subject commit (40 or 64 hex digits).
+        #[arg(long)]
+        commit: String,
+        /// Directory for the sealed record.
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Seal { draft, out } => match benchops_exec::seal::seal_file(&draft, &out) {
-            Ok(o) => {
-                let note = match o.created {
-                    benchops::fsio::Created::New => "sealed",
-                    benchops::fsio::Created::AlreadyPresent => "already sealed",
-                };
-                println!("{note} {} -> {}", o.digest, o.path.display());
-                ExitCode::SUCCESS
-            }
-            Err(benchops_exec::seal::SealFileError::Invalid { path, source }) => {
-                eprintln!(
-                    "error: draft {} is not a valid benchmark-result/v1 record:",
-                    path.display()
-                );
-                for issue in &source.issues {
-                    eprintln!("  - {issue}");
-                }
-                ExitCode::from(1)
-            }
-            Err(e) => {
-                eprintln!(
-                    "error: {}",
-                    anyhow::Error::from(e)
-                        .chain()
-                        .map(|c| c.to_string())
-                        .collect::<Vec<_>>()
-                        .join(": ")
-                );
-                ExitCode::from(2)
-            }
-        },
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!(
+                "error: {}",
+                e.chain()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(": ")
+            );
+            ExitCode::from(2)
+        }
     }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    let state = StateDir::new(&cli.state);
+    match cli.command {
+        Command::Seal { draft, out } => seal_draft(&draft, &out),
+        Command::Child {
+            benchmark,
+            index,
+            attempt,
+            slots,
+        } => {
+            let digest = state.resolve(&benchmark)?;
+            match bench::run_child_entry(&state, &digest, index, attempt, slots)? {
+                Some(r) if r.succeeded() => Ok(ExitCode::SUCCESS),
+                Some(_) => Ok(ExitCode::from(1)),
+                None => {
+                    eprintln!("benchmark was cancelled before child {index} started");
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
+        Command::Bench(b) => bench_command(&state, b),
+    }
+}
+
+fn seal_draft(draft: &std::path::Path, out: &std::path::Path) -> Result<ExitCode> {
+    match benchops_exec::seal::seal_file(draft, out) {
+        Ok(o) => {
+            let note = match o.created {
+                benchops::fsio::Created::New => "sealed",
+                benchops::fsio::Created::AlreadyPresent => "already sealed",
+            };
+            println!("{note} {} -> {}", o.digest, o.path.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(benchops_exec::seal::SealFileError::Invalid { path, source }) => {
+            eprintln!(
+                "error: draft {} is not a valid benchmark-result/v1 record:",
+                path.display()
+            );
+            for issue in &source.issues {
+                eprintln!("  - {issue}");
+            }
+            Ok(ExitCode::from(1))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn bench_command(state: &StateDir, cmd: BenchCommand) -> Result<ExitCode> {
+    match cmd {
+        BenchCommand::Plan { intent, children } => {
+            let planned = bench::plan(state, &intent)?;
+            if children {
+                let mut out = std::io::stdout().lock();
+                for i in 0..planned.plan.len() {
+                    if let Some(b) = planned.plan.child_bytes(i) {
+                        out.write_all(&b)?;
+                        out.write_all(b"\n")?;
+                    }
+                }
+            }
+            eprintln!(
+                "planned {} children over {} case(s)",
+                planned.plan.len(),
+                planned.plan.point_count()
+            );
+            println!("{}", planned.digest);
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchCommand::Submit(args) => {
+            let Backend::Local = args.backend;
+            let s = bench::submit_local(
+                state,
+                &args.intent,
+                &LocalOptions {
+                    slots: args.slots,
+                    exe: None,
+                },
+            )?;
+            eprintln!(
+                "submitted {} children (attempt {}) to the local backend",
+                s.children, s.attempt
+            );
+            println!("{}", s.digest);
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchCommand::Run { submit, format } => {
+            let Backend::Local = submit.backend;
+            let s = bench::submit_local(
+                state,
+                &submit.intent,
+                &LocalOptions {
+                    slots: submit.slots,
+                    exe: None,
+                },
+            )?;
+            let digest = s.digest;
+            eprintln!("benchmark {digest} ({} children)", s.children);
+            wait(state, s)?;
+            let (_, analysis) = bench::analyze(state, &digest)?;
+            print_analysis(&analysis, format)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchCommand::Status { benchmark, json } => {
+            let digest = state.resolve(&benchmark)?;
+            let status = bench::refresh(state, &digest)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&status)?);
+            } else {
+                print!("{}", render_status(&status));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchCommand::Refresh { benchmark } => {
+            let digest = state.resolve(&benchmark)?;
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&bench::refresh(state, &digest)?)?
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchCommand::Analyze { benchmark, format } => {
+            let digest = state.resolve(&benchmark)?;
+            let (_, analysis) = bench::analyze(state, &digest)?;
+            print_analysis(&analysis, format)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchCommand::Cancel { benchmark } => {
+            let digest = state.resolve(&benchmark)?;
+            let c = bench::cancel(state, &digest)?;
+            for a in &c.actions {
+                eprintln!("{a}");
+            }
+            println!("cancelled {}", c.benchmark);
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchCommand::List => {
+            for d in state.list() {
+                let name = state
+                    .load_record(&d)
+                    .map(|r| format!("{} ({} children)", r.intent_source, r.child_count))
+                    .unwrap_or_else(|e| format!("unreadable: {e}"));
+                println!("{d}  {name}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchCommand::Seal {
+            benchmark,
+            manifest,
+            lane,
+            slot,
+            repository,
+            commit,
+            out,
+        } => {
+            let digest = state.resolve(&benchmark)?;
+            let ctx = benchops_exec::result::SealContext {
+                lane: benchops::LaneName::new(lane).context("invalid --lane")?,
+                slot,
+                repository,
+                commit,
+                manifest,
+            };
+            let sealed = benchops_exec::result::seal_benchmark(state, &digest, &ctx)?;
+            let o = benchops_exec::seal::write_sealed(&sealed, &out)?;
+            println!("sealed {} -> {}", o.digest, o.path.display());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn wait(state: &StateDir, mut s: bench::Submitted) -> Result<()> {
+    let pb = indicatif::ProgressBar::new(s.children);
+    pb.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} terminal  {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    loop {
+        // Reap finished wrappers so they do not linger as zombies.
+        s.processes
+            .retain_mut(|p| !matches!(p.try_wait(), Ok(Some(_))));
+        let status = bench::refresh(state, &s.digest)?;
+        let done = status.counts.total - status.counts.incomplete;
+        pb.set_position(done);
+        pb.set_message(format!(
+            "ok {} failed {} other {}",
+            status.counts.succeeded,
+            status.counts.failed,
+            done - status.counts.succeeded - status.counts.failed
+        ));
+        if status.terminal && s.processes.is_empty() {
+            pb.finish_and_clear();
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn print_analysis(a: &benchops::analysis::Analysis, format: Format) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match format {
+        Format::Table => out.write_all(a.render_table().as_bytes())?,
+        Format::Markdown => out.write_all(a.render_markdown().as_bytes())?,
+        Format::Json => {
+            out.write_all(&a.to_canonical())?;
+            out.write_all(b"\n")?;
+        }
+    }
+    Ok(())
+}
+
+fn render_status(s: &bench::Status) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let c = &s.counts;
+    let _ = writeln!(
+        o,
+        "benchmark {}{}",
+        s.benchmark,
+        if s.cancelled { " (cancelled)" } else { "" }
+    );
+    let _ = writeln!(
+        o,
+        "children {}: succeeded {}, failed {}, incomplete {}, missing {}, stale {}, scheduler-inconsistent {}",
+        c.total, c.succeeded, c.failed, c.incomplete, c.missing, c.stale, c.scheduler_inconsistent
+    );
+    let _ = writeln!(
+        o,
+        "{}",
+        if s.terminal {
+            "all children are terminal"
+        } else {
+            "some children are still pending or running"
+        }
+    );
+    for ch in s
+        .children
+        .iter()
+        .filter(|c| c.classified.class != benchops::classify::RunClass::Succeeded)
+    {
+        let _ = writeln!(
+            o,
+            "  #{:<5} {:<24} {:<40} {}",
+            ch.index,
+            ch.classified.class.as_str(),
+            ch.case,
+            ch.classified.reason
+        );
+    }
+    o
 }

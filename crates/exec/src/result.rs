@@ -1,0 +1,235 @@
+//! Building a `benchmark-result/v1` record from an analyzed benchmark.
+
+use benchops::analysis::Analysis;
+use benchops::manifest::{self, ManifestError};
+use benchops::record::{
+    BaselineProposal, Case, CaseCounts, CaseError, Environment, Executor, Outcome, PublicationPlan,
+    RESULT_SCHEMA, ResultRecord, RunCounts, Subject,
+};
+use benchops::seal::{SealError, SealedRecord};
+use benchops::{LaneName, Sha256Digest};
+
+use crate::bench::{self, BenchError, Status};
+use crate::child;
+use crate::state::{BackendHandles, StateDir};
+
+/// Where and for what a record is sealed.
+#[derive(Debug, Clone)]
+pub struct SealContext {
+    /// The lane.
+    pub lane: LaneName,
+    /// The scheduled slot, RFC 3339 UTC.
+    pub slot: String,
+    /// `owner/name` of the subject.
+    pub repository: String,
+    /// The subject commit.
+    pub commit: String,
+    /// The schedule manifest file (its canonical digest goes in the record).
+    pub manifest: std::path::PathBuf,
+}
+
+/// Why a benchmark could not be sealed.
+#[derive(Debug, thiserror::Error)]
+pub enum SealBenchError {
+    /// Observing the benchmark failed.
+    #[error(transparent)]
+    Bench(#[from] BenchError),
+    /// The manifest could not be read.
+    #[error("failed to read manifest {path}")]
+    ReadManifest {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The manifest is invalid.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    /// The lane is not in the manifest.
+    #[error("lane `{0}` is not declared in the manifest")]
+    UnknownLane(String),
+    /// Some children are still pending or running.
+    #[error(
+        "benchmark is not finished: {0} child run(s) are still pending or running; wait, or cancel it"
+    )]
+    NotTerminal(u64),
+    /// The record violates the contract (a defect, reported rather than hidden).
+    #[error("failed to seal the record")]
+    Seal(#[from] SealError),
+    /// The slot is not an RFC 3339 UTC timestamp.
+    #[error("slot {0:?} must be an RFC 3339 UTC timestamp such as 2026-11-30T01:00:00Z")]
+    BadSlot(String),
+}
+
+/// Builds and seals the record of a finished benchmark.
+pub fn seal_benchmark(
+    state: &StateDir,
+    digest: &Sha256Digest,
+    ctx: &SealContext,
+) -> Result<SealedRecord, SealBenchError> {
+    let text =
+        std::fs::read_to_string(&ctx.manifest).map_err(|source| SealBenchError::ReadManifest {
+            path: ctx.manifest.clone(),
+            source,
+        })?;
+    let m = manifest::from_toml(&text, &ctx.manifest.display().to_string())?;
+    if !m.manifest.lanes.iter().any(|l| l.name == ctx.lane) {
+        return Err(SealBenchError::UnknownLane(ctx.lane.to_string()));
+    }
+    let slot = ctx
+        .slot
+        .parse::<jiff::Timestamp>()
+        .map_err(|_| SealBenchError::BadSlot(ctx.slot.clone()))?;
+    if !ctx.slot.ends_with('Z') {
+        return Err(SealBenchError::BadSlot(ctx.slot.clone()));
+    }
+    let (status, analysis) = bench::analyze(state, digest)?;
+    if !status.terminal {
+        return Err(SealBenchError::NotTerminal(status.counts.incomplete));
+    }
+    let record = build_record(
+        state,
+        digest,
+        ctx,
+        &format!("{slot}"),
+        m.digest,
+        &status,
+        &analysis,
+    );
+    Ok(benchops::seal::seal(&record)?)
+}
+
+fn build_record(
+    state: &StateDir,
+    digest: &Sha256Digest,
+    ctx: &SealContext,
+    slot: &str,
+    manifest_digest: Sha256Digest,
+    status: &Status,
+    analysis: &Analysis,
+) -> ResultRecord {
+    let mut cases = Vec::with_capacity(analysis.cases.len());
+    for c in &analysis.cases {
+        let mut runs = c.runs;
+        runs.add(&c.warmup_runs);
+        let (outcome, error) = if c.runs.succeeded > 0 {
+            (Outcome::Pass, None)
+        } else {
+            let reasons: Vec<String> = c
+                .not_succeeded
+                .iter()
+                .filter(|n| !n.warmup)
+                .map(|n| format!("{} ({})", n.class, n.reason))
+                .collect();
+            (
+                Outcome::Error,
+                Some(CaseError {
+                    kind: "no_successful_runs".into(),
+                    message: format!(
+                        "0 of {} measured runs succeeded: {}",
+                        c.runs.total,
+                        summarize(&reasons)
+                    ),
+                }),
+            )
+        };
+        cases.push(Case {
+            id: c.case.clone(),
+            outcome,
+            skip_reason: None,
+            error,
+            runs,
+            metrics: c.metrics.clone(),
+            drift: None,
+        });
+    }
+    let mut runs = RunCounts::default();
+    for c in &cases {
+        runs.add(&c.runs);
+    }
+    let case_counts = CaseCounts::of(&cases);
+    let cleared = cases
+        .iter()
+        .filter(|c| c.outcome == Outcome::Pass)
+        .map(|c| c.id.clone())
+        .collect();
+    let clean = case_counts.error == 0 && case_counts.drift == 0 && runs.succeeded > 0;
+    let (started_at, finished_at) = time_span(state, digest, status);
+    let executor = match state
+        .submissions(digest)
+        .ok()
+        .and_then(|s| s.last().cloned())
+    {
+        Some(s) => match s.backend {
+            BackendHandles::Slurm { cluster, chunks } => Executor::Slurm {
+                cluster,
+                job_ids: chunks.into_iter().map(|c| c.job_id).collect(),
+            },
+            BackendHandles::Local { host, .. } => Executor::Local { host },
+        },
+        None => Executor::Local {
+            host: bench::host_name(),
+        },
+    };
+    ResultRecord {
+        schema: RESULT_SCHEMA.into(),
+        lane: ctx.lane.clone(),
+        slot: slot.to_owned(),
+        subject: Subject {
+            repository: ctx.repository.clone(),
+            commit: ctx.commit.clone(),
+        },
+        manifest_digest,
+        benchmark_digest: *digest,
+        environment: Environment::from_facts(crate::state::machine_facts()),
+        executor,
+        started_at,
+        finished_at,
+        runs,
+        cases,
+        case_counts,
+        baseline: None,
+        publication: PublicationPlan {
+            drift_reports: Vec::new(),
+            cleared,
+            baseline_proposal: clean.then(|| BaselineProposal {
+                lane: ctx.lane.clone(),
+                reason: "clean run: every case passed".into(),
+            }),
+        },
+    }
+}
+
+fn summarize(reasons: &[String]) -> String {
+    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for r in reasons {
+        *counts.entry(r.as_str()).or_default() += 1;
+    }
+    counts
+        .iter()
+        .map(|(r, n)| format!("{n}x {r}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The earliest start and latest finish among the children's results.
+fn time_span(state: &StateDir, digest: &Sha256Digest, status: &Status) -> (String, String) {
+    let mut start: Option<jiff::Timestamp> = None;
+    let mut end: Option<jiff::Timestamp> = None;
+    for c in &status.children {
+        let dir = state.attempt_dir(digest, c.index, c.attempt);
+        if let Ok(r) = child::read_result(&dir.join("result.json")) {
+            if let Ok(t) = r.started_at.parse::<jiff::Timestamp>() {
+                start = Some(start.map_or(t, |s| s.min(t)));
+            }
+            if let Ok(t) = r.finished_at.parse::<jiff::Timestamp>() {
+                end = Some(end.map_or(t, |e| e.max(t)));
+            }
+        }
+    }
+    let now = jiff::Timestamp::now();
+    let start = start.unwrap_or(now);
+    let end = end.unwrap_or(now).max(start);
+    (format!("{start:.6}"), format!("{end:.6}"))
+}

@@ -1,0 +1,342 @@
+//! The local backend end to end, each step in its own process, as a user
+//! would run it: submit and exit, then status, then analyze.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const EXE: &str = env!("CARGO_BIN_EXE_benchops-exec");
+
+/// 3 points x 5 repetitions: `ok` always succeeds, `fail` always exits 3,
+/// and `mixed` times out on repetition 2 and is SIGKILLed on repetition 4.
+const INTENT: &str = r#"
+schema = "benchmark-intent/v1"
+name = "mix"
+command = ["sh", "-c", """
+case {mode} in
+  ok) echo '{"metric": "answer", "value": 42, "unit": "count"}' ;;
+  fail) exit 3 ;;
+  mixed)
+    case "$BENCHOPS_REPETITION" in
+      2) sleep 30 ;;
+      4) kill -9 $$ ;;
+      *) echo '{"metric": "answer", "value": null, "unit": "count"}' ;;
+    esac ;;
+esac
+"""]
+repetitions = 5
+timeout_s = 1
+
+[[parameters]]
+name = "mode"
+values = ["ok", "fail", "mixed"]
+
+[metrics]
+json_lines = true
+"#;
+
+fn exec(state: &Path, args: &[&str]) -> Output {
+    Command::new(EXE)
+        .arg("--state")
+        .arg(state)
+        .args(args)
+        .env("GITHUB_TOKEN", "must-not-reach-children")
+        .output()
+        .expect("benchops-exec runs")
+}
+
+fn stdout(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn setup(intent: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let state = dir.path().join("state");
+    let intent_path = dir.path().join("bench.toml");
+    std::fs::write(&intent_path, intent).expect("write intent");
+    (dir, state, intent_path)
+}
+
+fn submit(state: &Path, intent: &Path, slots: &str) -> String {
+    let o = exec(
+        state,
+        &[
+            "bench",
+            "submit",
+            intent.to_str().expect("utf-8"),
+            "--slots",
+            slots,
+        ],
+    );
+    stdout(&o).trim().to_owned()
+}
+
+fn wait_terminal(state: &Path, digest: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let o = exec(state, &["bench", "status", digest, "--json"]);
+        let v: Value = serde_json::from_str(&stdout(&o)).expect("status JSON");
+        if v["terminal"] == true {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "not terminal in time: {v}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn submit_exit_status_analyze_from_separate_processes() {
+    let (_dir, state, intent) = setup(INTENT);
+    let digest = submit(&state, &intent, "3");
+    assert!(digest.starts_with("sha256:"), "{digest}");
+
+    let status = wait_terminal(&state, &digest);
+    let counts = &status["counts"];
+    assert_eq!(counts["total"], 15);
+    assert_eq!(counts["succeeded"], 8, "{status:#}");
+    assert_eq!(counts["failed"], 7, "{status:#}");
+    for class in ["incomplete", "missing", "stale", "scheduler_inconsistent"] {
+        assert_eq!(counts[class], 0, "{class}: {status:#}");
+    }
+    let reasons: Vec<&str> = status["children"]
+        .as_array()
+        .expect("children")
+        .iter()
+        .filter(|c| c["class"] == "failed")
+        .map(|c| c["reason"].as_str().expect("reason"))
+        .collect();
+    assert_eq!(
+        reasons.iter().filter(|r| **r == "exit 3").count(),
+        5,
+        "{reasons:?}"
+    );
+    assert_eq!(
+        reasons
+            .iter()
+            .filter(|r| r.starts_with("timed out after 1 s"))
+            .count(),
+        1,
+        "{reasons:?}"
+    );
+    assert_eq!(
+        reasons
+            .iter()
+            .filter(|r| **r == "signal 9 (SIGKILL)")
+            .count(),
+        1,
+        "{reasons:?}"
+    );
+
+    let a1 = exec(&state, &["bench", "analyze", &digest, "--format", "json"]);
+    let a2 = exec(&state, &["bench", "analyze", &digest, "--format", "json"]);
+    assert_eq!(a1.stdout, a2.stdout, "analysis must be byte-identical");
+    let analysis: Value = serde_json::from_slice(&a1.stdout).expect("analysis JSON");
+    assert_eq!(analysis["complete"], true);
+    assert_eq!(analysis["runs"]["succeeded"], 8);
+    let cases = analysis["cases"].as_array().expect("cases");
+    let names: Vec<&str> = cases
+        .iter()
+        .map(|c| c["case"].as_str().expect("case"))
+        .collect();
+    assert_eq!(names, ["mix/mode=ok", "mix/mode=fail", "mix/mode=mixed"]);
+    // Aggregates come from successes only.
+    let metric = |case: &Value, name: &str| {
+        case["metrics"]
+            .as_array()
+            .expect("metrics")
+            .iter()
+            .find(|m| m["name"] == name)
+            .cloned()
+    };
+    let ok_answer = metric(&cases[0], "answer").expect("answer metric");
+    assert_eq!(ok_answer["summary"]["n"], 5);
+    assert_eq!(ok_answer["summary"]["median"], 42);
+    assert!(
+        metric(&cases[1], "wall_s").is_none(),
+        "a point with no success has no aggregates"
+    );
+    assert_eq!(cases[1]["runs"]["failed"], 5);
+    let mixed_wall = metric(&cases[2], "wall_s").expect("wall");
+    assert_eq!(mixed_wall["summary"]["n"], 3);
+    // null stays null: the mixed point reported its metric as not measured.
+    let mixed_answer = metric(&cases[2], "answer").expect("answer metric");
+    assert_eq!(
+        mixed_answer["samples"],
+        serde_json::json!([null, null, null])
+    );
+    assert_eq!(mixed_answer["summary"], Value::Null);
+
+    // Children never saw the publication credential of the submitting shell.
+    let result = state_file(&state, &digest, 0, "result.json");
+    let r: Value = serde_json::from_str(&result).expect("result JSON");
+    assert_eq!(r["exit"]["kind"], "exited");
+}
+
+fn state_file(state: &Path, digest: &str, index: u64, name: &str) -> String {
+    let hex = digest.trim_start_matches("sha256:");
+    std::fs::read_to_string(
+        state
+            .join("benchmarks")
+            .join(hex)
+            .join("runs")
+            .join(index.to_string())
+            .join("1")
+            .join(name),
+    )
+    .expect("state file")
+}
+
+fn attempt_dir(state: &Path, digest: &str, index: u64) -> PathBuf {
+    let hex = digest.trim_start_matches("sha256:");
+    state
+        .join("benchmarks")
+        .join(hex)
+        .join("runs")
+        .join(index.to_string())
+        .join("1")
+}
+
+const QUICK: &str = r#"
+schema = "benchmark-intent/v1"
+name = "quick"
+command = ["sh", "-c", "printf '%s' \"${GITHUB_TOKEN-absent}\""]
+repetitions = 4
+"#;
+
+#[test]
+fn corrupted_state_is_classified_never_crashes() {
+    let (_dir, state, intent) = setup(QUICK);
+    let digest = submit(&state, &intent, "2");
+    let status = wait_terminal(&state, &digest);
+    assert_eq!(status["counts"]["succeeded"], 4, "{status:#}");
+    let tail: Value =
+        serde_json::from_str(&state_file(&state, &digest, 0, "result.json")).expect("json");
+    assert_eq!(
+        tail["stdout_tail"], "absent",
+        "publication credentials must not reach children"
+    );
+
+    // 0: truncated result file; 1: result deleted after completion;
+    // 2: no evidence at all (never started, wrapper gone).
+    let r0 = attempt_dir(&state, &digest, 0).join("result.json");
+    let bytes = std::fs::read(&r0).expect("result");
+    std::fs::write(&r0, &bytes[..bytes.len() / 2]).expect("truncate");
+    std::fs::remove_file(attempt_dir(&state, &digest, 1).join("result.json")).expect("delete");
+    std::fs::remove_dir_all(attempt_dir(&state, &digest, 2)).expect("delete");
+
+    let o = exec(&state, &["bench", "status", &digest, "--json"]);
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("status");
+    let class = |i: usize| {
+        v["children"][i]["class"]
+            .as_str()
+            .expect("class")
+            .to_owned()
+    };
+    let reason = |i: usize| {
+        v["children"][i]["reason"]
+            .as_str()
+            .expect("reason")
+            .to_owned()
+    };
+    assert_eq!(class(0), "scheduler-inconsistent");
+    assert!(reason(0).contains("unreadable"), "{}", reason(0));
+    assert_eq!(class(1), "scheduler-inconsistent");
+    assert!(reason(1).contains("without a result"), "{}", reason(1));
+    assert_eq!(class(2), "missing");
+    assert_eq!(class(3), "succeeded");
+    // Refresh never rewrites history.
+    assert_eq!(
+        std::fs::read(&r0).expect("still there").len(),
+        bytes.len() / 2
+    );
+
+    // The analysis still counts every class and aggregates only the success.
+    let a: Value = serde_json::from_slice(
+        &exec(&state, &["bench", "analyze", &digest, "--format", "json"]).stdout,
+    )
+    .expect("analysis");
+    assert_eq!(a["runs"]["scheduler_inconsistent"], 2);
+    assert_eq!(a["runs"]["missing"], 1);
+    assert_eq!(a["cases"][0]["metrics"][0]["summary"]["n"], 1);
+
+    // A corrupt benchmark record is an error naming the file, not a panic.
+    let hex = digest.trim_start_matches("sha256:");
+    let rec = state.join("benchmarks").join(hex).join("benchmark.json");
+    std::fs::write(&rec, b"{").expect("corrupt");
+    let o = exec(&state, &["bench", "status", &digest]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("benchmark.json") && err.contains("corrupt"),
+        "{err}"
+    );
+}
+
+#[test]
+fn cancel_stops_running_children_and_is_recorded() {
+    let intent = r#"
+schema = "benchmark-intent/v1"
+name = "sleepy"
+command = ["sleep", "30"]
+repetitions = 3
+"#;
+    let (_dir, state, intent_path) = setup(intent);
+    let digest = submit(&state, &intent_path, "1");
+    // Wait until the first child runs.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !attempt_dir(&state, &digest, 0)
+        .join("started.json")
+        .exists()
+    {
+        assert!(Instant::now() < deadline, "child never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = exec(&state, &["bench", "cancel", &digest]);
+    stdout(&o);
+    let status = wait_terminal(&state, &digest);
+    assert_eq!(status["cancelled"], true);
+    assert_eq!(status["counts"]["failed"], 3, "{status:#}");
+    let reasons: Vec<String> = status["children"]
+        .as_array()
+        .expect("children")
+        .iter()
+        .map(|c| c["reason"].as_str().expect("reason").to_owned())
+        .collect();
+    assert!(reasons[0].starts_with("cancelled"), "{reasons:?}");
+    assert!(
+        reasons[1].starts_with("cancelled before it started"),
+        "{reasons:?}"
+    );
+}
+
+#[test]
+fn bad_intents_name_the_file_and_key() {
+    let (_dir, state, intent) = setup(
+        "schema = \"benchmark-intent/v1\"\nname = \"x\"\ncommand = [\"echo\", \"{nope}\"]\nrepetitions = 1\n",
+    );
+    let o = exec(&state, &["bench", "plan", intent.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bench.toml") && err.contains("$.command[1]") && err.contains("{nope}"),
+        "{err}"
+    );
+
+    let unwritable = Path::new("/proc/benchops-cannot-write-here");
+    let (_d2, _s2, good) = setup(QUICK);
+    let o = exec(
+        unwritable,
+        &["bench", "plan", good.to_str().expect("utf-8")],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("benchops-cannot-write-here"), "{err}");
+}
