@@ -299,7 +299,7 @@ impl Analysis {
         let _ = writeln!(s);
         let _ = writeln!(
             s,
-            "{:<w$}  {:>3}/{:<3}  {:<14} {:>12} {:>12} {:>25}",
+            "{:<w$}  {:>3}/{:<3}  {:<24} {:>12} {:>12} {:>25}",
             "CASE", "OK", "N", "METRIC", "MEDIAN", "MAD", "95% CI"
         );
         for c in &self.cases {
@@ -323,7 +323,7 @@ impl Analysis {
                 let name = format!("{} ({})", m.name, m.unit);
                 let _ = writeln!(
                     s,
-                    "{case:<w$}  {ok}  {name:<14} {med:>12} {mad:>12} {ci:>25}"
+                    "{case:<w$}  {ok}  {name:<24} {med:>12} {mad:>12} {ci:>25}"
                 );
             }
         }

@@ -4,7 +4,11 @@
 //!   denied, the test suite (nextest when installed), and docs with warnings
 //!   denied.
 //! - `bench`: the criterion benchmarks in release mode.
+//! - `pipeline`: the local pipeline on the embedded default: plan and run
+//!   `examples/bench.toml` on local processes, seal the result, and validate
+//!   the sealed record.
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
@@ -14,8 +18,9 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("bench") => run("cargo", &["bench", "--workspace"], &[]),
+        Some("pipeline") => pipeline(),
         _ => {
-            eprintln!("usage: cargo xtask <ci|bench>");
+            eprintln!("usage: cargo xtask <ci|bench|pipeline>");
             bail!("unknown or missing task")
         }
     }
@@ -65,6 +70,106 @@ fn ci() -> Result<()> {
     )?;
     eprintln!("xtask: ci passed");
     Ok(())
+}
+
+/// The local pipeline, end to end, with the binaries of this workspace.
+fn pipeline() -> Result<()> {
+    run("cargo", &["build", "--quiet", "--locked", "--bins"], &[])?;
+    let target = target_dir()?;
+    let exec = target.join("debug/benchops-exec");
+    let publish = target.join("debug/benchops-publish");
+    let state = ".benchops";
+    let sealed_dir = ".benchops/sealed";
+    let digest = capture(
+        &exec,
+        &["--state", state, "bench", "run", "examples/bench.toml", "--slots", "2", "--format", "table"],
+        true,
+    )?;
+    let digest = digest
+        .lines()
+        .find(|l| l.starts_with("benchmark sha256:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .context("bench run printed no benchmark digest")?
+        .to_owned();
+    let slot = utc_minute()?;
+    let commit = capture(Path::new("git"), &["rev-parse", "HEAD"], false)
+        .map(|s| s.trim().to_owned())
+        .ok()
+        .filter(|s| s.len() == 40)
+        .unwrap_or_else(|| "0".repeat(40));
+    let sealed = capture(
+        &exec,
+        &[
+            "--state", state, "bench", "seal", &digest,
+            "--manifest", "examples/schedule.toml",
+            "--lane", "comprehensive",
+            "--slot", &slot,
+            "--repository", "example/widgets",
+            "--commit", &commit,
+            "--out", sealed_dir,
+        ],
+        true,
+    )?;
+    let _ = sealed;
+    capture(&publish, &["validate", sealed_dir], true)?;
+    eprintln!("xtask: pipeline done; state in {state}/, sealed records in {sealed_dir}/");
+    Ok(())
+}
+
+fn target_dir() -> Result<PathBuf> {
+    if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
+        return Ok(PathBuf::from(t));
+    }
+    let out = Command::new("cargo")
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .output()
+        .context("failed to run cargo metadata")?;
+    let text = String::from_utf8(out.stdout).context("cargo metadata printed non-UTF-8")?;
+    let key = "\"target_directory\":\"";
+    let start = text.find(key).context("cargo metadata has no target_directory")? + key.len();
+    let end = text[start..].find('"').context("unterminated target_directory")? + start;
+    Ok(PathBuf::from(&text[start..end]))
+}
+
+/// Runs a program, echoing its stdout; returns the stdout.
+fn capture(program: &Path, args: &[&str], echo: bool) -> Result<String> {
+    if echo {
+        eprintln!("xtask: $ {} {}", program.display(), args.join(" "));
+    }
+    let out = Command::new(program)
+        .args(args)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("failed to start {}", program.display()))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if echo {
+        print!("{stdout}");
+    }
+    if !out.status.success() {
+        bail!("`{} {}` failed with {}", program.display(), args.join(" "), out.status);
+    }
+    Ok(stdout)
+}
+
+/// The current UTC time truncated to the minute, RFC 3339.
+fn utc_minute() -> Result<String> {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .context("clock before 1970")?
+        .as_secs();
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since the epoch (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    Ok(format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:00Z", rem / 3600, rem % 3600 / 60))
 }
 
 fn has_nextest() -> bool {
