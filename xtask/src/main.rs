@@ -82,7 +82,17 @@ fn pipeline() -> Result<()> {
     let sealed_dir = ".benchops/sealed";
     let digest = capture(
         &exec,
-        &["--state", state, "bench", "run", "examples/bench.toml", "--slots", "2", "--format", "table"],
+        &[
+            "--state",
+            state,
+            "bench",
+            "run",
+            "examples/bench.toml",
+            "--slots",
+            "2",
+            "--format",
+            "table",
+        ],
         true,
     )?;
     let digest = digest
@@ -100,13 +110,23 @@ fn pipeline() -> Result<()> {
     let sealed = capture(
         &exec,
         &[
-            "--state", state, "bench", "seal", &digest,
-            "--manifest", "examples/schedule.toml",
-            "--lane", "comprehensive",
-            "--slot", &slot,
-            "--repository", "example/widgets",
-            "--commit", &commit,
-            "--out", sealed_dir,
+            "--state",
+            state,
+            "bench",
+            "seal",
+            &digest,
+            "--manifest",
+            "examples/schedule.toml",
+            "--lane",
+            "comprehensive",
+            "--slot",
+            &slot,
+            "--repository",
+            "example/widgets",
+            "--commit",
+            &commit,
+            "--out",
+            sealed_dir,
         ],
         true,
     )?;
@@ -126,8 +146,14 @@ fn target_dir() -> Result<PathBuf> {
         .context("failed to run cargo metadata")?;
     let text = String::from_utf8(out.stdout).context("cargo metadata printed non-UTF-8")?;
     let key = "\"target_directory\":\"";
-    let start = text.find(key).context("cargo metadata has no target_directory")? + key.len();
-    let end = text[start..].find('"').context("unterminated target_directory")? + start;
+    let start = text
+        .find(key)
+        .context("cargo metadata has no target_directory")?
+        + key.len();
+    let end = text[start..]
+        .find('"')
+        .context("unterminated target_directory")?
+        + start;
     Ok(PathBuf::from(&text[start..end]))
 }
 
@@ -146,7 +172,12 @@ fn capture(program: &Path, args: &[&str], echo: bool) -> Result<String> {
         print!("{stdout}");
     }
     if !out.status.success() {
-        bail!("`{} {}` failed with {}", program.display(), args.join(" "), out.status);
+        bail!(
+            "`{} {}` failed with {}",
+            program.display(),
+            args.join(" "),
+            out.status
+        );
     }
     Ok(stdout)
 }
@@ -169,7 +200,11 @@ fn utc_minute() -> Result<String> {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    Ok(format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:00Z", rem / 3600, rem % 3600 / 60))
+    Ok(format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:00Z",
+        rem / 3600,
+        rem % 3600 / 60
+    ))
 }
 
 fn has_nextest() -> bool {

@@ -290,13 +290,15 @@ repetitions = 3
 "#;
     let (_dir, state, intent_path) = setup(intent);
     let digest = submit(&state, &intent_path, "1");
-    // Wait until the first child runs.
+    // Wait until one child runs (with one slot, which one goes first is not
+    // specified).
     let deadline = Instant::now() + Duration::from_secs(20);
-    while !attempt_dir(&state, &digest, 0)
-        .join("started.json")
-        .exists()
-    {
-        assert!(Instant::now() < deadline, "child never started");
+    while !(0..3).any(|i| {
+        attempt_dir(&state, &digest, i)
+            .join("started.json")
+            .exists()
+    }) {
+        assert!(Instant::now() < deadline, "no child started");
         std::thread::sleep(Duration::from_millis(50));
     }
     let o = exec(&state, &["bench", "cancel", &digest]);
@@ -310,11 +312,15 @@ repetitions = 3
         .iter()
         .map(|c| c["reason"].as_str().expect("reason").to_owned())
         .collect();
-    assert!(reasons[0].starts_with("cancelled"), "{reasons:?}");
-    assert!(
-        reasons[1].starts_with("cancelled before it started"),
-        "{reasons:?}"
-    );
+    let running = reasons
+        .iter()
+        .filter(|r| r.starts_with("cancelled (signal 15"))
+        .count();
+    let waiting = reasons
+        .iter()
+        .filter(|r| r.starts_with("cancelled before it started"))
+        .count();
+    assert_eq!((running, waiting), (1, 2), "{reasons:?}");
 }
 
 #[test]
