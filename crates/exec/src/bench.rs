@@ -85,6 +85,9 @@ pub enum BenchError {
     /// Nothing was submitted for this benchmark.
     #[error("benchmark {0} has no submission")]
     NotSubmitted(Sha256Digest),
+    /// The scheduler refused or could not be reached.
+    #[error("scheduler error: {0}")]
+    Scheduler(String),
     /// A lock file could not be used.
     #[error("failed to lock concurrency slot {path}")]
     Lock {
@@ -263,6 +266,7 @@ pub fn run_child_entry(
     index: u64,
     attempt: u32,
     slots: Option<u32>,
+    restart: u32,
 ) -> Result<Option<child::ChildResult>, BenchError> {
     let (_, plan) = state.load_plan(digest)?;
     let config = plan.child(index).ok_or(BenchError::NoSuchChild {
@@ -313,11 +317,8 @@ pub fn run_child_entry(
         attempt,
         child_digest: planned.to_string(),
     };
-    Ok(Some(child::run_child(
-        &spec,
-        &id,
-        &state.attempt_dir(digest, index, attempt),
-    )?))
+    let dir = crate::slurm::attempt_dir(state, digest, index, attempt, restart);
+    Ok(Some(child::run_child(&spec, &id, &dir)?))
 }
 
 fn lock_slot(
@@ -407,6 +408,17 @@ pub fn refresh(state: &StateDir, digest: &Sha256Digest) -> Result<Status, BenchE
         running_limit_s: timeout.map(|t| t + 60.0),
     };
     let now = jiff::Timestamp::now();
+    // One scheduler snapshot covering every Slurm submission: a fixed number
+    // of scheduler calls however many children there are.
+    let slurm_chunks: Vec<crate::state::SlurmChunk> = subs
+        .iter()
+        .filter_map(|s| match &s.backend {
+            BackendHandles::Slurm { chunks, .. } => Some(chunks.clone()),
+            BackendHandles::Local { .. } => None,
+        })
+        .flatten()
+        .collect();
+    let snapshot = (!slurm_chunks.is_empty()).then(|| crate::slurm::Snapshot::take(&slurm_chunks));
     let mut counts = RunCounts::default();
     let mut children = Vec::with_capacity(plan.len() as usize);
     for index in 0..plan.len() {
@@ -430,8 +442,23 @@ pub fn refresh(state: &StateDir, digest: &Sha256Digest) -> Result<Status, BenchE
             ));
             continue;
         };
-        let dir = state.attempt_dir(digest, index, sub.attempt);
-        let (evidence, out) = gather_local(&dir, sub, index, digest, cancelled, now);
+        let (dir, restart) = match &sub.backend {
+            BackendHandles::Slurm { .. } => {
+                crate::slurm::latest_attempt_dir(state, digest, index, sub.attempt)
+            }
+            BackendHandles::Local { .. } => (state.attempt_dir(digest, index, sub.attempt), 0),
+        };
+        let started_exists = dir.join("started.json").exists();
+        let backend = match &sub.backend {
+            BackendHandles::Local { handles, .. } => {
+                local_backend(handles, index, cancelled, started_exists)
+            }
+            BackendHandles::Slurm { chunks, .. } => match &snapshot {
+                Some(snap) => snap.evidence(chunks, index, restart, now, sub),
+                None => BackendEvidence::Unknown("no scheduler snapshot".into()),
+            },
+        };
+        let (evidence, out) = gather(&dir, sub, index, digest, cancelled, now, backend);
         let classified = classify::classify(&evidence, &policy);
         classify::count(&mut counts, classified.class);
         children.push(status_row(&plan, index, sub.attempt, classified, out));
@@ -477,13 +504,37 @@ pub fn describe_exit(exit: &Exit) -> String {
     }
 }
 
-fn gather_local(
+fn local_backend(
+    handles: &[LocalHandle],
+    index: u64,
+    cancelled: bool,
+    started: bool,
+) -> BackendEvidence {
+    match handles.iter().find(|h| h.index == index) {
+        Some(h) if procfs::is_alive(h.pid, h.start_ticks) => {
+            if started {
+                BackendEvidence::Running
+            } else {
+                BackendEvidence::Pending("waiting for a concurrency slot".into())
+            }
+        }
+        Some(h) if cancelled && !started => BackendEvidence::FinishedFailed(format!(
+            "cancelled before it started (wrapper pid {} ended)",
+            h.pid
+        )),
+        Some(h) => BackendEvidence::Gone(format!("wrapper pid {} is no longer running", h.pid)),
+        None => BackendEvidence::Gone("the submission has no process for this child".into()),
+    }
+}
+
+fn gather(
     dir: &Path,
     sub: &Submission,
     index: u64,
     digest: &Sha256Digest,
     cancelled: bool,
     now: jiff::Timestamp,
+    backend: BackendEvidence,
 ) -> (Evidence, EvidenceOut) {
     let started = child::read_started(&dir.join("started.json")).ok();
     let running_for_s = started
@@ -513,26 +564,6 @@ fn gather_local(
             } else {
                 what
             })
-        }
-    };
-    let backend = match &sub.backend {
-        BackendHandles::Local { handles, .. } => match handles.iter().find(|h| h.index == index) {
-            Some(h) if procfs::is_alive(h.pid, h.start_ticks) => {
-                if started.is_some() {
-                    BackendEvidence::Running
-                } else {
-                    BackendEvidence::Pending("waiting for a concurrency slot".into())
-                }
-            }
-            Some(h) if cancelled && started.is_none() => BackendEvidence::FinishedFailed(format!(
-                "cancelled before it started (wrapper pid {} ended)",
-                h.pid
-            )),
-            Some(h) => BackendEvidence::Gone(format!("wrapper pid {} is no longer running", h.pid)),
-            None => BackendEvidence::Gone("the submission has no process for this child".into()),
-        },
-        BackendHandles::Slurm { .. } => {
-            BackendEvidence::Unknown("Slurm evidence is read by the Slurm backend".into())
         }
     };
     let out = EvidenceOut {
@@ -649,6 +680,15 @@ pub fn cancel(state: &StateDir, digest: &Sha256Digest) -> Result<Cancelled, Benc
         return Err(BenchError::NotSubmitted(*digest));
     };
     let mut actions = Vec::new();
+    if let BackendHandles::Slurm { .. } = &latest.backend {
+        let record = Cancellation {
+            schema: CANCEL_SCHEMA.into(),
+            requested_at: now_rfc3339(),
+            actions: vec!["scancel the array jobs".into()],
+        };
+        state.write_cancel(digest, &record)?;
+        actions.extend(crate::slurm::cancel(latest)?);
+    }
     if let BackendHandles::Local { handles, .. } = &latest.backend {
         // Record first, so that a wrapper that takes its slot from now on
         // sees the cancellation and does not start.

@@ -9,4 +9,5 @@ pub mod child;
 pub mod procfs;
 pub mod result;
 pub mod seal;
+pub mod slurm;
 pub mod state;

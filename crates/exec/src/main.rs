@@ -58,15 +58,22 @@ enum Command {
         /// Benchmark digest (or unique hex prefix).
         #[arg(long)]
         benchmark: String,
-        /// Child index.
-        #[arg(long)]
-        index: u64,
         /// Attempt number.
         #[arg(long)]
         attempt: u32,
-        /// Take slot `index % SLOTS` before running.
+        /// Child index (local backend).
+        #[arg(long, required_unless_present = "slurm")]
+        index: Option<u64>,
+        /// Take slot `index % SLOTS` before running (local backend).
         #[arg(long)]
         slots: Option<u32>,
+        /// Slurm array task: the child is FIRST_INDEX + $SLURM_ARRAY_TASK_ID,
+        /// and $SLURM_RESTART_COUNT selects a fresh directory per requeue.
+        #[arg(long, requires = "first_index")]
+        slurm: bool,
+        /// Child index of array task 0 (with --slurm).
+        #[arg(long)]
+        first_index: Option<u64>,
     },
 }
 
@@ -74,6 +81,8 @@ enum Command {
 enum Backend {
     /// Detached local processes.
     Local,
+    /// Slurm job arrays (one sbatch call per chunk).
+    Slurm,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -96,6 +105,15 @@ struct SubmitArgs {
     /// Children running at once (local backend).
     #[arg(long, default_value_t = 1)]
     slots: u32,
+    /// Slurm partition (overrides the intent).
+    #[arg(long)]
+    partition: Option<String>,
+    /// Slurm account (overrides the intent).
+    #[arg(long)]
+    account: Option<String>,
+    /// Array throttle: at most this many tasks at once (overrides the intent).
+    #[arg(long)]
+    throttle: Option<u32>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -138,6 +156,10 @@ enum BenchCommand {
         /// Print every child with its raw evidence as JSON.
         #[arg(long)]
         json: bool,
+        /// Refresh until every child is terminal, backing off from 1 s to
+        /// 30 s between looks (with jitter).
+        #[arg(long)]
+        watch: bool,
     },
     /// Same as `status --json`: every child with its evidence.
     #[command(after_help = "Example:\n  benchops-exec bench refresh 3f1c2a9d")]
@@ -220,12 +242,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Seal { draft, out } => seal_draft(&draft, &out),
         Command::Child {
             benchmark,
-            index,
             attempt,
+            index,
             slots,
+            slurm,
+            first_index,
         } => {
             let digest = state.resolve(&benchmark)?;
-            match bench::run_child_entry(&state, &digest, index, attempt, slots)? {
+            let (index, restart) = if slurm {
+                let (task, restart) = benchops_exec::slurm::task_from_env()
+                    .context("--slurm needs SLURM_ARRAY_TASK_ID in the environment")?;
+                (first_index.unwrap_or(0) + task, restart)
+            } else {
+                (index.context("--index is required")?, 0)
+            };
+            match bench::run_child_entry(&state, &digest, index, attempt, slots, restart)? {
                 Some(r) if r.succeeded() => Ok(ExitCode::SUCCESS),
                 Some(_) => Ok(ExitCode::from(1)),
                 None => {
@@ -262,6 +293,46 @@ fn seal_draft(draft: &std::path::Path, out: &std::path::Path) -> Result<ExitCode
     }
 }
 
+/// Submits per the chosen backend; returns the digest, the child count and
+/// (local only) the wrapper processes.
+fn submit(
+    state: &StateDir,
+    args: &SubmitArgs,
+) -> Result<(benchops::Sha256Digest, u64, Vec<std::process::Child>)> {
+    match args.backend {
+        Backend::Local => {
+            let opts = LocalOptions {
+                slots: args.slots,
+                exe: None,
+            };
+            let s = bench::submit_local(state, &args.intent, &opts)?;
+            eprintln!(
+                "submitted {} children (attempt {}) to the local backend",
+                s.children, s.attempt
+            );
+            Ok((s.digest, s.children, s.processes))
+        }
+        Backend::Slurm => {
+            let opts = benchops_exec::slurm::SlurmOptions {
+                partition: args.partition.clone(),
+                account: args.account.clone(),
+                throttle: args.throttle,
+                ..Default::default()
+            };
+            let s = benchops_exec::slurm::submit(state, &args.intent, &opts)?;
+            let jobs: Vec<&str> = s.chunks.iter().map(|c| c.job_id.as_str()).collect();
+            eprintln!(
+                "submitted {} children (attempt {}) to Slurm as array job(s) {} ({} sbatch call(s))",
+                s.children,
+                s.attempt,
+                jobs.join(", "),
+                s.sbatch_calls
+            );
+            Ok((s.digest, s.children, Vec::new()))
+        }
+    }
+}
+
 fn bench_command(state: &StateDir, cmd: BenchCommand) -> Result<ExitCode> {
     match cmd {
         BenchCommand::Plan { intent, children } => {
@@ -284,48 +355,45 @@ fn bench_command(state: &StateDir, cmd: BenchCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         BenchCommand::Submit(args) => {
-            let Backend::Local = args.backend;
-            let s = bench::submit_local(
-                state,
-                &args.intent,
-                &LocalOptions {
-                    slots: args.slots,
-                    exe: None,
-                },
-            )?;
-            eprintln!(
-                "submitted {} children (attempt {}) to the local backend",
-                s.children, s.attempt
-            );
-            println!("{}", s.digest);
+            let (digest, _, _) = submit(state, &args)?;
+            println!("{digest}");
             Ok(ExitCode::SUCCESS)
         }
-        BenchCommand::Run { submit, format } => {
-            let Backend::Local = submit.backend;
-            let s = bench::submit_local(
-                state,
-                &submit.intent,
-                &LocalOptions {
-                    slots: submit.slots,
-                    exe: None,
-                },
-            )?;
-            let digest = s.digest;
-            eprintln!("benchmark {digest} ({} children)", s.children);
-            wait(state, s)?;
+        BenchCommand::Run {
+            submit: args,
+            format,
+        } => {
+            let (digest, children, processes) = submit(state, &args)?;
+            eprintln!("benchmark {digest} ({children} children)");
+            wait(state, digest, children, processes)?;
             let (_, analysis) = bench::analyze(state, &digest)?;
             print_analysis(&analysis, format)?;
             Ok(ExitCode::SUCCESS)
         }
-        BenchCommand::Status { benchmark, json } => {
+        BenchCommand::Status {
+            benchmark,
+            json,
+            watch,
+        } => {
             let digest = state.resolve(&benchmark)?;
-            let status = bench::refresh(state, &digest)?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&status)?);
-            } else {
-                print!("{}", render_status(&status));
+            let mut delay = 1.0f64;
+            loop {
+                let status = bench::refresh(state, &digest)?;
+                if !watch || status.terminal {
+                    if json {
+                        println!("{}", serde_json::to_string_pretty(&status)?);
+                    } else {
+                        print!("{}", render_status(&status));
+                    }
+                    return Ok(ExitCode::SUCCESS);
+                }
+                eprint!("{}", render_status(&status));
+                // Back off, with jitter so that many watchers do not poll
+                // in step.
+                let jitter = f64::from(std::process::id() % 1000) / 1000.0 * 0.25;
+                std::thread::sleep(Duration::from_secs_f64(delay * (1.0 + jitter)));
+                delay = (delay * 2.0).min(30.0);
             }
-            Ok(ExitCode::SUCCESS)
         }
         BenchCommand::Refresh { benchmark } => {
             let digest = state.resolve(&benchmark)?;
@@ -385,17 +453,28 @@ fn bench_command(state: &StateDir, cmd: BenchCommand) -> Result<ExitCode> {
     }
 }
 
-fn wait(state: &StateDir, mut s: bench::Submitted) -> Result<()> {
-    let pb = indicatif::ProgressBar::new(s.children);
+fn wait(
+    state: &StateDir,
+    digest: benchops::Sha256Digest,
+    children: u64,
+    mut processes: Vec<std::process::Child>,
+) -> Result<()> {
+    let pb = indicatif::ProgressBar::new(children);
     pb.set_style(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} terminal  {msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
+    // Local children are files on this machine: look often. Slurm is asked
+    // at most every 2 s.
+    let period = if processes.is_empty() {
+        Duration::from_secs(2)
+    } else {
+        Duration::from_millis(100)
+    };
     loop {
         // Reap finished wrappers so they do not linger as zombies.
-        s.processes
-            .retain_mut(|p| !matches!(p.try_wait(), Ok(Some(_))));
-        let status = bench::refresh(state, &s.digest)?;
+        processes.retain_mut(|p| !matches!(p.try_wait(), Ok(Some(_))));
+        let status = bench::refresh(state, &digest)?;
         let done = status.counts.total - status.counts.incomplete;
         pb.set_position(done);
         pb.set_message(format!(
@@ -404,11 +483,11 @@ fn wait(state: &StateDir, mut s: bench::Submitted) -> Result<()> {
             status.counts.failed,
             done - status.counts.succeeded - status.counts.failed
         ));
-        if status.terminal && s.processes.is_empty() {
+        if status.terminal && processes.is_empty() {
             pb.finish_and_clear();
             return Ok(());
         }
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(period);
     }
 }
 
