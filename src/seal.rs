@@ -123,13 +123,23 @@ pub enum SealError {
     /// The draft violates the contract.
     #[error("draft is not a valid benchmark-result/v1 record: {0}")]
     Invalid(#[from] VerifyError),
+    /// The record holds a value canonical JSON cannot carry exactly (an
+    /// integer above 2^53).
+    #[error("record does not survive canonicalization unchanged (an integer above 2^53?)")]
+    Lossy,
 }
 
 /// Seals a record: canonical bytes plus digest, after checking the schema and
 /// the semantic invariants.
 pub fn seal(record: &ResultRecord) -> Result<SealedRecord, SealError> {
     let bytes = jcs::to_canonical_vec(record)?;
-    Ok(verify(&bytes, None)?)
+    let sealed = verify(&bytes, None)?;
+    // Canonical numbers are doubles: an integer above 2^53 would be sealed
+    // as a different value. Refuse rather than record something else.
+    if sealed.record != *record {
+        return Err(SealError::Lossy);
+    }
+    Ok(sealed)
 }
 
 /// Seals a draft given as JSON text in any formatting.

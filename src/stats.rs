@@ -94,7 +94,10 @@ pub struct BootstrapCi {
 }
 
 /// The default seed for analysis bootstraps.
-pub const DEFAULT_SEED: u64 = 0x6265_6e63_686f_7073; // "benchops"
+///
+/// It is below 2^53 so that it survives canonical JSON (RFC 8785 numbers are
+/// doubles) and the recorded seed is exactly the seed used.
+pub const DEFAULT_SEED: u64 = 0x0062_656e_6368; // "bench"
 /// The default number of bootstrap resamples.
 pub const DEFAULT_RESAMPLES: usize = 1000;
 

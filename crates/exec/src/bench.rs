@@ -188,7 +188,7 @@ pub fn submit_local(
 ) -> Result<Submitted, BenchError> {
     let planned = plan(state, intent_path)?;
     let digest = planned.digest;
-    let attempt = state.next_attempt(&digest)?;
+    let attempt = state.claim_attempt(&digest)?;
     let exe = match &opts.exe {
         Some(p) => p.clone(),
         None => std::env::current_exe().map_err(BenchError::CurrentExe)?,
@@ -289,7 +289,7 @@ pub fn run_child_entry(
         Some(n) => Some(lock_slot(state, digest, index % u64::from(n.max(1)))?),
         None => None,
     };
-    if state.is_cancelled(digest) {
+    if state.is_cancelled(digest, attempt) {
         return Ok(None);
     }
     // Tell the command which run it is; these do not enter the child digest.
@@ -401,7 +401,8 @@ pub fn refresh(state: &StateDir, digest: &Sha256Digest) -> Result<Status, BenchE
     if subs.is_empty() {
         return Err(BenchError::NotSubmitted(*digest));
     }
-    let cancelled = state.is_cancelled(digest);
+    let latest_attempt = subs.iter().map(|s| s.attempt).max().unwrap_or(0);
+    let cancelled = state.is_cancelled(digest, latest_attempt);
     let timeout = plan.intent().intent.timeout_s;
     let policy = Policy {
         result_grace_s: 30.0,
@@ -449,16 +450,17 @@ pub fn refresh(state: &StateDir, digest: &Sha256Digest) -> Result<Status, BenchE
             BackendHandles::Local { .. } => (state.attempt_dir(digest, index, sub.attempt), 0),
         };
         let started_exists = dir.join("started.json").exists();
+        let sub_cancelled = state.is_cancelled(digest, sub.attempt);
         let backend = match &sub.backend {
             BackendHandles::Local { handles, .. } => {
-                local_backend(handles, index, cancelled, started_exists)
+                local_backend(handles, index, sub_cancelled, started_exists)
             }
             BackendHandles::Slurm { chunks, .. } => match &snapshot {
                 Some(snap) => snap.evidence(chunks, index, restart, now, sub),
                 None => BackendEvidence::Unknown("no scheduler snapshot".into()),
             },
         };
-        let (evidence, out) = gather(&dir, sub, index, digest, cancelled, now, backend);
+        let (evidence, out) = gather(&dir, sub, index, digest, sub_cancelled, now, backend);
         let classified = classify::classify(&evidence, &policy);
         classify::count(&mut counts, classified.class);
         children.push(status_row(&plan, index, sub.attempt, classified, out));
@@ -536,7 +538,10 @@ fn gather(
     now: jiff::Timestamp,
     backend: BackendEvidence,
 ) -> (Evidence, EvidenceOut) {
-    let started = child::read_started(&dir.join("started.json")).ok();
+    // A started marker that exists but cannot be read still proves a start.
+    let started_path = dir.join("started.json");
+    let started_marker = started_path.exists();
+    let started = child::read_started(&started_path).ok();
     let running_for_s = started
         .as_ref()
         .and_then(|s| s.started_at.parse::<jiff::Timestamp>().ok())
@@ -567,7 +572,7 @@ fn gather(
         }
     };
     let out = EvidenceOut {
-        started: started.is_some(),
+        started: started_marker,
         result: match &result {
             ResultEvidence::Absent => "absent".into(),
             ResultEvidence::Unreadable(w) => format!("unreadable: {w}"),
@@ -584,7 +589,7 @@ fn gather(
     };
     (
         Evidence {
-            started: started.is_some(),
+            started: started_marker,
             running_for_s,
             result,
             backend,
@@ -686,7 +691,7 @@ pub fn cancel(state: &StateDir, digest: &Sha256Digest) -> Result<Cancelled, Benc
             requested_at: now_rfc3339(),
             actions: vec!["scancel the array jobs".into()],
         };
-        state.write_cancel(digest, &record)?;
+        state.write_cancel(digest, latest.attempt, &record)?;
         actions.extend(crate::slurm::cancel(latest)?);
     }
     if let BackendHandles::Local { handles, .. } = &latest.backend {
@@ -697,7 +702,7 @@ pub fn cancel(state: &StateDir, digest: &Sha256Digest) -> Result<Cancelled, Benc
             requested_at: now_rfc3339(),
             actions: vec!["signal live local wrappers".into()],
         };
-        state.write_cancel(digest, &placeholder)?;
+        state.write_cancel(digest, latest.attempt, &placeholder)?;
         for h in handles {
             if !procfs::is_alive(h.pid, h.start_ticks) {
                 continue;

@@ -1,15 +1,22 @@
 //! The state directory: everything a later, fresh process needs to observe a
-//! benchmark. Files are create-only; a new attempt or a cancellation is a new
-//! file, never an edit.
+//! benchmark. A new attempt or a cancellation is a new file, never an edit.
 //!
 //! ```text
-//! <state>/benchmarks/<hex>/benchmark.json          the record: canonical intent, counts, cases
-//! <state>/benchmarks/<hex>/children.sha256         child digests, one fixed-width line per index
-//! <state>/benchmarks/<hex>/submissions/<NNNN>.json one file per submission attempt
-//! <state>/benchmarks/<hex>/runs/<index>/<attempt>/ started.json, command.json, result.json, output tails
-//! <state>/benchmarks/<hex>/cancel.json             the cancellation, if any
-//! <state>/benchmarks/<hex>/slots/<k>.lock          local concurrency slots (flock)
+//! <state>/benchmarks/<hex>/benchmark.json           the record: canonical intent, counts, cases
+//! <state>/benchmarks/<hex>/children.sha256          child digests, one fixed-width line per index
+//! <state>/benchmarks/<hex>/submissions/<NNNN>.claim claims attempt NNNN before anything starts
+//! <state>/benchmarks/<hex>/submissions/<NNNN>.json  the submission record of attempt NNNN
+//! <state>/benchmarks/<hex>/runs/<index>/<attempt>/  started.json, result.json (with output tails), wrapper.log
+//! <state>/benchmarks/<hex>/runs/<index>/<attempt>.r<N>/  the same, for Slurm requeue N
+//! <state>/benchmarks/<hex>/cancel-<NNNN>.json       the cancellation of attempt NNNN, if any
+//! <state>/benchmarks/<hex>/slots/<k>.lock           local concurrency slots (flock)
+//! <state>/benchmarks/<hex>/slurm/                   batch scripts and Slurm output files
 //! ```
+//!
+//! The benchmark record, child digests, claims, submissions and
+//! cancellations are create-only. A run's `started.json` and `result.json`
+//! are written by the one wrapper that owns the attempt directory, each
+//! atomically (temporary file, fsync, rename).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -407,29 +414,52 @@ impl StateDir {
         Ok(out)
     }
 
-    /// The next free attempt number.
-    pub fn next_attempt(&self, digest: &Sha256Digest) -> Result<u32, StateError> {
-        Ok(self
-            .submissions(digest)?
-            .iter()
-            .map(|s| s.attempt)
-            .max()
-            .unwrap_or(0)
-            + 1)
+    /// Claims the next free attempt number by creating
+    /// `submissions/<NNNN>.claim` with `create_new`, before anything is
+    /// started. Two submitters never get the same number, and a submitter
+    /// that dies before writing its submission record still leaves its
+    /// number taken.
+    pub fn claim_attempt(&self, digest: &Sha256Digest) -> Result<u32, StateError> {
+        let dir = self.benchmark_dir(digest).join("submissions");
+        self.mkdir(&dir)?;
+        let mut highest = 0u32;
+        let rd = fs::read_dir(&dir)
+            .map_err(|source| StateError::Read { path: dir.clone(), source })?;
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(n) = name.split('.').next().and_then(|n| n.parse::<u32>().ok()) {
+                highest = highest.max(n);
+            }
+        }
+        let mut n = highest + 1;
+        loop {
+            let path = dir.join(format!("{n:04}.claim"));
+            match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(_) => return Ok(n),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
+                Err(source) => return Err(StateError::CreateDir { path, source }),
+            }
+        }
     }
 
-    /// Records a cancellation (create-only; a second cancel keeps the first).
-    pub fn write_cancel(&self, digest: &Sha256Digest, c: &Cancellation) -> Result<(), StateError> {
-        let path = self.benchmark_dir(digest).join("cancel.json");
+    /// Records the cancellation of one attempt (create-only; a second cancel
+    /// keeps the first). A later attempt is not affected.
+    pub fn write_cancel(
+        &self,
+        digest: &Sha256Digest,
+        attempt: u32,
+        c: &Cancellation,
+    ) -> Result<(), StateError> {
+        let path = self.benchmark_dir(digest).join(format!("cancel-{attempt:04}.json"));
         match fsio::write_create_only(&path, &pretty(c)) {
             Ok(_) | Err(fsio::WriteError::Conflict { .. }) => Ok(()),
             Err(e) => Err(e.into()),
         }
     }
 
-    /// Whether a cancellation was recorded.
-    pub fn is_cancelled(&self, digest: &Sha256Digest) -> bool {
-        self.benchmark_dir(digest).join("cancel.json").exists()
+    /// Whether attempt `attempt` was cancelled.
+    pub fn is_cancelled(&self, digest: &Sha256Digest, attempt: u32) -> bool {
+        self.benchmark_dir(digest).join(format!("cancel-{attempt:04}.json")).exists()
     }
 
     /// Lists benchmark digests in the state directory.

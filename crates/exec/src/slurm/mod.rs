@@ -185,7 +185,7 @@ pub fn submit(
 ) -> Result<SlurmSubmitted, BenchError> {
     let planned = bench::plan(state, intent_path)?;
     let digest = planned.digest;
-    let attempt = state.next_attempt(&digest)?;
+    let attempt = state.claim_attempt(&digest)?;
     let intent = &planned.plan.intent().intent;
     let count = planned.plan.len();
     let exe = match &opts.exe {

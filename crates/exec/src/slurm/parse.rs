@@ -172,7 +172,7 @@ pub fn split_job_id(text: &str) -> Option<(String, Tasks, Option<String>)> {
     Some((job.to_owned(), tasks, step))
 }
 
-/// One row of `squeue -h -r -o '%F|%K|%A|%T|%r'`.
+/// One row of `squeue -h -r -o '%i|%A|%F|%K|%T|%r'`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SqueueRow {
     /// Array job id (`%F`).
@@ -187,8 +187,9 @@ pub struct SqueueRow {
     pub reason: String,
 }
 
-/// The squeue output format these parsers expect.
-pub const SQUEUE_FORMAT: &str = "%F|%K|%A|%T|%r";
+/// The squeue output format these parsers expect: printed id, job id, array
+/// job id, array task id (`N/A` outside arrays), state, reason.
+pub const SQUEUE_FORMAT: &str = "%i|%A|%F|%K|%T|%r";
 
 /// A line that could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -215,28 +216,28 @@ pub fn parse_squeue(text: &str) -> Result<Vec<SqueueRow>, ParseLineError> {
             text: line.to_owned(),
         };
         let f: Vec<&str> = line.split('|').collect();
-        if f.len() != 5 {
+        if f.len() != 6 {
             return Err(err());
         }
-        let task = match f[1] {
+        let task = match f[3] {
             "N/A" => None,
             t => Some(t.parse().map_err(|_| err())?),
         };
         out.push(SqueueRow {
-            array_job_id: f[0].to_owned(),
+            array_job_id: f[2].to_owned(),
             task,
-            job_id: f[2].to_owned(),
-            state: SlurmState::parse(f[3]),
-            reason: f[4].to_owned(),
+            job_id: f[1].to_owned(),
+            state: SlurmState::parse(f[4]),
+            reason: f[5].to_owned(),
         });
     }
     Ok(out)
 }
 
 /// The sacct fields these parsers expect, in order.
-pub const SACCT_FORMAT: &str = "JobID,JobIDRaw,State,ExitCode,Start,End";
+pub const SACCT_FORMAT: &str = "JobID,JobIDRaw,State,ExitCode,Start,End,Elapsed,NodeList,Reason";
 
-/// One row of `sacct -X -n --parsable2 --format=JobID,JobIDRaw,State,ExitCode,Start,End`.
+/// One row of `sacct -n --parsable2 --format=` [`SACCT_FORMAT`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SacctRow {
     /// Array job id.
@@ -257,6 +258,8 @@ pub struct SacctRow {
     pub start: String,
     /// End time as printed.
     pub end: String,
+    /// Reason (`None`, `JobHeldUser`, ...).
+    pub reason: String,
 }
 
 /// Parses sacct `--parsable2` output in [`SACCT_FORMAT`].
@@ -272,7 +275,7 @@ pub fn parse_sacct(text: &str) -> Result<Vec<SacctRow>, ParseLineError> {
             text: line.to_owned(),
         };
         let f: Vec<&str> = line.split('|').collect();
-        if f.len() != 6 {
+        if f.len() != 9 {
             return Err(err());
         }
         let (array_job_id, tasks, step) = split_job_id(f[0]).ok_or_else(err)?;
@@ -287,6 +290,7 @@ pub fn parse_sacct(text: &str) -> Result<Vec<SacctRow>, ParseLineError> {
             signal: signal.parse().map_err(|_| err())?,
             start: f[4].to_owned(),
             end: f[5].to_owned(),
+            reason: f[8].to_owned(),
         });
     }
     Ok(out)
@@ -336,10 +340,13 @@ pub fn scontrol_rows(text: &str) -> Vec<SacctRow> {
         let Some(job_id) = get("JobId") else { continue };
         let array = get("ArrayJobId").unwrap_or_else(|| job_id.clone());
         let tasks = match get("ArrayTaskId") {
-            Some(t) => match split_job_id(&format!("{array}_{t}")) {
-                Some((_, tasks, _)) => tasks,
-                None => continue,
-            },
+            Some(t) => {
+                let t = if t.bytes().all(|b| b.is_ascii_digit()) { t } else { format!("[{t}]") };
+                match split_job_id(&format!("{array}_{t}")) {
+                    Some((_, tasks, _)) => tasks,
+                    None => continue,
+                }
+            }
             None => Tasks::NotArray,
         };
         let (code, signal) = get("ExitCode")
@@ -358,6 +365,7 @@ pub fn scontrol_rows(text: &str) -> Vec<SacctRow> {
             signal,
             start: get("StartTime").unwrap_or_default(),
             end: get("EndTime").unwrap_or_default(),
+            reason: get("Reason").unwrap_or_default(),
         });
     }
     out
