@@ -116,7 +116,8 @@ pub fn plan(intent: LoadedIntent) -> Result<Plan, PlanTooLarge> {
         return Err(PlanTooLarge);
     }
     let templates: Vec<Vec<Piece>> = i.command.iter().map(|a| parse_template(a)).collect();
-    let mut points = Vec::with_capacity(count as usize);
+    let mut staged = Vec::with_capacity(count as usize);
+    let mut seen: std::collections::HashMap<CaseId, u32> = std::collections::HashMap::new();
     let mut steps = vec![0usize; axes.len()];
     for p in 0..count {
         let mut values = BTreeMap::new();
@@ -135,8 +136,9 @@ pub fn plan(intent: LoadedIntent) -> Result<Plan, PlanTooLarge> {
                 .unwrap_or(usize::MAX)
         });
         let case = case_id(&i.name, &ordered, p);
-        let argv = templates.iter().map(|t| render(t, &values)).collect();
-        points.push(make_point(&intent, case, values, argv));
+        *seen.entry(case.clone()).or_insert(0) += 1;
+        let argv: Vec<String> = templates.iter().map(|t| render(t, &values)).collect();
+        staged.push((case, values, argv));
         // Advance the mixed-radix counter, last axis fastest.
         for k in (0..axes.len()).rev() {
             steps[k] += 1;
@@ -146,6 +148,20 @@ pub fn plan(intent: LoadedIntent) -> Result<Plan, PlanTooLarge> {
             steps[k] = 0;
         }
     }
+    // Values holding `,` or `=` can make two points read alike; such points
+    // are named by their position instead, so case ids stay unique.
+    let points = staged
+        .into_iter()
+        .enumerate()
+        .map(|(p, (case, values, argv))| {
+            let case = if seen.get(&case).copied().unwrap_or(0) > 1 {
+                point_case_id(&i.name, p as u64)
+            } else {
+                case
+            };
+            make_point(&intent, case, values, argv)
+        })
+        .collect();
     Ok(Plan {
         intent,
         points,
@@ -217,15 +233,17 @@ fn case_id(name: &str, ordered: &[(&str, &Value)], point: u64) -> CaseId {
             .collect();
         s.push_str(&parts.join(","));
     }
-    CaseId::new(s).unwrap_or_else(|_| {
-        // Values that cannot appear in a case id fall back to the point
-        // number, which is still deterministic.
-        #[expect(
-            clippy::expect_used,
-            reason = "intent validation guarantees the name is a valid case id"
-        )]
-        CaseId::new(format!("{name}/point-{point}")).expect("benchmark name is a valid case id")
-    })
+    // Values that cannot appear in a case id fall back to the point number,
+    // which is still deterministic.
+    CaseId::new(s).unwrap_or_else(|_| point_case_id(name, point))
+}
+
+fn point_case_id(name: &str, point: u64) -> CaseId {
+    #[expect(
+        clippy::expect_used,
+        reason = "intent validation guarantees the name is a valid case id"
+    )]
+    CaseId::new(format!("{name}/point-{point}")).expect("benchmark name is a valid case id")
 }
 
 fn canon<T: Serialize + ?Sized>(v: &T) -> Vec<u8> {
@@ -472,6 +490,27 @@ zip = "m"
         assert_eq!(c.argv, ["prog", "--size=10", "--mode", "b", "{literal}"]);
         assert!(p.child(3).expect("exists").warmup);
         assert!(p.child(12).is_none());
+    }
+
+    #[test]
+    fn look_alike_points_get_unique_case_ids() {
+        let t = r#"
+schema = "benchmark-intent/v1"
+name = "x"
+command = ["echo", "{a}", "{b}"]
+repetitions = 1
+[[parameters]]
+name = "a"
+values = ["1,b=2", "1"]
+[[parameters]]
+name = "b"
+values = ["3", "2,b=3"]
+"#;
+        let p = plan(from_toml(t, "t").expect("valid")).expect("plans");
+        let cases: Vec<String> = p.cases().map(ToString::to_string).collect();
+        let unique: std::collections::BTreeSet<&String> = cases.iter().collect();
+        assert_eq!(unique.len(), cases.len(), "{cases:?}");
+        assert!(cases.contains(&"x/point-0".to_owned()), "{cases:?}");
     }
 
     #[test]

@@ -560,3 +560,51 @@ pub(crate) fn parse_utc(s: &str) -> Option<(i64, u32)> {
     let days = y * 372 + mo * 31 + da;
     Some((((days * 24 + h) * 60 + mi) * 60 + se, nanos))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example() -> ResultRecord {
+        let draft = include_bytes!("../examples/result.draft.json");
+        seal_json(draft).expect("example is valid").record().clone()
+    }
+
+    #[test]
+    fn sealing_is_deterministic_and_verifiable() {
+        let r = example();
+        let a = seal(&r).expect("seals");
+        let b = seal(&r).expect("seals");
+        assert_eq!(a.bytes(), b.bytes());
+        assert_eq!(
+            verify(a.bytes(), Some(&a.digest()))
+                .expect("verifies")
+                .record(),
+            &r
+        );
+    }
+
+    #[test]
+    fn integers_beyond_two_to_the_53_are_refused_not_rounded() {
+        let mut r = example();
+        let summary = r.cases[0].metrics[0].summary.as_mut().expect("summary");
+        summary.ci = Some(crate::record::ConfidenceInterval {
+            level: crate::Finite::new(0.95).expect("finite"),
+            low: summary.min,
+            high: summary.max,
+            method: "bootstrap-percentile".into(),
+            resamples: 1000,
+            seed: (1u64 << 53) + 1,
+        });
+        assert!(matches!(seal(&r), Err(SealError::Lossy)));
+        r.cases[0].metrics[0]
+            .summary
+            .as_mut()
+            .expect("summary")
+            .ci
+            .as_mut()
+            .expect("ci")
+            .seed = 1 << 53;
+        seal(&r).expect("2^53 itself is exact");
+    }
+}

@@ -26,7 +26,11 @@
 //!   sequential calls in one process stay correct. `max_rss_bytes` is a
 //!   high-water mark that cannot be differenced: it is the largest resident
 //!   set of any child reaped so far, which is the command's own as long as
-//!   the wrapper process runs nothing else. Concurrent `run_child` calls in
+//!   the wrapper process runs nothing else. It has a floor: Linux carries
+//!   the high-water mark of the image a child had before `exec` (a copy of
+//!   the wrapper) into the child's usage, so a tiny command reports about
+//!   the wrapper's own resident size. Compare peak RSS only between runs of
+//!   the same build. Concurrent `run_child` calls in
 //!   one process therefore see each other's usage; run one attempt per
 //!   wrapper process when the numbers matter. `ru_maxrss` is KiB on Linux
 //!   and is converted to bytes. Descendants count only once their own
@@ -903,6 +907,16 @@ fn metric_from_object(
         return Err(format!(
             "metric name {name:?} is reserved for a builtin metric"
         ));
+    }
+    // The same limits as the result record's schema, so a metric accepted
+    // here can always be sealed.
+    if name.len() > 128 {
+        return Err("metric name is longer than 128 bytes".to_owned());
+    }
+    if let Some(Value::String(unit)) = object.get("unit")
+        && unit.len() > 32
+    {
+        return Err("unit is longer than 32 bytes".to_owned());
     }
     if let Some(key) = object
         .keys()

@@ -193,7 +193,7 @@ enum BenchCommand {
     /// Writes OUT/<sha256-hex>.json create-only. Refuses while any child is
     /// pending or running.
     #[command(
-        after_help = "Example:\n  benchops-exec bench seal 3f1c2a9d --manifest examples/schedule.toml \\\n    --lane nightly --slot 2026-11-30T01:00:00Z --repository example/widgets \\\n    --commit 3f1c2a9d8e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d --out .benchops/sealed"
+        after_help = "Example:\n  benchops-exec bench seal 3f1c2a9d --manifest examples/schedule.toml \\\n    --lane comprehensive --slot 2026-11-30T01:00:00Z --repository example/widgets \\\n    --commit 3f1c2a9d8e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d --out .benchops/sealed"
     )]
     Seal {
         /// Benchmark digest (or unique hex prefix).
@@ -447,7 +447,11 @@ fn bench_command(state: &StateDir, cmd: BenchCommand) -> Result<ExitCode> {
             };
             let sealed = benchops_exec::result::seal_benchmark(state, &digest, &ctx)?;
             let o = benchops_exec::seal::write_sealed(&sealed, &out)?;
-            println!("sealed {} -> {}", o.digest, o.path.display());
+            let note = match o.created {
+                benchops::fsio::Created::New => "sealed",
+                benchops::fsio::Created::AlreadyPresent => "already sealed",
+            };
+            println!("{note} {} -> {}", o.digest, o.path.display());
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -49,6 +49,9 @@ pub enum SealBenchError {
     /// The lane is not in the manifest.
     #[error("lane `{0}` is not declared in the manifest")]
     UnknownLane(String),
+    /// The lane covers none of the benchmark's cases.
+    #[error("lane `{0}` covers none of this benchmark's cases (see its `cases` in the manifest)")]
+    NothingCovered(String),
     /// Some children are still pending or running.
     #[error(
         "benchmark is not finished: {0} child run(s) are still pending or running; wait, or cancel it"
@@ -74,9 +77,9 @@ pub fn seal_benchmark(
             source,
         })?;
     let m = manifest::from_toml(&text, &ctx.manifest.display().to_string())?;
-    if !m.manifest.lanes.iter().any(|l| l.name == ctx.lane) {
+    let Some(lane) = m.manifest.lanes.iter().find(|l| l.name == ctx.lane) else {
         return Err(SealBenchError::UnknownLane(ctx.lane.to_string()));
-    }
+    };
     let slot = ctx
         .slot
         .parse::<jiff::Timestamp>()
@@ -84,9 +87,14 @@ pub fn seal_benchmark(
     if !ctx.slot.ends_with('Z') {
         return Err(SealBenchError::BadSlot(ctx.slot.clone()));
     }
-    let (status, analysis) = bench::analyze(state, digest)?;
+    let (status, mut analysis) = bench::analyze(state, digest)?;
     if !status.terminal {
         return Err(SealBenchError::NotTerminal(status.counts.incomplete));
+    }
+    // A lane's record holds the cases the lane covers, and only those.
+    analysis.cases.retain(|c| lane.covers(c.case.as_str()));
+    if analysis.cases.is_empty() {
+        return Err(SealBenchError::NothingCovered(ctx.lane.to_string()));
     }
     let record = build_record(
         state,
@@ -113,8 +121,29 @@ fn build_record(
     for c in &analysis.cases {
         let mut runs = c.runs;
         runs.add(&c.warmup_runs);
-        let (outcome, error) = if c.runs.succeeded > 0 {
+        let (outcome, error) = if c.runs.succeeded > 0 && c.runs.succeeded == c.runs.total {
             (Outcome::Pass, None)
+        } else if c.runs.succeeded > 0 {
+            // Some measured runs failed or went missing: the numbers come
+            // from a biased subset, so the case is not called a pass.
+            let reasons: Vec<String> = c
+                .not_succeeded
+                .iter()
+                .filter(|n| !n.warmup)
+                .map(|n| format!("{} ({})", n.class, n.reason))
+                .collect();
+            (
+                Outcome::Error,
+                Some(CaseError {
+                    kind: "partial_failures".into(),
+                    message: format!(
+                        "{} of {} measured runs succeeded: {}",
+                        c.runs.succeeded,
+                        c.runs.total,
+                        summarize(&reasons)
+                    ),
+                }),
+            )
         } else {
             let reasons: Vec<String> = c
                 .not_succeeded
@@ -154,7 +183,10 @@ fn build_record(
         .filter(|c| c.outcome == Outcome::Pass)
         .map(|c| c.id.clone())
         .collect();
-    let clean = case_counts.error == 0 && case_counts.drift == 0 && runs.succeeded > 0;
+    let clean = case_counts.error == 0
+        && case_counts.drift == 0
+        && runs.succeeded > 0
+        && runs.succeeded == runs.total;
     let (started_at, finished_at) = time_span(state, digest, status);
     let executor = match state
         .submissions(digest)
@@ -195,7 +227,7 @@ fn build_record(
             cleared,
             baseline_proposal: clean.then(|| BaselineProposal {
                 lane: ctx.lane.clone(),
-                reason: "clean run: every case passed".into(),
+                reason: "clean run: every case passed and every child run succeeded".into(),
             }),
         },
     }
@@ -213,7 +245,9 @@ fn summarize(reasons: &[String]) -> String {
         .join("; ")
 }
 
-/// The earliest start and latest finish among the children's results.
+/// The earliest start and latest finish among the children's results. When
+/// no result can be read, the submission time stands for both, so that
+/// sealing the same benchmark twice gives the same bytes.
 fn time_span(state: &StateDir, digest: &Sha256Digest, status: &Status) -> (String, String) {
     let mut start: Option<jiff::Timestamp> = None;
     let mut end: Option<jiff::Timestamp> = None;
@@ -228,8 +262,15 @@ fn time_span(state: &StateDir, digest: &Sha256Digest, status: &Status) -> (Strin
             }
         }
     }
-    let now = jiff::Timestamp::now();
-    let start = start.unwrap_or(now);
-    let end = end.unwrap_or(now).max(start);
+    let submitted = state
+        .submissions(digest)
+        .ok()
+        .and_then(|s| {
+            s.first()
+                .and_then(|s| s.submitted_at.parse::<jiff::Timestamp>().ok())
+        })
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    let start = start.unwrap_or(submitted);
+    let end = end.unwrap_or(start).max(start);
     (format!("{start:.6}"), format!("{end:.6}"))
 }

@@ -423,8 +423,10 @@ impl StateDir {
         let dir = self.benchmark_dir(digest).join("submissions");
         self.mkdir(&dir)?;
         let mut highest = 0u32;
-        let rd = fs::read_dir(&dir)
-            .map_err(|source| StateError::Read { path: dir.clone(), source })?;
+        let rd = fs::read_dir(&dir).map_err(|source| StateError::Read {
+            path: dir.clone(),
+            source,
+        })?;
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             if let Some(n) = name.split('.').next().and_then(|n| n.parse::<u32>().ok()) {
@@ -434,7 +436,11 @@ impl StateDir {
         let mut n = highest + 1;
         loop {
             let path = dir.join(format!("{n:04}.claim"));
-            match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
                 Ok(_) => return Ok(n),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
                 Err(source) => return Err(StateError::CreateDir { path, source }),
@@ -450,7 +456,9 @@ impl StateDir {
         attempt: u32,
         c: &Cancellation,
     ) -> Result<(), StateError> {
-        let path = self.benchmark_dir(digest).join(format!("cancel-{attempt:04}.json"));
+        let path = self
+            .benchmark_dir(digest)
+            .join(format!("cancel-{attempt:04}.json"));
         match fsio::write_create_only(&path, &pretty(c)) {
             Ok(_) | Err(fsio::WriteError::Conflict { .. }) => Ok(()),
             Err(e) => Err(e.into()),
@@ -459,7 +467,9 @@ impl StateDir {
 
     /// Whether attempt `attempt` was cancelled.
     pub fn is_cancelled(&self, digest: &Sha256Digest, attempt: u32) -> bool {
-        self.benchmark_dir(digest).join(format!("cancel-{attempt:04}.json")).exists()
+        self.benchmark_dir(digest)
+            .join(format!("cancel-{attempt:04}.json"))
+            .exists()
     }
 
     /// Lists benchmark digests in the state directory.

@@ -37,6 +37,24 @@ values = ["ok", "fail", "mixed"]
 json_lines = true
 "#;
 
+const MANIFEST: &str = r#"
+schema = "schedule-manifest/v1"
+[[lanes]]
+name = "full"
+cron = "0 1 * * *"
+timezone = "UTC"
+completion_window_minutes = 60
+cases = ["*"]
+baseline = "last-clean"
+[[lanes]]
+name = "okonly"
+cron = "0 * * * *"
+timezone = "UTC"
+completion_window_minutes = 30
+cases = ["mix/mode=ok"]
+baseline = "last-clean"
+"#;
+
 fn exec(state: &Path, args: &[&str]) -> Output {
     Command::new(EXE)
         .arg("--state")
@@ -174,6 +192,72 @@ fn submit_exit_status_analyze_from_separate_processes() {
     );
     assert_eq!(mixed_answer["summary"], Value::Null);
 
+    // Sealing: a lane covering every case gets every case, and cases with
+    // failures are never a pass.
+    let dir = state.parent().expect("state has a parent");
+    let manifest = dir.join("schedule.toml");
+    std::fs::write(&manifest, MANIFEST).expect("write manifest");
+    let out = dir.join("sealed");
+    let seal = |lane: &str| -> Value {
+        let o = exec(
+            &state,
+            &[
+                "bench",
+                "seal",
+                &digest,
+                "--manifest",
+                manifest.to_str().expect("utf-8"),
+                "--lane",
+                lane,
+                "--slot",
+                "2026-11-30T01:00:00Z",
+                "--repository",
+                "example/widgets",
+                "--commit",
+                "3f1c2a9d8e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d",
+                "--out",
+                out.to_str().expect("utf-8"),
+            ],
+        );
+        let line = stdout(&o);
+        let path = line.split(" -> ").nth(1).expect("path").trim().to_owned();
+        let bytes = std::fs::read(&path).expect("sealed file");
+        benchops::verify(&bytes, None).expect("sealed record verifies");
+        serde_json::from_slice(&bytes).expect("json")
+    };
+    let full = seal("full");
+    let outcomes: Vec<(&str, &str)> = full["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().expect("id"),
+                c["outcome"].as_str().expect("outcome"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("mix/mode=ok", "pass"),
+            ("mix/mode=fail", "error"),
+            ("mix/mode=mixed", "error")
+        ]
+    );
+    assert_eq!(full["cases"][1]["error"]["kind"], "no_successful_runs");
+    assert_eq!(full["cases"][2]["error"]["kind"], "partial_failures");
+    assert_eq!(full["publication"]["baseline_proposal"], Value::Null);
+    assert_eq!(full["runs"]["total"], 15);
+    assert_eq!(seal("full"), full, "sealing again gives the same record");
+    let okonly = seal("okonly");
+    assert_eq!(okonly["cases"].as_array().expect("cases").len(), 1);
+    assert_eq!(okonly["publication"]["baseline_proposal"]["lane"], "okonly");
+    assert_eq!(
+        okonly["publication"]["cleared"],
+        serde_json::json!(["mix/mode=ok"])
+    );
+
     // Children never saw the publication credential of the submitting shell.
     let result = state_file(&state, &digest, 0, "result.json");
     let r: Value = serde_json::from_str(&result).expect("result JSON");
@@ -285,7 +369,7 @@ fn cancel_stops_running_children_and_is_recorded() {
     let intent = r#"
 schema = "benchmark-intent/v1"
 name = "sleepy"
-command = ["sleep", "30"]
+command = ["sh", "-c", "if [ \"$BENCHOPS_ATTEMPT\" = 1 ]; then sleep 30; fi"]
 repetitions = 3
 "#;
     let (_dir, state, intent_path) = setup(intent);
@@ -321,6 +405,20 @@ repetitions = 3
         .filter(|r| r.starts_with("cancelled before it started"))
         .count();
     assert_eq!((running, waiting), (1, 2), "{reasons:?}");
+
+    // A cancellation ends its own attempt only: submitting again runs.
+    let again = submit(&state, &intent_path, "3");
+    assert_eq!(again, digest, "same intent, same benchmark, new attempt");
+    let status = wait_terminal(&state, &digest);
+    assert_eq!(status["cancelled"], false, "{status:#}");
+    assert_eq!(status["counts"]["succeeded"], 3, "{status:#}");
+    assert!(
+        status["children"]
+            .as_array()
+            .expect("children")
+            .iter()
+            .all(|c| c["attempt"] == 2)
+    );
 }
 
 #[test]

@@ -46,6 +46,13 @@ impl From<&VerifyIssue> for IssueOut {
 /// A path given on the command line that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
+    /// A directory holds no `*.json` file: nothing was validated, which is
+    /// not the same as "all valid".
+    #[error("no *.json files under {path}")]
+    NoRecords {
+        /// The directory.
+        path: PathBuf,
+    },
     /// The path does not exist or cannot be listed.
     #[error("failed to read {path}")]
     Unreadable {
@@ -79,7 +86,13 @@ pub fn collect_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
             source,
         })?;
         if meta.is_dir() {
+            let before = out.len();
             walk(input, &mut out)?;
+            if out.len() == before {
+                return Err(InputError::NoRecords {
+                    path: input.clone(),
+                });
+            }
         } else {
             out.push(input.clone());
         }

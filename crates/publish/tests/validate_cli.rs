@@ -148,6 +148,14 @@ fn a_missing_path_is_a_usage_error_naming_it() {
 }
 
 #[test]
+fn a_directory_without_records_is_not_all_valid() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = validate(&[dir.path()], false);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no *.json files"), "{}", stderr(&out));
+}
+
+#[test]
 fn no_arguments_is_a_usage_error() {
     let out = run(&[]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));

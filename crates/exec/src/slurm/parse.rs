@@ -341,7 +341,11 @@ pub fn scontrol_rows(text: &str) -> Vec<SacctRow> {
         let array = get("ArrayJobId").unwrap_or_else(|| job_id.clone());
         let tasks = match get("ArrayTaskId") {
             Some(t) => {
-                let t = if t.bytes().all(|b| b.is_ascii_digit()) { t } else { format!("[{t}]") };
+                let t = if t.bytes().all(|b| b.is_ascii_digit()) {
+                    t
+                } else {
+                    format!("[{t}]")
+                };
                 match split_job_id(&format!("{array}_{t}")) {
                     Some((_, tasks, _)) => tasks,
                     None => continue,
