@@ -182,6 +182,11 @@ pub fn classify(e: &Evidence, policy: &Policy) -> Classified {
             format!("result says exit 0 but the backend says {state}"),
         ),
         (R::Ok, _) => c(RunClass::Succeeded, "exit 0".into()),
+        // Keep the scheduler's word too: a script ended by SIGTERM is a
+        // timeout or a cancellation only the scheduler can tell apart.
+        (R::Failed(why), B::FinishedFailed(state)) => {
+            c(RunClass::Failed, format!("{why}; backend: {state}"))
+        }
         (R::Failed(why), _) => c(RunClass::Failed, why.clone()),
         (R::Absent, B::Pending(why)) => c(RunClass::Incomplete, format!("pending: {why}")),
         (R::Absent, B::Running) => match (e.started, e.running_for_s, policy.running_limit_s) {

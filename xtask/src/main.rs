@@ -1,6 +1,7 @@
 //! Development tasks: `cargo xtask <task>`.
 //!
-//! - `ci`: everything CI checks, in order: formatting, clippy with warnings
+//! - `ci`: everything CI checks, in order: formatting, the local Slurm
+//!   cluster (`scripts/slurm-up.sh`, idempotent), clippy with warnings
 //!   denied, the test suite (nextest when installed), and docs with warnings
 //!   denied.
 //! - `bench`: the criterion benchmarks in release mode.
@@ -28,6 +29,7 @@ fn main() -> Result<()> {
 
 fn ci() -> Result<()> {
     run("cargo", &["fmt", "--all", "--check"], &[])?;
+    slurm_up()?;
     run(
         "cargo",
         &[
@@ -205,6 +207,23 @@ fn utc_minute() -> Result<String> {
         rem / 3600,
         rem % 3600 / 60
     ))
+}
+
+/// Brings up the single-node Slurm cluster the Slurm tests run on. In CI
+/// (`CI=true`) a failure stops the run; elsewhere it is reported loudly and
+/// the Slurm acceptance test says it did not run.
+fn slurm_up() -> Result<()> {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    match run("bash", &["scripts/slurm-up.sh"], &[]) {
+        Ok(()) => Ok(()),
+        Err(e) if ci => Err(e.context("the Slurm cluster is required in CI")),
+        Err(e) => {
+            eprintln!(
+                "xtask: !!! Slurm did not start ({e:#}); the Slurm acceptance test will not run !!!"
+            );
+            Ok(())
+        }
+    }
 }
 
 fn has_nextest() -> bool {

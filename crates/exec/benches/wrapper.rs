@@ -56,5 +56,51 @@ fn bench_wrapper(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_wrapper);
+fn scratch(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let bytes = vec![b'x'; 900];
+    let mut g = c.benchmark_group("scratch");
+    g.sample_size(50).measurement_time(Duration::from_secs(4));
+    g.bench_function("write_atomic_900b", |b| {
+        let p = dir.path().join("f.json");
+        b.iter(|| benchops::fsio::write_atomic(&p, &bytes).expect("w"));
+    });
+    g.bench_function("fs_write_no_fsync_900b", |b| {
+        let p = dir.path().join("g.json");
+        b.iter(|| std::fs::write(&p, &bytes).expect("w"));
+    });
+    g.bench_function("file_fsync_only", |b| {
+        let p = dir.path().join("h.json");
+        let mut f = std::fs::File::create(&p).expect("c");
+        b.iter(|| {
+            std::io::Write::write_all(&mut f, b"x").expect("w");
+            f.sync_all().expect("s")
+        });
+    });
+    g.bench_function("dir_fsync_only", |b| {
+        b.iter(|| {
+            std::fs::File::open(dir.path())
+                .and_then(|d| d.sync_all())
+                .expect("s")
+        });
+    });
+    g.bench_function("three_threads_spawn_join", |b| {
+        b.iter(|| {
+            let h: Vec<_> = (0..3).map(|_| std::thread::spawn(|| 1)).collect();
+            for t in h {
+                t.join().expect("j");
+            }
+        });
+    });
+    g.bench_function("proc_self_stat_hostname_jiff", |b| {
+        b.iter(|| {
+            std::hint::black_box(std::fs::read_to_string("/proc/self/stat").expect("r"));
+            std::hint::black_box(nix::unistd::gethostname().expect("h"));
+            std::hint::black_box(format!("{:.6}", jiff::Timestamp::now()));
+        });
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_wrapper, scratch);
 criterion_main!(benches);

@@ -9,7 +9,9 @@ use benchops_exec::slurm::parse::{
 };
 
 fn fixture(name: &str) -> String {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/slurm").join(name);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/slurm")
+        .join(name);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
@@ -27,26 +29,41 @@ fn fixtures(prefix: &str) -> Vec<String> {
 
 #[test]
 fn every_captured_squeue_output_parses() {
-    let files: Vec<String> = fixtures("squeue.").into_iter().filter(|f| !f.starts_with("squeue.default")).collect();
+    let files: Vec<String> = fixtures("squeue.")
+        .into_iter()
+        .filter(|f| !f.starts_with("squeue.default"))
+        .collect();
     assert!(files.len() >= 10, "{files:?}");
     for f in files {
         let rows = parse_squeue(&fixture(&f)).unwrap_or_else(|e| panic!("{f}: {e}"));
         for r in rows {
-            assert!(!matches!(r.state, SlurmState::Other(_)), "{f}: unknown state {:?}", r.state);
+            assert!(
+                !matches!(r.state, SlurmState::Other(_)),
+                "{f}: unknown state {:?}",
+                r.state
+            );
         }
     }
 }
 
 #[test]
 fn every_captured_sacct_output_parses() {
-    // The OOM capture used a memory-oriented --format; it is read by eye.
-    let files: Vec<String> =
-        fixtures("sacct.").into_iter().filter(|f| !f.contains("oom_default")).collect();
+    // Captures taken with another --format (memory columns, extra fields,
+    // the field list itself) are described in the README, not parsed here.
+    let other_format = ["oom_", "extra_fields", "helpformat"];
+    let files: Vec<String> = fixtures("sacct.")
+        .into_iter()
+        .filter(|f| !other_format.iter().any(|o| f.contains(o)))
+        .collect();
     assert!(files.len() >= 10, "{files:?}");
     for f in files {
         let rows = parse_sacct(&fixture(&f)).unwrap_or_else(|e| panic!("{f}: {e}"));
         for r in rows {
-            assert!(!matches!(r.state, SlurmState::Other(_)), "{f}: unknown state {:?}", r.state);
+            assert!(
+                !matches!(r.state, SlurmState::Other(_)),
+                "{f}: unknown state {:?}",
+                r.state
+            );
         }
     }
 }
@@ -54,43 +71,79 @@ fn every_captured_sacct_output_parses() {
 #[test]
 fn terminal_states_and_exit_codes() {
     let rows = parse_sacct(&fixture("sacct.X.ok_exit3_segv_finished.txt")).expect("parses");
-    let got: Vec<(SlurmState, i32, i32)> = rows.iter().map(|r| (r.state.clone(), r.exit_code, r.signal)).collect();
-    assert_eq!(got, [
-        (SlurmState::Completed, 0, 0),
-        (SlurmState::Failed, 3, 0),
-        (SlurmState::Failed, 0, 11),
-    ]);
+    let got: Vec<(SlurmState, i32, i32)> = rows
+        .iter()
+        .map(|r| (r.state.clone(), r.exit_code, r.signal))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (SlurmState::Completed, 0, 0),
+            (SlurmState::Failed, 3, 0),
+            (SlurmState::Failed, 0, 11),
+        ]
+    );
     let t = parse_sacct(&fixture("sacct.X.timeout_finished.txt")).expect("parses");
     assert_eq!(t[0].state, SlurmState::Timeout);
     let c = parse_sacct(&fixture("sacct.X.cancelled_pending.txt")).expect("parses");
-    assert_eq!(c[0].state, SlurmState::Cancelled { by: Some("0".into()) });
+    assert_eq!(
+        c[0].state,
+        SlurmState::Cancelled {
+            by: Some("0".into())
+        }
+    );
     assert_eq!(c[0].start, "None");
     // Without -X the batch step shows how the time limit ended the script.
     let steps = parse_sacct(&fixture("sacct.timeout_finished.txt")).expect("parses");
-    let batch = steps.iter().find(|r| r.step.as_deref() == Some("batch")).expect("batch step");
-    assert_eq!((batch.state.clone(), batch.signal), (SlurmState::Cancelled { by: None }, 15));
+    let batch = steps
+        .iter()
+        .find(|r| r.step.as_deref() == Some("batch"))
+        .expect("batch step");
+    assert_eq!(
+        (batch.state.clone(), batch.signal),
+        (SlurmState::Cancelled { by: None }, 15)
+    );
 }
 
 #[test]
 fn pending_range_rows_cover_their_tasks() {
     let rows = parse_sacct(&fixture("sacct.X.array1000_running.txt")).expect("parses");
-    let range = rows.iter().find(|r| matches!(r.tasks, Tasks::Many(_))).expect("range row");
+    let range = rows
+        .iter()
+        .find(|r| matches!(r.tasks, Tasks::Many(_)))
+        .expect("range row");
     assert_eq!(range.state, SlurmState::Pending);
     assert!(range.tasks.contains(2) && range.tasks.contains(999) && !range.tasks.contains(1));
-    assert_eq!(split_job_id("16_[2-4%2]").map(|t| t.1), Some(Tasks::Many(vec![2, 3, 4])));
+    assert_eq!(
+        split_job_id("16_[2-4%2]").map(|t| t.1),
+        Some(Tasks::Many(vec![2, 3, 4]))
+    );
 }
 
 #[test]
 fn squeue_reasons_are_kept() {
     let held = parse_squeue(&fixture("squeue.held_pending.txt")).expect("parses");
-    assert_eq!((held[0].state.clone(), held[0].reason.as_str()), (SlurmState::Pending, "JobHeldUser"));
+    assert_eq!(
+        (held[0].state.clone(), held[0].reason.as_str()),
+        (SlurmState::Pending, "JobHeldUser")
+    );
     let arr = parse_squeue(&fixture("squeue.array5_running.txt")).expect("parses");
-    let throttled = arr.iter().filter(|r| r.reason == "JobArrayTaskLimit").count();
-    let running: Vec<u64> = arr.iter().filter(|r| r.state == SlurmState::Running).filter_map(|r| r.task).collect();
+    let throttled = arr
+        .iter()
+        .filter(|r| r.reason == "JobArrayTaskLimit")
+        .count();
+    let running: Vec<u64> = arr
+        .iter()
+        .filter(|r| r.state == SlurmState::Running)
+        .filter_map(|r| r.task)
+        .collect();
     assert_eq!(throttled, 3);
     assert_eq!(running.len(), 2);
     // A running task has its own job id; pending tasks share the array's.
-    assert!(arr.iter().any(|r| r.state == SlurmState::Running && r.job_id != r.array_job_id));
+    assert!(
+        arr.iter()
+            .any(|r| r.state == SlurmState::Running && r.job_id != r.array_job_id)
+    );
 }
 
 #[test]
@@ -100,7 +153,11 @@ fn scontrol_one_line_output_maps_to_rows() {
     let states: Vec<SlurmState> = rows.iter().map(|r| r.state.clone()).collect();
     assert!(states.contains(&SlurmState::Completed) && states.contains(&SlurmState::Failed));
     let arr = scontrol_rows(&fixture("scontrol.o.array5_running.txt"));
-    assert!(arr.iter().any(|r| matches!(r.tasks, Tasks::Many(_)) && r.state == SlurmState::Pending), "{arr:?}");
+    assert!(
+        arr.iter()
+            .any(|r| matches!(r.tasks, Tasks::Many(_)) && r.state == SlurmState::Pending),
+        "{arr:?}"
+    );
 }
 
 #[test]
@@ -114,16 +171,28 @@ fn snapshot_from_captures_classifies_without_guessing() {
         &fixture("sacct.X.array1000_running.txt"),
     )
     .expect("parses");
-    let chunks = vec![SlurmChunk { job_id: "1".into(), first_index: 0, tasks: 1000 }];
+    let chunks = vec![SlurmChunk {
+        job_id: "1".into(),
+        first_index: 0,
+        tasks: 1000,
+    }];
     let sub = Submission {
         schema: "benchops-submission/v1".into(),
         benchmark: benchops::Sha256Digest::of(b"x"),
         attempt: 1,
         submitted_at: "2026-11-30T12:06:50Z".into(),
         indices: IndexSet::Range { count: 1000 },
-        backend: BackendHandles::Slurm { cluster: "benchops".into(), chunks: chunks.clone() },
+        backend: BackendHandles::Slurm {
+            cluster: "benchops".into(),
+            chunks: chunks.clone(),
+        },
     };
     let now: jiff::Timestamp = "2026-11-30T12:30:00Z".parse().expect("time");
-    assert!(matches!(snap.evidence(&chunks, 0, 0, now, &sub), BackendEvidence::FinishedOk { .. }));
-    assert!(matches!(snap.evidence(&chunks, 6, 0, now, &sub), BackendEvidence::Pending(ref r) if r.contains("Resources")));
+    assert!(matches!(
+        snap.evidence(&chunks, 0, 0, now, &sub),
+        BackendEvidence::FinishedOk { .. }
+    ));
+    assert!(
+        matches!(snap.evidence(&chunks, 6, 0, now, &sub), BackendEvidence::Pending(ref r) if r.contains("Resources"))
+    );
 }
