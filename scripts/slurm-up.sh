@@ -257,6 +257,7 @@ JobAcctGatherType=jobacct_gather/linux
 JobCompType=jobcomp/none
 MinJobAge=300
 MaxArraySize=10001
+MaxJobCount=200000
 ReturnToService=2
 StateSaveLocation=$DIR/state/slurmctld
 SlurmdSpoolDir=$DIR/spool/slurmd-%n

@@ -5,6 +5,9 @@
 //!   denied, the test suite (nextest when installed), and docs with warnings
 //!   denied.
 //! - `bench`: the criterion benchmarks in release mode.
+//! - `bench-slurm`: whole-process wall time of `bench submit --backend
+//!   slurm` and `bench status` for 1,000 children on the local cluster,
+//!   with the count of scheduler calls.
 //! - `pipeline`: the local pipeline on the embedded default: plan and run
 //!   `examples/bench.toml` on local processes, seal the result, and validate
 //!   the sealed record.
@@ -20,8 +23,9 @@ fn main() -> Result<()> {
         Some("ci") => ci(),
         Some("bench") => run("cargo", &["bench", "--workspace"], &[]),
         Some("pipeline") => pipeline(),
+        Some("bench-slurm") => bench_slurm(),
         _ => {
-            eprintln!("usage: cargo xtask <ci|bench|pipeline>");
+            eprintln!("usage: cargo xtask <ci|bench|bench-slurm|pipeline>");
             bail!("unknown or missing task")
         }
     }
@@ -207,6 +211,101 @@ fn utc_minute() -> Result<String> {
         rem / 3600,
         rem % 3600 / 60
     ))
+}
+
+/// Times the Slurm backend as a user sees it: whole processes of the
+/// release CLI. Every submitted array is cancelled right after, so the
+/// cluster is left idle.
+fn bench_slurm() -> Result<()> {
+    run(
+        "cargo",
+        &[
+            "build",
+            "--quiet",
+            "--locked",
+            "--release",
+            "--bin",
+            "benchops-exec",
+        ],
+        &[],
+    )?;
+    let exe = target_dir()?.join("release/benchops-exec");
+    let scratch = std::env::temp_dir().join(format!("benchops-bench-slurm-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
+    let intent = scratch.join("k.toml");
+    std::fs::write(
+        &intent,
+        "schema = \"benchmark-intent/v1\"\nname = \"k\"\ncommand = [\"true\"]\nrepetitions = 1000\n",
+    )?;
+    let state = scratch.join("state");
+    let state_s = state.display().to_string();
+    let intent_s = intent.display().to_string();
+    let mut submit_s = Vec::new();
+    let mut digest = String::new();
+    for _ in 0..7 {
+        let t = std::time::Instant::now();
+        let out = Command::new(&exe)
+            .args([
+                "--state",
+                &state_s,
+                "bench",
+                "submit",
+                &intent_s,
+                "--backend",
+                "slurm",
+            ])
+            .output()?;
+        submit_s.push(t.elapsed().as_secs_f64());
+        if !out.status.success() {
+            bail!("submit failed: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        eprintln!("xtask: {}", err.trim());
+        digest = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        // Keep the last array for the refresh benchmark; cancel the others.
+        if submit_s.len() < 7 {
+            let _ = Command::new(&exe)
+                .args(["--state", &state_s, "bench", "cancel", &digest])
+                .output();
+        }
+    }
+    let mut refresh_s = Vec::new();
+    let mut calls = 0u64;
+    for _ in 0..7 {
+        let t = std::time::Instant::now();
+        let out = Command::new(&exe)
+            .args(["--state", &state_s, "bench", "status", &digest, "--json"])
+            .output()?;
+        refresh_s.push(t.elapsed().as_secs_f64());
+        let text = String::from_utf8_lossy(&out.stdout);
+        if let Some(i) = text.find("\"calls\": ") {
+            calls = text[i + 9..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+                .parse()
+                .unwrap_or(0);
+        }
+    }
+    let _ = Command::new(&exe)
+        .args(["--state", &state_s, "bench", "cancel", &digest])
+        .output();
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!(
+        "submit 1000 children (whole process, 7 runs): median {:.3} s, min {:.3} s",
+        median(&mut submit_s.clone()),
+        submit_s.iter().copied().fold(f64::INFINITY, f64::min)
+    );
+    println!(
+        "refresh 1000 children (whole process, 7 runs): median {:.3} s, min {:.3} s, scheduler calls per refresh: {calls}",
+        median(&mut refresh_s.clone()),
+        refresh_s.iter().copied().fold(f64::INFINITY, f64::min)
+    );
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(())
 }
 
 /// Brings up the single-node Slurm cluster the Slurm tests run on. In CI

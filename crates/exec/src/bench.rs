@@ -391,6 +391,9 @@ pub struct Status {
     pub terminal: bool,
     /// Every child.
     pub children: Vec<ChildStatus>,
+    /// The raw scheduler evidence (Slurm only): the calls made, their wall
+    /// time, and what squeue and sacct printed.
+    pub scheduler: Option<crate::slurm::Snapshot>,
 }
 
 /// Observes every child of a benchmark from the files and the backend.
@@ -472,6 +475,7 @@ pub fn refresh(state: &StateDir, digest: &Sha256Digest) -> Result<Status, BenchE
         counts,
         terminal,
         children,
+        scheduler: snapshot,
     })
 }
 

@@ -323,7 +323,7 @@ fn cluster_name() -> String {
 }
 
 /// One look at the scheduler, covering every job of a benchmark.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Snapshot {
     /// Scheduler calls made.
     pub calls: u32,
