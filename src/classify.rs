@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | a newer attempt exists | any | `stale` (superseded) |
 //! | result unreadable | any | `scheduler-inconsistent` |
-//! | result | pending | `scheduler-inconsistent` |
+//! | result | pending | `stale` (requeued: the result is from an earlier run) |
 //! | result exit 0 | finished in a failure state | `scheduler-inconsistent` |
 //! | result exit 0 | running, finished ok, gone, unknown | `succeeded` |
 //! | result not exit 0 | not pending | `failed` |
@@ -173,9 +173,11 @@ pub fn classify(e: &Evidence, policy: &Policy) -> Classified {
             RunClass::SchedulerInconsistent,
             format!("result file is unreadable: {why}"),
         ),
+        // Only a requeue makes a task with a result pending again: the
+        // result belongs to a run the scheduler has superseded.
         (R::Ok | R::Failed(_), B::Pending(why)) => c(
-            RunClass::SchedulerInconsistent,
-            format!("a result exists but the backend says pending ({why})"),
+            RunClass::Stale,
+            format!("the result is from an earlier run; the task was requeued ({why})"),
         ),
         (R::Ok, B::FinishedFailed(state)) => c(
             RunClass::SchedulerInconsistent,
@@ -276,10 +278,7 @@ mod tests {
                 ev(true, R::Ok, B::FinishedFailed("TIMEOUT".into())),
                 RunClass::SchedulerInconsistent,
             ),
-            (
-                ev(true, R::Ok, B::Pending("Priority".into())),
-                RunClass::SchedulerInconsistent,
-            ),
+            (ev(true, R::Ok, B::Pending("Priority".into())), RunClass::Stale),
             (
                 ev(true, R::Failed("exit 3".into()), B::Gone("x".into())),
                 RunClass::Failed,
