@@ -103,6 +103,8 @@ fn bench_shape(c: &mut Criterion, name: &str, cases: usize, reps: usize) {
             black_box(a.to_canonical())
         });
     });
+    // The two steps alone, briefly, to locate a hotspot.
+    g.measurement_time(Duration::from_secs(4));
     g.bench_function(format!("{name}_analyze_only"), |b| {
         b.iter(|| {
             black_box(analyze(

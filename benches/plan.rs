@@ -87,7 +87,7 @@ fn bench_plan_1m(c: &mut Criterion) {
         c,
         "plan_1m",
         &intent(100, 100, 10, 10),
-        Duration::from_secs(20),
+        Duration::from_secs(12),
     );
 }
 
@@ -99,7 +99,7 @@ fn bench_plan_1m_steps(c: &mut Criterion) {
     g.sample_size(10)
         .sampling_mode(SamplingMode::Flat)
         .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(8));
+        .measurement_time(Duration::from_secs(5));
     g.bench_function("plan_only", |b| {
         b.iter_batched(
             || loaded.clone(),
