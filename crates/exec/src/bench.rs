@@ -360,6 +360,8 @@ pub struct ChildStatus {
     pub warmup: bool,
     /// The attempt observed (the latest covering this child).
     pub attempt: u32,
+    /// The Slurm requeue observed (0 for the first run, and for local runs).
+    pub restart: u32,
     /// The class and reason.
     #[serde(flatten)]
     pub classified: Classified,
@@ -437,6 +439,7 @@ pub fn refresh(state: &StateDir, digest: &Sha256Digest) -> Result<Status, BenchE
                 &plan,
                 index,
                 0,
+                0,
                 classified,
                 EvidenceOut {
                     started: false,
@@ -466,7 +469,14 @@ pub fn refresh(state: &StateDir, digest: &Sha256Digest) -> Result<Status, BenchE
         let (evidence, out) = gather(&dir, sub, index, digest, sub_cancelled, now, backend);
         let classified = classify::classify(&evidence, &policy);
         classify::count(&mut counts, classified.class);
-        children.push(status_row(&plan, index, sub.attempt, classified, out));
+        children.push(status_row(
+            &plan,
+            index,
+            sub.attempt,
+            restart,
+            classified,
+            out,
+        ));
     }
     let terminal = counts.incomplete == 0;
     Ok(Status {
@@ -483,6 +493,7 @@ fn status_row(
     plan: &Plan,
     index: u64,
     attempt: u32,
+    restart: u32,
     classified: Classified,
     evidence: EvidenceOut,
 ) -> ChildStatus {
@@ -495,6 +506,7 @@ fn status_row(
             .unwrap_or_default(),
         warmup: config.is_some_and(|c| c.warmup),
         attempt,
+        restart,
         classified,
         evidence,
     }
@@ -610,7 +622,7 @@ pub fn analyze(state: &StateDir, digest: &Sha256Digest) -> Result<(Status, Analy
     let mut runs = Vec::with_capacity(status.children.len());
     for c in &status.children {
         let metrics = if c.classified.class == RunClass::Succeeded {
-            let dir = state.attempt_dir(digest, c.index, c.attempt);
+            let dir = crate::slurm::attempt_dir(state, digest, c.index, c.attempt, c.restart);
             child::read_result(&dir.join("result.json"))
                 .map(|r| metric_values(&r))
                 .unwrap_or_default()

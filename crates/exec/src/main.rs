@@ -377,6 +377,11 @@ fn bench_command(state: &StateDir, cmd: BenchCommand) -> Result<ExitCode> {
         } => {
             let digest = state.resolve(&benchmark)?;
             let mut delay = 1.0f64;
+            let seed = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos().into())
+                ^ u64::from(std::process::id());
+            let mut rng = benchops::stats::SplitMix64::new(seed);
             loop {
                 let status = bench::refresh(state, &digest)?;
                 if !watch || status.terminal {
@@ -390,7 +395,7 @@ fn bench_command(state: &StateDir, cmd: BenchCommand) -> Result<ExitCode> {
                 eprint!("{}", render_status(&status));
                 // Back off, with jitter so that many watchers do not poll
                 // in step.
-                let jitter = f64::from(std::process::id() % 1000) / 1000.0 * 0.25;
+                let jitter = (rng.next_u64() % 1000) as f64 / 1000.0 * 0.25;
                 std::thread::sleep(Duration::from_secs_f64(delay * (1.0 + jitter)));
                 delay = (delay * 2.0).min(30.0);
             }

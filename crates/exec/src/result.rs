@@ -252,7 +252,7 @@ fn time_span(state: &StateDir, digest: &Sha256Digest, status: &Status) -> (Strin
     let mut start: Option<jiff::Timestamp> = None;
     let mut end: Option<jiff::Timestamp> = None;
     for c in &status.children {
-        let dir = state.attempt_dir(digest, c.index, c.attempt);
+        let dir = crate::slurm::attempt_dir(state, digest, c.index, c.attempt, c.restart);
         if let Ok(r) = child::read_result(&dir.join("result.json")) {
             if let Ok(t) = r.started_at.parse::<jiff::Timestamp>() {
                 start = Some(start.map_or(t, |s| s.min(t)));

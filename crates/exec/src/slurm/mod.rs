@@ -258,15 +258,32 @@ pub fn submit(
         ));
         let path = sdir.join(format!("attempt-{attempt}-chunk-{k}.sh"));
         benchops::fsio::write_atomic(&path, script.as_bytes()).map_err(StateError::from)?;
-        let out = tool_ok("sbatch", &["--parsable".into(), path.display().to_string()])
-            .map_err(|e| BenchError::Scheduler(e.to_string()))?;
         calls += 1;
-        let job_id = out.trim().split(';').next().unwrap_or("").to_owned();
-        if job_id.is_empty() || !job_id.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(BenchError::Scheduler(
-                SlurmError::BadJobId(out.trim().to_owned()).to_string(),
-            ));
-        }
+        let job_id = match tool_ok("sbatch", &["--parsable".into(), path.display().to_string()]) {
+            Ok(out) => {
+                let id = out.trim().split(';').next().unwrap_or("").to_owned();
+                if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
+                    Err(SlurmError::BadJobId(out.trim().to_owned()))
+                } else {
+                    Ok(id)
+                }
+            }
+            Err(e) => Err(e),
+        };
+        let job_id = match job_id {
+            Ok(id) => id,
+            Err(e) => {
+                // Arrays already accepted run regardless: record them, so
+                // that status, analyze and cancel can see them.
+                if !chunks.is_empty() {
+                    record_submission(state, digest, attempt, first, &chunks)?;
+                }
+                return Err(BenchError::Scheduler(format!(
+                    "{e} (after {} of {count} children were submitted as attempt {attempt})",
+                    first
+                )));
+            }
+        };
         chunks.push(SlurmChunk {
             job_id,
             first_index: first,
@@ -275,6 +292,23 @@ pub fn submit(
         first += tasks;
         k += 1;
     }
+    record_submission(state, digest, attempt, count, &chunks)?;
+    Ok(SlurmSubmitted {
+        digest,
+        attempt,
+        children: count,
+        chunks,
+        sbatch_calls: calls,
+    })
+}
+
+fn record_submission(
+    state: &StateDir,
+    digest: Sha256Digest,
+    attempt: u32,
+    count: u64,
+    chunks: &[SlurmChunk],
+) -> Result<(), StateError> {
     let submission = Submission {
         schema: SUBMISSION_SCHEMA.into(),
         benchmark: digest,
@@ -283,17 +317,10 @@ pub fn submit(
         indices: IndexSet::Range { count },
         backend: BackendHandles::Slurm {
             cluster: cluster_name(),
-            chunks: chunks.clone(),
+            chunks: chunks.to_vec(),
         },
     };
-    state.write_submission(&submission)?;
-    Ok(SlurmSubmitted {
-        digest,
-        attempt,
-        children: count,
-        chunks,
-        sbatch_calls: calls,
-    })
+    state.write_submission(&submission).map(|_| ())
 }
 
 fn shell_quote(s: &str) -> String {
@@ -460,18 +487,29 @@ impl Snapshot {
         };
         let task = index - chunk.first_index;
         let label = format!("{}_{task}", chunk.job_id);
-        if let Some(row) = self
+        let squeue_row = self
             .squeue
             .iter()
-            .find(|r| r.array_job_id == chunk.job_id && r.task == Some(task))
-        {
-            return match &row.state {
+            .find(|r| r.array_job_id == chunk.job_id && r.task == Some(task));
+        if let Some(row) = squeue_row {
+            match &row.state {
                 SlurmState::Pending | SlurmState::Requeued | SlurmState::Suspended => {
-                    BackendEvidence::Pending(format!("{label} {} ({})", row.state, row.reason))
+                    return BackendEvidence::Pending(format!(
+                        "{label} {} ({})",
+                        row.state, row.reason
+                    ));
                 }
-                SlurmState::Running | SlurmState::Completing => BackendEvidence::Running,
-                other => accounting_state(other, &label, None, now),
-            };
+                SlurmState::Running | SlurmState::Completing => return BackendEvidence::Running,
+                // A state this build does not know is not a verdict.
+                SlurmState::Other(s) => {
+                    return BackendEvidence::Unknown(format!(
+                        "{label}: squeue reports state {s}, which this build does not interpret"
+                    ));
+                }
+                // squeue shows a just-ended task briefly; accounting, read
+                // below, has its end time and exit code.
+                _ => {}
+            }
         }
         // Prefer a row for this very task over a range row.
         let row = self
@@ -503,17 +541,30 @@ impl Snapshot {
                 other => accounting_state(other, &format!("{label}{code}"), Some(&r.end), now),
             };
         }
+        if let Some(row) = squeue_row {
+            // squeue saw it end, accounting has not caught up yet.
+            return match &row.state {
+                SlurmState::Completed => BackendEvidence::FinishedOk {
+                    seconds_ago: Some(0.0),
+                },
+                other => BackendEvidence::FinishedFailed(format!("{label} {other}")),
+            };
+        }
         let _ = restart;
+        if !self.squeue_ok || self.accounting_source == "none" {
+            // Silence from a tool that did not answer is no evidence.
+            return BackendEvidence::Unknown(format!(
+                "{label}: the scheduler could not be fully asked: {}",
+                self.errors.join("; ")
+            ));
+        }
         let age = sub
             .submitted_at
             .parse::<jiff::Timestamp>()
             .map(|t| now.duration_since(t).as_secs_f64())
             .unwrap_or(f64::INFINITY);
-        if !self.errors.is_empty() && self.sacct.is_empty() && !self.squeue_ok {
-            return BackendEvidence::Unknown(self.errors.join("; "));
-        }
         if age < VISIBILITY_GRACE_S {
-            BackendEvidence::Pending(format!(
+            BackendEvidence::Unknown(format!(
                 "{label} not yet visible to squeue or accounting ({age:.0} s after submission)"
             ))
         } else {
