@@ -278,7 +278,10 @@ mod tests {
                 ev(true, R::Ok, B::FinishedFailed("TIMEOUT".into())),
                 RunClass::SchedulerInconsistent,
             ),
-            (ev(true, R::Ok, B::Pending("Priority".into())), RunClass::Stale),
+            (
+                ev(true, R::Ok, B::Pending("Priority".into())),
+                RunClass::Stale,
+            ),
             (
                 ev(true, R::Failed("exit 3".into()), B::Gone("x".into())),
                 RunClass::Failed,

@@ -200,6 +200,45 @@ enum Token {
 trait Out {
     /// Writes `bytes`; returns false to stop the walk.
     fn put(&mut self, bytes: &[u8], token: Token, path: &[PathRef<'_>]) -> bool;
+
+    /// When checking given bytes, accepts a non-integer number that is
+    /// canonical by its spelling alone (see [`is_plainly_canonical`]);
+    /// returns false when it cannot tell, and the number is formatted.
+    fn accept_plain_number(&mut self) -> bool {
+        false
+    }
+}
+
+/// Whether a number token is certainly the ECMAScript form of the double it
+/// denotes, judged from its spelling: plain decimal notation, no leading
+/// zeros, a fraction without trailing zeros, at most 15 significant digits,
+/// and a magnitude in [1e-6, 1e21). Such a decimal round-trips through a
+/// double (15 digits never collide), no shorter decimal denotes the same
+/// double (that would need trailing zeros), and ECMAScript prints numbers in
+/// that range in plain notation. Anything else is decided by formatting.
+fn is_plainly_canonical(t: &[u8]) -> bool {
+    let t = t.strip_prefix(b"-").unwrap_or(t);
+    let (int, frac) = match t.iter().position(|&b| b == b'.') {
+        Some(i) => (&t[..i], &t[i + 1..]),
+        None => return false, // integers take the exact integer path
+    };
+    if int.is_empty()
+        || frac.is_empty()
+        || !int.iter().all(u8::is_ascii_digit)
+        || !frac.iter().all(u8::is_ascii_digit)
+        || frac.last() == Some(&b'0')
+        || (int.len() > 1 && int[0] == b'0')
+        || int.len() > 21
+    {
+        return false;
+    }
+    let (sig, leading_frac_zeros) = if int == b"0" {
+        let z = frac.iter().take_while(|&&b| b == b'0').count();
+        (frac.len() - z, z)
+    } else {
+        (int.len() + frac.len(), 0)
+    };
+    sig <= 15 && leading_frac_zeros <= 5
 }
 
 struct VecOut(Vec<u8>);
@@ -227,6 +266,20 @@ fn snippet(bytes: &[u8]) -> String {
 }
 
 impl Out for CmpOut<'_> {
+    fn accept_plain_number(&mut self) -> bool {
+        let rest = &self.given[self.pos..];
+        let len = rest
+            .iter()
+            .take_while(|b| matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+            .count();
+        if is_plainly_canonical(&rest[..len]) {
+            self.pos += len;
+            true
+        } else {
+            false
+        }
+    }
+
     fn put(&mut self, bytes: &[u8], token: Token, path: &[PathRef<'_>]) -> bool {
         let rest = &self.given[self.pos..];
         if rest.len() >= bytes.len() && &rest[..bytes.len()] == bytes {
@@ -277,6 +330,9 @@ fn write_value<'a, O: Out>(value: &'a Value, out: &mut O, path: &mut Vec<PathRef
         Value::Bool(true) => out.put(b"true", Token::Literal, path),
         Value::Bool(false) => out.put(b"false", Token::Literal, path),
         Value::Number(n) => {
+            if n.is_f64() && out.accept_plain_number() {
+                return true;
+            }
             let mut ibuf = itoa_like::Buf::default();
             let mut fbuf = ryu_js::Buffer::new();
             let text: &[u8] = match (n.as_i64(), n.as_u64()) {
@@ -313,9 +369,22 @@ fn write_value<'a, O: Out>(value: &'a Value, out: &mut O, path: &mut Vec<PathRef
             if !out.put(b"{", Token::Punct, path) {
                 return false;
             }
-            let mut entries: Vec<(&'a String, &'a Value)> = map.iter().collect();
-            entries.sort_by(|a, b| cmp_utf16(a.0, b.0));
-            for (i, (k, v)) in entries.into_iter().enumerate() {
+            // The map usually iterates in canonical order already (a sorted
+            // map whose names have no character at or above U+E000); sort
+            // only when it does not.
+            let in_order = map
+                .keys()
+                .zip(map.keys().skip(1))
+                .all(|(a, b)| cmp_utf16(a, b) == Ordering::Less);
+            let mut sorted: Vec<(&'a String, &'a Value)>;
+            let entries: &mut dyn Iterator<Item = (&'a String, &'a Value)> = if in_order {
+                &mut map.iter()
+            } else {
+                sorted = map.iter().collect();
+                sorted.sort_by(|a, b| cmp_utf16(a.0, b.0));
+                &mut sorted.into_iter()
+            };
+            for (i, (k, v)) in entries.enumerate() {
                 if i > 0 && !out.put(b",", Token::Punct, path) {
                     return false;
                 }
@@ -338,6 +407,12 @@ fn write_value<'a, O: Out>(value: &'a Value, out: &mut O, path: &mut Vec<PathRef
 const MAX_SAFE: u64 = 1 << 53;
 
 fn write_string<O: Out>(s: &str, out: &mut O, token: Token, path: &[PathRef<'_>]) -> bool {
+    // Most strings need no escaping: write them without a copy.
+    if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        return out.put(b"\"", token, path)
+            && out.put(s.as_bytes(), token, path)
+            && out.put(b"\"", token, path);
+    }
     let mut buf = Vec::with_capacity(s.len() + 2);
     buf.push(b'"');
     for &b in s.as_bytes() {
@@ -437,6 +512,41 @@ mod tests {
         assert!(parse(br#""\udc00x""#).is_err());
         assert!(parse(b"1e400").is_err());
         assert!(parse(b"NaN").is_err());
+    }
+
+    #[test]
+    fn plain_spelling_shortcut_agrees_with_formatting() {
+        // Every token the shortcut accepts must equal ECMAScript's form.
+        let tokens = [
+            "0.1",
+            "0.000001",
+            "0.0000012",
+            "123.456",
+            "-2.5",
+            "999999999999999.9",
+            "0.30000000000000004",
+            "1.0",
+            "0.0000001",
+            "01.5",
+            "1.50",
+            "-0.0",
+            "12345678901234.56",
+            "100000000000000000000.5",
+            "5e-324",
+            "1.7976931348623157e308",
+        ];
+        for t in tokens {
+            let Ok(v) = parse(t.as_bytes()) else { continue };
+            let formatted = canonical_bytes(&v);
+            if is_plainly_canonical(t.as_bytes()) {
+                assert_eq!(formatted, t.as_bytes(), "{t}");
+            }
+            assert_eq!(
+                check_canonical(t.as_bytes(), &v).is_ok(),
+                formatted == t.as_bytes(),
+                "{t}"
+            );
+        }
     }
 
     #[test]

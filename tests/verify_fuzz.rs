@@ -197,4 +197,24 @@ proptest! {
         let back = parse(&c).expect("canonical bytes parse");
         prop_assert_eq!(as_doubles(&back), v);
     }
+
+    #[test]
+    fn number_spellings_are_judged_like_the_formatter(
+        neg in proptest::bool::ANY,
+        int in "(0|[1-9][0-9]{0,21})",
+        frac in proptest::option::of("[0-9]{1,20}"),
+        exp in proptest::option::of("[eE][+-]?[0-9]{1,3}"),
+    ) {
+        let mut t = String::new();
+        if neg { t.push('-'); }
+        t.push_str(&int);
+        if let Some(f) = &frac { t.push('.'); t.push_str(f); }
+        if let Some(e) = &exp { t.push_str(e); }
+        if let Ok(v) = parse(t.as_bytes()) {
+            // Whatever shortcut the checker takes, it must agree with
+            // formatting the parsed number.
+            let canonical = canonical_bytes(&v) == t.as_bytes();
+            prop_assert_eq!(check_canonical(t.as_bytes(), &v).is_ok(), canonical, "{}", t);
+        }
+    }
 }
