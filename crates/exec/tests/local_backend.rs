@@ -444,3 +444,97 @@ fn bad_intents_name_the_file_and_key() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("benchops-cannot-write-here"), "{err}");
 }
+
+/// The remaining classes, made by hand: a live "wrapper" (this test process)
+/// that started long ago is stale; one that started just now is running; one
+/// that has not started is pending.
+#[test]
+fn incomplete_and_stale_from_live_processes() {
+    let intent = r#"
+schema = "benchmark-intent/v1"
+name = "live"
+command = ["true"]
+repetitions = 3
+timeout_s = 1
+"#;
+    let (_dir, state, intent_path) = setup(intent);
+    let digest = submit(&state, &intent_path, "3");
+    wait_terminal(&state, &digest);
+    let hex = digest.trim_start_matches("sha256:").to_owned();
+    let bdir = state.join("benchmarks").join(&hex);
+
+    // Point every handle at this (live) test process.
+    let me = std::process::id();
+    let stat = std::fs::read_to_string(format!("/proc/{me}/stat")).expect("own stat");
+    let ticks: u64 = stat[stat.rfind(')').expect("comm") + 2..]
+        .split_whitespace()
+        .nth(19)
+        .and_then(|t| t.parse().ok())
+        .expect("start ticks");
+    let sub_path = bdir.join("submissions/0001.json");
+    let mut sub: Value =
+        serde_json::from_slice(&std::fs::read(&sub_path).expect("sub")).expect("json");
+    for h in sub["backend"]["handles"].as_array_mut().expect("handles") {
+        h["pid"] = me.into();
+        h["start_ticks"] = ticks.into();
+    }
+    std::fs::write(&sub_path, serde_json::to_vec_pretty(&sub).expect("json")).expect("write");
+
+    // 0: started long ago, no result; 1: started now, no result; 2: nothing.
+    for i in 0..3 {
+        let _ = std::fs::remove_file(attempt_dir(&state, &digest, i).join("result.json"));
+    }
+    let started0 = attempt_dir(&state, &digest, 0).join("started.json");
+    let mut s0: Value =
+        serde_json::from_slice(&std::fs::read(&started0).expect("started")).expect("json");
+    s0["started_at"] = "2020-01-01T00:00:00Z".into();
+    std::fs::write(&started0, serde_json::to_vec_pretty(&s0).expect("json")).expect("write");
+    std::fs::remove_file(attempt_dir(&state, &digest, 2).join("started.json")).expect("delete");
+
+    let v = status(&state, &digest);
+    let class = |i: usize| {
+        v["children"][i]["class"]
+            .as_str()
+            .expect("class")
+            .to_owned()
+    };
+    let reason = |i: usize| {
+        v["children"][i]["reason"]
+            .as_str()
+            .expect("reason")
+            .to_owned()
+    };
+    assert_eq!(class(0), "stale", "{}", reason(0));
+    assert!(reason(0).contains("past the 61 s limit"), "{}", reason(0));
+    assert_eq!(
+        (class(1), reason(1)),
+        ("incomplete".to_owned(), "running".to_owned())
+    );
+    assert_eq!(class(2), "incomplete");
+    assert!(
+        reason(2).contains("waiting for a concurrency slot"),
+        "{}",
+        reason(2)
+    );
+    assert_eq!(v["terminal"], false);
+    // Analysis of an incomplete benchmark says so.
+    let a: Value = serde_json::from_slice(
+        &exec(&state, &["bench", "analyze", &digest, "--format", "json"]).stdout,
+    )
+    .expect("analysis");
+    assert_eq!(a["complete"], false);
+    assert!(
+        a["note"]
+            .as_str()
+            .expect("note")
+            .contains("not extrapolated")
+    );
+}
+
+fn status(state: &Path, digest: &str) -> Value {
+    serde_json::from_str(&stdout(&exec(
+        state,
+        &["bench", "status", digest, "--json"],
+    )))
+    .expect("status JSON")
+}
