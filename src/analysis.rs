@@ -310,16 +310,7 @@ impl Analysis {
             for (k, m) in c.metrics.iter().enumerate() {
                 let case = if k == 0 { c.case.as_str() } else { "" };
                 let ok = if k == 0 { ok.as_str() } else { "       " };
-                let (med, mad, ci) = match &m.summary {
-                    Some(sm) => (
-                        sm.median.to_string(),
-                        sm.mad.to_string(),
-                        sm.ci
-                            .as_ref()
-                            .map_or("-".into(), |c| format!("[{}, {}]", c.low, c.high)),
-                    ),
-                    None => ("null".into(), "null".into(), "-".into()),
-                };
+                let (med, mad, ci) = summary_cells(m);
                 let name = format!("{} ({})", m.name, m.unit);
                 let _ = writeln!(
                     s,
@@ -355,16 +346,7 @@ impl Analysis {
         );
         for c in &self.cases {
             for m in &c.metrics {
-                let (med, mad, ci) = match &m.summary {
-                    Some(sm) => (
-                        sm.median.to_string(),
-                        sm.mad.to_string(),
-                        sm.ci
-                            .as_ref()
-                            .map_or("-".into(), |c| format!("[{}, {}]", c.low, c.high)),
-                    ),
-                    None => ("null".into(), "null".into(), "-".into()),
-                };
+                let (med, mad, ci) = summary_cells(m);
                 let _ = writeln!(
                     s,
                     "| `{}` | {}/{} | {} ({}) | {med} | {mad} | {ci} |",
@@ -373,6 +355,20 @@ impl Analysis {
             }
         }
         s
+    }
+}
+
+/// Median, MAD and CI as printed; `null` when nothing was measured.
+fn summary_cells(m: &Metric) -> (String, String, String) {
+    match &m.summary {
+        Some(sm) => (
+            sm.median.to_string(),
+            sm.mad.to_string(),
+            sm.ci
+                .as_ref()
+                .map_or("-".into(), |c| format!("[{}, {}]", c.low, c.high)),
+        ),
+        None => ("null".into(), "null".into(), "-".into()),
     }
 }
 

@@ -123,40 +123,27 @@ fn build_record(
         runs.add(&c.warmup_runs);
         let (outcome, error) = if c.runs.succeeded > 0 && c.runs.succeeded == c.runs.total {
             (Outcome::Pass, None)
-        } else if c.runs.succeeded > 0 {
-            // Some measured runs failed or went missing: the numbers come
-            // from a biased subset, so the case is not called a pass.
+        } else {
+            // Some or all measured runs failed or went missing: numbers from
+            // a biased subset (or none) are not a pass.
             let reasons: Vec<String> = c
                 .not_succeeded
                 .iter()
                 .filter(|n| !n.warmup)
                 .map(|n| format!("{} ({})", n.class, n.reason))
                 .collect();
+            let kind = if c.runs.succeeded > 0 {
+                "partial_failures"
+            } else {
+                "no_successful_runs"
+            };
             (
                 Outcome::Error,
                 Some(CaseError {
-                    kind: "partial_failures".into(),
+                    kind: kind.into(),
                     message: format!(
                         "{} of {} measured runs succeeded: {}",
                         c.runs.succeeded,
-                        c.runs.total,
-                        summarize(&reasons)
-                    ),
-                }),
-            )
-        } else {
-            let reasons: Vec<String> = c
-                .not_succeeded
-                .iter()
-                .filter(|n| !n.warmup)
-                .map(|n| format!("{} ({})", n.class, n.reason))
-                .collect();
-            (
-                Outcome::Error,
-                Some(CaseError {
-                    kind: "no_successful_runs".into(),
-                    message: format!(
-                        "0 of {} measured runs succeeded: {}",
                         c.runs.total,
                         summarize(&reasons)
                     ),
