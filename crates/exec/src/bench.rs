@@ -389,7 +389,9 @@ pub struct Status {
     pub cancelled: bool,
     /// Counts over every child (warm-ups included).
     pub counts: RunCounts,
-    /// Whether every child is in a terminal class.
+    /// Whether every child is in a terminal class and the backend runs
+    /// nothing of it any more (a requeued task with a stale result is not
+    /// terminal).
     pub terminal: bool,
     /// Every child.
     pub children: Vec<ChildStatus>,
@@ -426,6 +428,7 @@ pub fn refresh(state: &StateDir, digest: &Sha256Digest) -> Result<Status, BenchE
         .collect();
     let snapshot = (!slurm_chunks.is_empty()).then(|| crate::slurm::Snapshot::take(&slurm_chunks));
     let mut counts = RunCounts::default();
+    let mut active = 0u64;
     let mut children = Vec::with_capacity(plan.len() as usize);
     for index in 0..plan.len() {
         let Some(sub) = subs.iter().rev().find(|s| s.indices.contains(index)) else {
@@ -468,6 +471,14 @@ pub fn refresh(state: &StateDir, digest: &Sha256Digest) -> Result<Status, BenchE
         };
         let (evidence, out) = gather(&dir, sub, index, digest, sub_cancelled, now, backend);
         let classified = classify::classify(&evidence, &policy);
+        // A stale result of a requeued task is not the end: the scheduler
+        // will run it again.
+        if matches!(
+            evidence.backend,
+            BackendEvidence::Pending(_) | BackendEvidence::Running
+        ) {
+            active += 1;
+        }
         classify::count(&mut counts, classified.class);
         children.push(status_row(
             &plan,
@@ -478,7 +489,7 @@ pub fn refresh(state: &StateDir, digest: &Sha256Digest) -> Result<Status, BenchE
             out,
         ));
     }
-    let terminal = counts.incomplete == 0;
+    let terminal = counts.incomplete == 0 && active == 0;
     Ok(Status {
         benchmark: *digest,
         cancelled,
