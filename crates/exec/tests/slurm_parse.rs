@@ -71,16 +71,16 @@ fn every_captured_sacct_output_parses() {
 #[test]
 fn terminal_states_and_exit_codes() {
     let rows = parse_sacct(&fixture("sacct.X.ok_exit3_segv_finished.txt")).expect("parses");
-    let got: Vec<(SlurmState, i32, i32)> = rows
+    let got: Vec<(SlurmState, Option<i32>, Option<i32>)> = rows
         .iter()
         .map(|r| (r.state.clone(), r.exit_code, r.signal))
         .collect();
     assert_eq!(
         got,
         [
-            (SlurmState::Completed, 0, 0),
-            (SlurmState::Failed, 3, 0),
-            (SlurmState::Failed, 0, 11),
+            (SlurmState::Completed, Some(0), Some(0)),
+            (SlurmState::Failed, Some(3), Some(0)),
+            (SlurmState::Failed, Some(0), Some(11)),
         ]
     );
     let t = parse_sacct(&fixture("sacct.X.timeout_finished.txt")).expect("parses");
@@ -101,7 +101,7 @@ fn terminal_states_and_exit_codes() {
         .expect("batch step");
     assert_eq!(
         (batch.state.clone(), batch.signal),
-        (SlurmState::Cancelled { by: None }, 15)
+        (SlurmState::Cancelled { by: None }, Some(15))
     );
 }
 
@@ -195,4 +195,29 @@ fn snapshot_from_captures_classifies_without_guessing() {
     assert!(
         matches!(snap.evidence(&chunks, 6, 0, now, &sub), BackendEvidence::Pending(ref r) if r.contains("Resources"))
     );
+}
+
+#[test]
+fn requeue_deadline_and_node_failure_states() {
+    let one = |f: &str| parse_sacct(&fixture(f)).expect("parses")[0].state.clone();
+    assert_eq!(one("sacct.X.requeued.txt"), SlurmState::Requeued);
+    assert_eq!(one("sacct.X.deadline_begin.txt"), SlurmState::Deadline);
+    assert_eq!(one("sacct.X.node_fail.txt"), SlurmState::NodeFail);
+    // While requeued, squeue shows the task pending again: a result left by
+    // the first run is then stale, and the benchmark is not finished.
+    let q = parse_squeue(&fixture("squeue.requeued.txt")).expect("parses");
+    assert_eq!(
+        (q[0].state.clone(), q[0].reason.as_str()),
+        (SlurmState::Pending, "BeginTime")
+    );
+    // A requeue-hold shows up as pending with its reason, never as a failure.
+    let held = parse_squeue(&fixture("squeue.requeue_hold.txt")).expect("parses");
+    assert!(held.iter().all(|r| !r.state.is_terminal()), "{held:?}");
+    // Steps lost with their node record no exit code: not 0, absent.
+    let steps = parse_sacct(&fixture("sacct.node_fail.txt")).expect("parses");
+    let batch = steps
+        .iter()
+        .find(|r| r.step.as_deref() == Some("batch"))
+        .expect("batch step");
+    assert_eq!((batch.exit_code, batch.signal), (None, None));
 }

@@ -520,12 +520,11 @@ impl Snapshot {
             })
             .min_by_key(|r| !matches!(r.tasks, Tasks::One(_)));
         if let Some(r) = row {
-            let code = if r.signal != 0 {
-                format!(" (exit {}:{})", r.exit_code, r.signal)
-            } else if r.exit_code != 0 {
-                format!(" (exit {})", r.exit_code)
-            } else {
-                String::new()
+            let code = match (r.exit_code, r.signal) {
+                (Some(c), Some(sig)) if sig != 0 => format!(" (exit {c}:{sig})"),
+                (Some(c), _) if c != 0 => format!(" (exit {c})"),
+                (None, _) => " (no exit code recorded)".to_owned(),
+                _ => String::new(),
             };
             return match &r.state {
                 // Accounting lags behind squeue: a task squeue no longer

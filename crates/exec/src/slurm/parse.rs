@@ -250,10 +250,10 @@ pub struct SacctRow {
     pub job_id_raw: String,
     /// State.
     pub state: SlurmState,
-    /// Exit code of the script.
-    pub exit_code: i32,
-    /// Signal that ended it (0 if none).
-    pub signal: i32,
+    /// Exit code of the script; `None` when Slurm recorded none.
+    pub exit_code: Option<i32>,
+    /// Signal that ended it (0 if none); `None` when Slurm recorded none.
+    pub signal: Option<i32>,
     /// Start time as printed (`Unknown`/`None` when not started).
     pub start: String,
     /// End time as printed.
@@ -279,15 +279,25 @@ pub fn parse_sacct(text: &str) -> Result<Vec<SacctRow>, ParseLineError> {
             return Err(err());
         }
         let (array_job_id, tasks, step) = split_job_id(f[0]).ok_or_else(err)?;
-        let (code, signal) = f[3].split_once(':').ok_or_else(err)?;
+        // Steps of a job lost to a node failure record no exit code at all:
+        // that is "not recorded", not 0.
+        let (code, signal) = if f[3].is_empty() {
+            (None, None)
+        } else {
+            let (c, s) = f[3].split_once(':').ok_or_else(err)?;
+            (
+                Some(c.parse().map_err(|_| err())?),
+                Some(s.parse().map_err(|_| err())?),
+            )
+        };
         out.push(SacctRow {
             array_job_id,
             tasks,
             step,
             job_id_raw: f[1].to_owned(),
             state: SlurmState::parse(f[2]),
-            exit_code: code.parse().map_err(|_| err())?,
-            signal: signal.parse().map_err(|_| err())?,
+            exit_code: code,
+            signal,
             start: f[4].to_owned(),
             end: f[5].to_owned(),
             reason: f[8].to_owned(),
@@ -356,9 +366,9 @@ pub fn scontrol_rows(text: &str) -> Vec<SacctRow> {
         let (code, signal) = get("ExitCode")
             .and_then(|e| {
                 let (c, s) = e.split_once(':')?;
-                Some((c.parse().ok()?, s.parse().ok()?))
+                Some((c.parse().ok(), s.parse().ok()))
             })
-            .unwrap_or((0, 0));
+            .unwrap_or((None, None));
         out.push(SacctRow {
             array_job_id: array,
             tasks,
