@@ -1,6 +1,18 @@
 //! Test support shared by the benchops crates.
+//!
+//! - [`sim`]: a stateful GitHub REST API simulator on loopback
+//!   ([`GitHubSim`]), with a fault plan and a request log.
+//! - [`openapi`]: GitHub's OpenAPI description (a vendored subset) turned
+//!   into JSON Schema validators for request and response bodies.
+
+#![recursion_limit = "256"]
 
 use std::path::PathBuf;
+
+pub mod openapi;
+pub mod sim;
+
+pub use sim::GitHubSim;
 
 /// The workspace root (for reading `examples/`, `schemas/` and fixtures).
 pub fn workspace_root() -> PathBuf {

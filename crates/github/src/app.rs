@@ -1,0 +1,390 @@
+//! GitHub App authentication: the App JWT, installation lookup, and
+//! installation tokens scoped to one phase.
+//!
+//! The App JWT is RS256, `iss` = the App id, `iat` 60 s in the past (GitHub's
+//! advice against clock drift) and `exp` 540 s ahead (GitHub allows at most
+//! 600). A fresh one is signed, with the injected clock, for every request
+//! the [`AppClient`] sends.
+//!
+//! An installation token is minted for one [`Phase`] and a list of
+//! repositories: `contents: write` to persist records, then `issues: write`
+//! to announce them, each with `metadata: read`. No other permission set can
+//! be asked for. [`GitHubClient::revoke_token`] revokes a token when its
+//! phase is over.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use http::Method;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde::{Deserialize, Serialize};
+
+use crate::client::{GitHubClient, Op};
+use crate::error::GitHubError;
+use crate::metrics::Metrics;
+use crate::names::Repo;
+use crate::retry::Idempotency;
+use crate::time::unix_secs;
+use crate::token::Token;
+
+/// How far `iat` is set in the past.
+pub const JWT_BACKDATE: Duration = Duration::from_secs(60);
+/// How far `exp` is set in the future (GitHub's maximum is 600 s).
+pub const JWT_LIFETIME: Duration = Duration::from_secs(540);
+
+const GET_INSTALLATION: Op = Op::read("apps.get_repo_installation", "get repository installation");
+const CREATE_TOKEN: Op = Op {
+    key: "apps.create_installation_token",
+    what: "create installation token",
+    idempotency: Idempotency::NotIdempotent,
+    paced: false,
+    needs: None,
+};
+const REVOKE_TOKEN: Op = Op {
+    key: "apps.revoke_installation_token",
+    what: "revoke installation token",
+    idempotency: Idempotency::Idempotent,
+    paced: false,
+    needs: None,
+};
+
+/// A GitHub App's numeric id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct AppId(u64);
+
+impl AppId {
+    /// Wraps an App id.
+    pub const fn new(id: u64) -> Self {
+        AppId(id)
+    }
+
+    /// The number.
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for AppId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// An installation's numeric id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct InstallationId(u64);
+
+impl InstallationId {
+    /// Wraps an installation id.
+    pub const fn new(id: u64) -> Self {
+        InstallationId(id)
+    }
+
+    /// The number.
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for InstallationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// The claims of an App JWT.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JwtClaims {
+    /// Issued at, Unix seconds: now minus [`JWT_BACKDATE`].
+    pub iat: u64,
+    /// Expires at, Unix seconds: now plus [`JWT_LIFETIME`].
+    pub exp: u64,
+    /// The App id, as a decimal string.
+    pub iss: String,
+}
+
+impl JwtClaims {
+    /// The claims for `app_id` at wall-clock time `now`.
+    pub fn new(app_id: AppId, now: SystemTime) -> Self {
+        let now = unix_secs(now);
+        JwtClaims {
+            iat: now.saturating_sub(JWT_BACKDATE.as_secs()),
+            exp: now + JWT_LIFETIME.as_secs(),
+            iss: app_id.to_string(),
+        }
+    }
+}
+
+/// A GitHub App's id and RSA private key.
+pub struct AppKey {
+    app_id: AppId,
+    key: EncodingKey,
+}
+
+impl fmt::Debug for AppKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AppKey")
+            .field("app_id", &self.app_id)
+            .field("key", &"***")
+            .finish()
+    }
+}
+
+impl AppKey {
+    /// Reads the App's private key, PEM (PKCS#1 as GitHub hands it out,
+    /// or PKCS#8).
+    pub fn from_pem(app_id: AppId, pem: &[u8]) -> Result<Self, GitHubError> {
+        let key =
+            EncodingKey::from_rsa_pem(pem).map_err(|source| GitHubError::InvalidKey { source })?;
+        Ok(AppKey { app_id, key })
+    }
+
+    /// The App id.
+    pub fn app_id(&self) -> AppId {
+        self.app_id
+    }
+
+    /// Signs an App JWT valid at `now`.
+    pub fn jwt(&self, now: SystemTime) -> Result<Token, GitHubError> {
+        let claims = JwtClaims::new(self.app_id, now);
+        jsonwebtoken::encode(&Header::new(Algorithm::RS256), &claims, &self.key)
+            .map(Token::new)
+            .map_err(|source| GitHubError::Jwt { source })
+    }
+}
+
+/// A permission level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PermissionLevel {
+    /// Read.
+    Read,
+    /// Write.
+    Write,
+}
+
+/// The phase an installation token is minted for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Persisting records: `contents: write`, `metadata: read`.
+    Contents,
+    /// Announcing them: `issues: write`, `metadata: read`.
+    Issues,
+}
+
+impl Phase {
+    /// The permissions a token for this phase asks for.
+    pub fn permissions(self) -> BTreeMap<&'static str, PermissionLevel> {
+        let write = match self {
+            Phase::Contents => "contents",
+            Phase::Issues => "issues",
+        };
+        BTreeMap::from([
+            (write, PermissionLevel::Write),
+            ("metadata", PermissionLevel::Read),
+        ])
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Phase::Contents => "contents",
+            Phase::Issues => "issues",
+        })
+    }
+}
+
+/// The body of `POST /app/installations/{id}/access_tokens`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AccessTokenRequest {
+    repositories: Vec<String>,
+    permissions: BTreeMap<&'static str, PermissionLevel>,
+}
+
+impl AccessTokenRequest {
+    /// Asks for `phase`'s permissions on `repositories` (at least one).
+    pub fn new(phase: Phase, repositories: &[Repo]) -> Result<Self, GitHubError> {
+        if repositories.is_empty() {
+            return Err(GitHubError::InvalidInput {
+                what: "repository list",
+                value: String::new(),
+                reason: "must name at least one repository (an empty list means all of them)",
+            });
+        }
+        Ok(AccessTokenRequest {
+            repositories: repositories.iter().map(|r| r.name().to_owned()).collect(),
+            permissions: phase.permissions(),
+        })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct AccessTokenResponse {
+    token: Token,
+    expires_at: String,
+    #[serde(default)]
+    permissions: BTreeMap<String, String>,
+    #[serde(default)]
+    repositories: Vec<RepoName>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RepoName {
+    name: String,
+}
+
+/// An installation access token and what GitHub says it may do.
+#[derive(Debug, Clone)]
+pub struct InstallationToken {
+    /// The secret.
+    pub token: Token,
+    /// When it expires (GitHub: one hour after minting).
+    pub expires_at: jiff::Timestamp,
+    /// The permissions GitHub granted, as it reports them.
+    pub permissions: BTreeMap<String, String>,
+    /// The phase it was minted for.
+    pub phase: Phase,
+    /// The repositories it covers, as GitHub reports them.
+    pub repositories: Vec<String>,
+}
+
+/// The account an installation belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Account {
+    /// The user or organization login.
+    pub login: String,
+}
+
+/// A GitHub App installation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Installation {
+    /// Its id.
+    pub id: InstallationId,
+    /// The App's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_id: Option<AppId>,
+    /// The account it is installed on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<Account>,
+    /// `all` or `selected`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository_selection: Option<String>,
+    /// The permissions the installation grants the App.
+    #[serde(default)]
+    pub permissions: BTreeMap<String, String>,
+}
+
+/// A client authenticated as the GitHub App (see [`GitHubClient::app`]).
+#[derive(Debug, Clone)]
+pub struct AppClient {
+    client: GitHubClient,
+    key: Arc<AppKey>,
+}
+
+impl AppClient {
+    pub(crate) fn new(client: GitHubClient, key: Arc<AppKey>) -> Self {
+        AppClient { client, key }
+    }
+
+    /// `GET /repos/{owner}/{repo}/installation`: the App's installation on
+    /// a repository.
+    pub async fn repo_installation(&self, repo: &Repo) -> Result<Installation, GitHubError> {
+        let path = format!("{}/installation", repo.api_path());
+        self.client
+            .send(&GET_INSTALLATION, Method::GET, &path, None::<&()>)
+            .await?
+            .json(&GET_INSTALLATION)
+    }
+
+    /// `POST /app/installations/{id}/access_tokens` with the permissions of
+    /// `phase` and the names of `repositories`. Not retried after a 5xx.
+    pub async fn create_installation_token(
+        &self,
+        installation: InstallationId,
+        phase: Phase,
+        repositories: &[Repo],
+    ) -> Result<InstallationToken, GitHubError> {
+        let body = AccessTokenRequest::new(phase, repositories)?;
+        let path = format!("/app/installations/{installation}/access_tokens");
+        let reply = self
+            .client
+            .send(&CREATE_TOKEN, Method::POST, &path, Some(&body))
+            .await?;
+        let r: AccessTokenResponse = reply.json(&CREATE_TOKEN)?;
+        let expires_at = r.expires_at.parse::<jiff::Timestamp>().map_err(|e| {
+            reply.unexpected(
+                &CREATE_TOKEN,
+                format!("expires_at {:?} is not a timestamp: {e}", r.expires_at),
+            )
+        })?;
+        Ok(InstallationToken {
+            token: r.token,
+            expires_at,
+            permissions: r.permissions,
+            phase,
+            repositories: r.repositories.into_iter().map(|r| r.name).collect(),
+        })
+    }
+
+    /// A snapshot of the request metrics (shared with the client this was
+    /// made from).
+    pub fn metrics(&self) -> Metrics {
+        self.client.metrics()
+    }
+
+    /// Signs an App JWT with the client's clock (for callers that need
+    /// one outside this client, such as the app backend's own checks).
+    pub fn jwt(&self) -> Result<Token, GitHubError> {
+        self.key.jwt(self.client.clock().now())
+    }
+}
+
+impl GitHubClient {
+    /// `DELETE /installation/token`: revokes the token this client holds.
+    /// Afterwards every request with it gets 401.
+    pub async fn revoke_token(&self) -> Result<(), GitHubError> {
+        self.send(
+            &REVOKE_TOKEN,
+            Method::DELETE,
+            "/installation/token",
+            None::<&()>,
+        )
+        .await
+        .map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_ask_for_one_write_permission_and_metadata_read() {
+        let body = AccessTokenRequest::new(Phase::Contents, &[Repo::parse("o/r").expect("valid")])
+            .expect("valid");
+        assert_eq!(
+            serde_json::to_value(&body).expect("serializes"),
+            serde_json::json!({"repositories": ["r"], "permissions": {"contents": "write", "metadata": "read"}})
+        );
+        assert_eq!(
+            serde_json::to_value(Phase::Issues.permissions()).expect("serializes"),
+            serde_json::json!({"issues": "write", "metadata": "read"})
+        );
+        assert!(AccessTokenRequest::new(Phase::Issues, &[]).is_err());
+    }
+
+    #[test]
+    fn claims_are_backdated_and_short_lived() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let c = JwtClaims::new(AppId::new(42), now);
+        assert_eq!(c.iat, 1_700_000_000 - 60);
+        assert_eq!(c.exp, 1_700_000_000 + 540);
+        assert_eq!(c.iss, "42");
+    }
+}

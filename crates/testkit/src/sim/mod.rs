@@ -1,0 +1,559 @@
+//! A stateful GitHub REST API simulator on loopback.
+//!
+//! [`GitHubSim::start`] binds `127.0.0.1:0` and serves the operations in
+//! [`OPERATIONS`] with GitHub's semantics: git objects with real SHA-1 ids,
+//! refs with fast-forward enforcement, issues, comments and labels with
+//! `Link` pagination, App JWTs and installation tokens that enforce their
+//! permissions, rate-limit headers, and a scriptable [`FaultPlan`]. Tests
+//! read the state and the request log through the handle. See
+//! `docs/github-simulator.md`.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use benchops_testkit::sim::GitHubSim;
+//! let sim = GitHubSim::start().await;
+//! sim.create_repo("acme", "bench");
+//! let iid = sim.installation_id("acme").expect("installed");
+//! let token = sim.mint_token(iid, &[("contents", "write")], None);
+//! // point the client at sim.base_url() with `token`
+//! # let _ = token;
+//! # }
+//! ```
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+pub mod auth;
+pub mod clock;
+pub mod faults;
+pub mod git;
+mod handlers;
+pub mod routes;
+mod server;
+mod shapes;
+mod state;
+
+pub use faults::{Fault, FaultPlan, FaultRule, Matcher};
+pub use routes::{OPERATIONS, Operation};
+pub use state::{AuthKind, LoggedRequest};
+
+use auth::{Access, Permissions};
+use git::{Change, Commit, Object, Signature};
+use handlers::Shared;
+use state::{App, Installation, Repo, State};
+
+/// The simulated App's id unless configured otherwise.
+pub const DEFAULT_APP_ID: u64 = 424_242;
+/// The simulated App's slug (its bot is `benchops-test[bot]`).
+pub const DEFAULT_APP_SLUG: &str = "benchops-test";
+
+/// How the simulator starts.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// The App id JWTs must carry in `iss`.
+    pub app_id: u64,
+    /// The App slug.
+    pub app_slug: String,
+    /// Permissions of every installation created by
+    /// [`GitHubSim::create_repo`] (default: contents and issues write,
+    /// metadata read).
+    pub installation_permissions: Permissions,
+    /// The primary rate limit per installation (default 5000 per hour).
+    pub rate_limit: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            app_id: DEFAULT_APP_ID,
+            app_slug: DEFAULT_APP_SLUG.to_owned(),
+            installation_permissions: auth::permissions(&[
+                ("contents", "write"),
+                ("issues", "write"),
+                ("metadata", "read"),
+            ]),
+            rate_limit: 5000,
+        }
+    }
+}
+
+/// A token as the simulator sees it (without its value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenInfo {
+    /// Ordinal, from 1.
+    pub id: u64,
+    /// Installation.
+    pub installation_id: u64,
+    /// Permission name to `read`/`write`.
+    pub permissions: BTreeMap<String, String>,
+    /// Repository names the token is limited to, if any.
+    pub repositories: Option<Vec<String>>,
+    /// Unix seconds.
+    pub expires_at: i64,
+    /// Revoked with `DELETE /installation/token`.
+    pub revoked: bool,
+}
+
+/// An issue as the simulator holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssueSnapshot {
+    /// Issue number.
+    pub number: u64,
+    /// Title.
+    pub title: String,
+    /// Body.
+    pub body: Option<String>,
+    /// `open` or `closed`.
+    pub state: String,
+    /// `completed`, `not_planned`, `reopened`, ...
+    pub state_reason: Option<String>,
+    /// Label names.
+    pub labels: Vec<String>,
+    /// Comment bodies, oldest first.
+    pub comments: Vec<String>,
+}
+
+/// A label as the simulator holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabelSnapshot {
+    /// Name.
+    pub name: String,
+    /// Six hex digits.
+    pub color: String,
+    /// Description.
+    pub description: Option<String>,
+}
+
+/// A running simulator. Dropping it stops the server.
+#[derive(Debug)]
+pub struct GitHubSim {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    config: SimConfig,
+    task: JoinHandle<()>,
+}
+
+impl Drop for GitHubSim {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl GitHubSim {
+    /// Starts a simulator with the default configuration.
+    ///
+    /// # Panics
+    /// When no loopback port can be bound.
+    pub async fn start() -> GitHubSim {
+        Self::start_with(SimConfig::default()).await
+    }
+
+    /// Starts a simulator with `config`.
+    ///
+    /// # Panics
+    /// When no loopback port can be bound.
+    pub async fn start_with(config: SimConfig) -> GitHubSim {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind a loopback port for the GitHub simulator");
+        let addr = listener.local_addr().expect("bound socket has an address");
+        let salt = format!(
+            "{addr}:{:?}",
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)
+        );
+        let app = App {
+            id: config.app_id,
+            slug: config.app_slug.clone(),
+            client_id: format!("Iv1.sim{:010}", config.app_id),
+            bot_user_id: 900_000 + config.app_id % 100_000,
+        };
+        let mut st = State::new(app, salt);
+        st.rate_limit = config.rate_limit;
+        let shared = Arc::new(Shared {
+            state: Mutex::new(st),
+            api: format!("http://{addr}"),
+            public_key: auth::test_public_key(),
+        });
+        let task = tokio::spawn(server::serve(listener, shared.clone()));
+        GitHubSim {
+            shared,
+            addr,
+            config,
+            task,
+        }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        f(&mut self.shared.lock())
+    }
+
+    /// `http://127.0.0.1:PORT`, without a trailing slash: the value for
+    /// `GITHUB_API_URL`.
+    pub fn base_url(&self) -> String {
+        self.shared.api.clone()
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The App id.
+    pub fn app_id(&self) -> u64 {
+        self.config.app_id
+    }
+
+    /// A valid App JWT at the simulator's clock (`iat` 60 s back, `exp`
+    /// 9 minutes ahead), signed with the test key.
+    pub fn app_jwt(&self) -> String {
+        let now = self.now();
+        auth::app_jwt(self.config.app_id, now - 60, now + 540)
+    }
+
+    // ---- clock -----------------------------------------------------------
+
+    /// The simulator's time, in Unix seconds.
+    pub fn now(&self) -> i64 {
+        self.with(|st| st.now())
+    }
+
+    /// Freezes the clock at a Unix time.
+    pub fn set_now(&self, unix: i64) {
+        self.with(|st| st.clock = clock::Clock::Fixed(unix));
+    }
+
+    /// Moves the clock by `secs` (tokens expire, rate-limit windows reset).
+    pub fn advance_clock(&self, secs: i64) {
+        self.with(|st| st.clock.advance(secs));
+    }
+
+    // ---- repositories and installations ------------------------------------
+
+    /// Creates `owner/name` with one commit on `main` (a README), installing
+    /// the App on `owner` if it is not yet. Returns the repository id.
+    pub fn create_repo(&self, owner: &str, name: &str) -> u64 {
+        let id = self.create_empty_repo(owner, name);
+        self.commit_files(
+            owner,
+            name,
+            "main",
+            &[("README.md", format!("# {name}\n").as_bytes())],
+            "Initial commit\n",
+        );
+        id
+    }
+
+    /// Creates `owner/name` with no commits (git endpoints answer 409
+    /// "Git Repository is empty."). Returns the repository id.
+    pub fn create_empty_repo(&self, owner: &str, name: &str) -> u64 {
+        let perms = self.config.installation_permissions.clone();
+        self.with(|st| {
+            let now = st.now();
+            let installation_id = match st.installation_for_account(owner) {
+                Some(i) => i.id,
+                None => {
+                    let n = st.installations.len() as u64 + 1;
+                    let i = Installation {
+                        id: 10_000 + n,
+                        account: owner.to_owned(),
+                        account_id: 20_000 + n,
+                        permissions: perms,
+                        created_at: now,
+                    };
+                    st.installations.insert(i.id, i);
+                    10_000 + n
+                }
+            };
+            let id = st.next_id();
+            st.repos.insert(
+                format!("{owner}/{name}").to_ascii_lowercase(),
+                Repo {
+                    id,
+                    owner: owner.to_owned(),
+                    name: name.to_owned(),
+                    installation_id,
+                    default_branch: "main".to_owned(),
+                    created_at: now,
+                    store: git::ObjectStore::default(),
+                    refs: BTreeMap::new(),
+                    issues: Vec::new(),
+                    labels: Vec::new(),
+                },
+            );
+            id
+        })
+    }
+
+    /// The installation on `owner`.
+    pub fn installation_id(&self, owner: &str) -> Option<u64> {
+        self.with(|st| st.installation_for_account(owner).map(|i| i.id))
+    }
+
+    /// Replaces an installation's permissions.
+    pub fn set_installation_permissions(&self, installation_id: u64, perms: &[(&str, &str)]) {
+        let perms = auth::permissions(perms);
+        self.with(|st| {
+            if let Some(i) = st.installations.get_mut(&installation_id) {
+                i.permissions = perms;
+            }
+        });
+    }
+
+    // ---- tokens and rate limits ------------------------------------------------
+
+    /// Mints an installation token directly (no JWT round trip), limited to
+    /// `repositories` when given. `metadata: read` is always added.
+    pub fn mint_token(
+        &self,
+        installation_id: u64,
+        perms: &[(&str, &str)],
+        repositories: Option<&[&str]>,
+    ) -> String {
+        let mut perms = auth::permissions(perms);
+        perms.entry("metadata".to_owned()).or_insert(Access::Read);
+        let repos = repositories.map(|r| r.iter().map(|n| n.to_ascii_lowercase()).collect());
+        self.with(|st| st.mint_token(installation_id, perms, repos).value.clone())
+    }
+
+    /// Every token minted so far (values are not exposed).
+    pub fn tokens(&self) -> Vec<TokenInfo> {
+        self.with(|st| {
+            st.tokens
+                .iter()
+                .map(|t| TokenInfo {
+                    id: t.id,
+                    installation_id: t.installation_id,
+                    permissions: t
+                        .permissions
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().to_owned()))
+                        .collect(),
+                    repositories: t.repositories.clone(),
+                    expires_at: t.expires_at,
+                    revoked: t.revoked,
+                })
+                .collect()
+        })
+    }
+
+    /// Sets the primary rate limit per hour for installations and the App.
+    pub fn set_rate_limit(&self, limit: u64) {
+        self.with(|st| st.rate_limit = limit);
+    }
+
+    /// Requests counted against an installation's current window.
+    pub fn rate_limit_used(&self, installation_id: u64) -> u64 {
+        self.with(|st| {
+            st.buckets
+                .get(&format!("installation:{installation_id}"))
+                .map_or(0, |b| b.used)
+        })
+    }
+
+    // ---- faults and the request log ------------------------------------------
+
+    /// Replaces the fault plan (rule counters start from zero).
+    pub fn set_fault_plan(&self, plan: FaultPlan) {
+        self.with(|st| {
+            st.faults = plan
+                .rules
+                .into_iter()
+                .map(|rule| faults::Armed { rule, seen: 0 })
+                .collect();
+        });
+    }
+
+    /// Adds one rule to the fault plan.
+    pub fn push_fault(&self, rule: FaultRule) {
+        self.with(|st| st.faults.push(faults::Armed { rule, seen: 0 }));
+    }
+
+    /// Removes every fault rule.
+    pub fn clear_faults(&self) {
+        self.with(|st| st.faults.clear());
+    }
+
+    /// The request log, in arrival order.
+    pub fn requests(&self) -> Vec<LoggedRequest> {
+        let mut log = self.with(|st| st.log.clone());
+        log.sort_by_key(|e| e.seq);
+        log
+    }
+
+    /// Empties the request log.
+    pub fn clear_requests(&self) {
+        self.with(|st| st.log.clear());
+    }
+
+    // ---- git state ---------------------------------------------------------------
+
+    /// The commit a ref points to (`heads/x` or `refs/heads/x`).
+    pub fn ref_sha(&self, owner: &str, repo: &str, name: &str) -> Option<String> {
+        let full = if name.starts_with("refs/") {
+            name.to_owned()
+        } else {
+            format!("refs/{name}")
+        };
+        self.with(|st| st.repo(owner, repo)?.refs.get(&full).cloned())
+    }
+
+    /// A commit object.
+    pub fn commit(&self, owner: &str, repo: &str, sha: &str) -> Option<Commit> {
+        self.with(|st| st.repo(owner, repo)?.store.commit(sha).cloned())
+    }
+
+    /// A file's bytes at a branch, tag, ref or commit.
+    pub fn file(&self, owner: &str, repo: &str, commitish: &str, path: &str) -> Option<Vec<u8>> {
+        self.with(|st| {
+            let r = st.repo(owner, repo)?;
+            let c = r.resolve_commitish(commitish)?;
+            let tree = &r.store.commit(&c)?.tree;
+            let e = r.store.lookup_path(tree, path)?;
+            r.store.blob(&e.sha).map(<[u8]>::to_vec)
+        })
+    }
+
+    /// Every file path (blobs only) at a commit-ish, in git order.
+    pub fn file_paths(&self, owner: &str, repo: &str, commitish: &str) -> Vec<String> {
+        self.with(|st| {
+            let Some(r) = st.repo(owner, repo) else {
+                return Vec::new();
+            };
+            let Some(tree) = r
+                .resolve_commitish(commitish)
+                .and_then(|c| r.store.commit(&c).map(|c| c.tree.clone()))
+            else {
+                return Vec::new();
+            };
+            r.store
+                .walk(&tree)
+                .into_iter()
+                .filter(|(_, e)| e.kind() == git::ObjectKind::Blob)
+                .map(|(p, _)| p)
+                .collect()
+        })
+    }
+
+    /// Commits files on top of `branch` (created when missing) directly in
+    /// the state, for seeding. Returns the new commit id.
+    ///
+    /// # Panics
+    /// When the repository does not exist or a path is invalid.
+    pub fn commit_files(
+        &self,
+        owner: &str,
+        repo: &str,
+        branch: &str,
+        files: &[(&str, &[u8])],
+        message: &str,
+    ) -> String {
+        self.with(|st| {
+            let now = st.now();
+            let r = st.repo_mut(owner, repo).expect("repository exists");
+            let ref_name = format!("refs/heads/{branch}");
+            let parent = r.refs.get(&ref_name).cloned();
+            let base = parent
+                .as_ref()
+                .and_then(|p| r.store.commit(p))
+                .map(|c| c.tree.clone());
+            let changes: Vec<(String, Change)> = files
+                .iter()
+                .map(|(path, bytes)| {
+                    let sha = r.store.insert_blob(bytes.to_vec());
+                    (
+                        (*path).to_owned(),
+                        Change::Set {
+                            mode: "100644".to_owned(),
+                            sha,
+                        },
+                    )
+                })
+                .collect();
+            let tree = git::build_tree(&mut r.store, base.as_deref(), &changes)
+                .expect("seed paths are valid");
+            let sig = Signature {
+                name: "benchops-sim".to_owned(),
+                email: "sim@example.invalid".to_owned(),
+                time: now,
+                offset_minutes: 0,
+            };
+            let sha = r.store.insert(Object::Commit(Commit {
+                tree,
+                parents: parent.into_iter().collect(),
+                author: sig.clone(),
+                committer: sig,
+                message: message.to_owned(),
+            }));
+            r.refs.insert(ref_name, sha.clone());
+            sha
+        })
+    }
+
+    /// Moves a ref forward by one commit that changes no file, as another
+    /// writer would (what the `ConcurrentRefMove` fault does). Returns the
+    /// new tip, or `None` when the ref does not exist.
+    pub fn advance_ref(&self, owner: &str, repo: &str, name: &str) -> Option<String> {
+        let full = if name.starts_with("refs/") {
+            name.to_owned()
+        } else {
+            format!("refs/{name}")
+        };
+        self.with(|st| {
+            let now = st.now();
+            st.repo_mut(owner, repo)?
+                .advance_ref(&full, now, "concurrent update (simulator)\n")
+        })
+    }
+
+    // ---- issues and labels ------------------------------------------------------------
+
+    /// Every issue, by number.
+    pub fn issues(&self, owner: &str, repo: &str) -> Vec<IssueSnapshot> {
+        self.with(|st| {
+            let Some(r) = st.repo(owner, repo) else {
+                return Vec::new();
+            };
+            let mut out: Vec<IssueSnapshot> = r
+                .issues
+                .iter()
+                .map(|i| IssueSnapshot {
+                    number: i.number,
+                    title: i.title.clone(),
+                    body: i.body.clone(),
+                    state: if i.open { "open" } else { "closed" }.to_owned(),
+                    state_reason: i.state_reason.clone(),
+                    labels: i
+                        .labels
+                        .iter()
+                        .filter_map(|id| r.label_by_id(*id).map(|l| l.name.clone()))
+                        .collect(),
+                    comments: i.comments.iter().map(|c| c.body.clone()).collect(),
+                })
+                .collect();
+            out.sort_by_key(|i| i.number);
+            out
+        })
+    }
+
+    /// Every label, in creation order.
+    pub fn labels(&self, owner: &str, repo: &str) -> Vec<LabelSnapshot> {
+        self.with(|st| {
+            st.repo(owner, repo)
+                .map(|r| {
+                    r.labels
+                        .iter()
+                        .map(|l| LabelSnapshot {
+                            name: l.name.clone(),
+                            color: l.color.clone(),
+                            description: l.description.clone(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+    }
+}

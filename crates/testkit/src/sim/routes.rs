@@ -1,0 +1,239 @@
+//! The operations the simulator serves, named as in GitHub's OpenAPI
+//! description, and a matcher from a raw request path to its operation.
+
+/// One served operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Operation {
+    /// HTTP method, upper case.
+    pub method: &'static str,
+    /// OpenAPI path template.
+    pub template: &'static str,
+    /// OpenAPI `operationId`.
+    pub id: &'static str,
+    /// GitHub's documentation page, sent back in error bodies.
+    pub docs: &'static str,
+}
+
+const fn op(
+    method: &'static str,
+    template: &'static str,
+    id: &'static str,
+    docs: &'static str,
+) -> Operation {
+    Operation {
+        method,
+        template,
+        id,
+        docs,
+    }
+}
+
+/// Every operation the simulator serves. `openapi/extract.py` keeps the
+/// same list; `tests/openapi_contract.rs` checks both agree.
+pub const OPERATIONS: &[Operation] = &[
+    op(
+        "POST",
+        "/repos/{owner}/{repo}/git/blobs",
+        "git/create-blob",
+        "https://docs.github.com/rest/git/blobs#create-a-blob",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/git/blobs/{file_sha}",
+        "git/get-blob",
+        "https://docs.github.com/rest/git/blobs#get-a-blob",
+    ),
+    op(
+        "POST",
+        "/repos/{owner}/{repo}/git/trees",
+        "git/create-tree",
+        "https://docs.github.com/rest/git/trees#create-a-tree",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/git/trees/{tree_sha}",
+        "git/get-tree",
+        "https://docs.github.com/rest/git/trees#get-a-tree",
+    ),
+    op(
+        "POST",
+        "/repos/{owner}/{repo}/git/commits",
+        "git/create-commit",
+        "https://docs.github.com/rest/git/commits#create-a-commit",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/git/commits/{commit_sha}",
+        "git/get-commit",
+        "https://docs.github.com/rest/git/commits#get-a-commit-object",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/git/ref/{ref}",
+        "git/get-ref",
+        "https://docs.github.com/rest/git/refs#get-a-reference",
+    ),
+    op(
+        "POST",
+        "/repos/{owner}/{repo}/git/refs",
+        "git/create-ref",
+        "https://docs.github.com/rest/git/refs#create-a-reference",
+    ),
+    op(
+        "PATCH",
+        "/repos/{owner}/{repo}/git/refs/{ref}",
+        "git/update-ref",
+        "https://docs.github.com/rest/git/refs#update-a-reference",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/contents/{path}",
+        "repos/get-content",
+        "https://docs.github.com/rest/repos/contents#get-repository-content",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/issues",
+        "issues/list-for-repo",
+        "https://docs.github.com/rest/issues/issues#list-repository-issues",
+    ),
+    op(
+        "POST",
+        "/repos/{owner}/{repo}/issues",
+        "issues/create",
+        "https://docs.github.com/rest/issues/issues#create-an-issue",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/issues/{issue_number}",
+        "issues/get",
+        "https://docs.github.com/rest/issues/issues#get-an-issue",
+    ),
+    op(
+        "PATCH",
+        "/repos/{owner}/{repo}/issues/{issue_number}",
+        "issues/update",
+        "https://docs.github.com/rest/issues/issues#update-an-issue",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/issues/{issue_number}/comments",
+        "issues/list-comments",
+        "https://docs.github.com/rest/issues/comments#list-issue-comments",
+    ),
+    op(
+        "POST",
+        "/repos/{owner}/{repo}/issues/{issue_number}/comments",
+        "issues/create-comment",
+        "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/labels",
+        "issues/list-labels-for-repo",
+        "https://docs.github.com/rest/issues/labels#list-labels-for-a-repository",
+    ),
+    op(
+        "POST",
+        "/repos/{owner}/{repo}/labels",
+        "issues/create-label",
+        "https://docs.github.com/rest/issues/labels#create-a-label",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/labels/{name}",
+        "issues/get-label",
+        "https://docs.github.com/rest/issues/labels#get-a-label",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/installation",
+        "apps/get-repo-installation",
+        "https://docs.github.com/rest/apps/apps#get-a-repository-installation-for-the-authenticated-app",
+    ),
+    op(
+        "POST",
+        "/app/installations/{installation_id}/access_tokens",
+        "apps/create-installation-access-token",
+        "https://docs.github.com/rest/apps/apps#create-an-installation-access-token-for-an-app",
+    ),
+    op(
+        "DELETE",
+        "/installation/token",
+        "apps/revoke-installation-access-token",
+        "https://docs.github.com/rest/apps/installations#revoke-an-installation-access-token",
+    ),
+    op(
+        "GET",
+        "/rate_limit",
+        "rate-limit/get",
+        "https://docs.github.com/rest/rate-limit/rate-limit#get-rate-limit-status-for-the-authenticated-user",
+    ),
+];
+
+/// Parameters that may span several path segments (refs and file paths).
+const MULTI_SEGMENT: &[&str] = &["{ref}", "{path}"];
+
+/// The operation a request goes to, from its method and raw path.
+pub fn match_route(method: &str, path: &str) -> Option<&'static Operation> {
+    let segments: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+    OPERATIONS.iter().find(|op| {
+        if !op.method.eq_ignore_ascii_case(method) {
+            return false;
+        }
+        let tpl: Vec<&str> = op.template.split('/').collect();
+        for (i, t) in tpl.iter().enumerate() {
+            let last = i + 1 == tpl.len();
+            if last && MULTI_SEGMENT.contains(t) {
+                return segments.len() > i && segments[i..].iter().all(|s| !s.is_empty());
+            }
+            let Some(s) = segments.get(i) else {
+                return false;
+            };
+            let is_param = t.starts_with('{');
+            if (is_param && s.is_empty()) || (!is_param && t != s) {
+                return false;
+            }
+        }
+        segments.len() == tpl.len()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_paths_find_their_operation() {
+        let id = |m, p| match_route(m, p).map(|o| o.id);
+        assert_eq!(
+            id("GET", "/repos/o/r/git/ref/heads/benchmark-history"),
+            Some("git/get-ref")
+        );
+        assert_eq!(
+            id("PATCH", "/repos/o/r/git/refs/heads/a/b"),
+            Some("git/update-ref")
+        );
+        assert_eq!(id("POST", "/repos/o/r/git/refs"), Some("git/create-ref"));
+        assert_eq!(
+            id("GET", "/repos/o/r/contents/results/x.json"),
+            Some("repos/get-content")
+        );
+        assert_eq!(id("GET", "/repos/o/r/issues/7"), Some("issues/get"));
+        assert_eq!(
+            id("POST", "/repos/o/r/issues/7/comments"),
+            Some("issues/create-comment")
+        );
+        assert_eq!(
+            id("GET", "/repos/o/r/labels/perf%20drift"),
+            Some("issues/get-label")
+        );
+        assert_eq!(
+            id("DELETE", "/installation/token"),
+            Some("apps/revoke-installation-access-token")
+        );
+        assert_eq!(id("PUT", "/repos/o/r/issues/7"), None);
+        assert_eq!(id("GET", "/repos/o/r/git/ref/"), None);
+        assert_eq!(id("GET", "/repos/o/r/issues/7/comments/x"), None);
+    }
+}

@@ -1,0 +1,421 @@
+//! Response bodies in GitHub's shapes. Every builder here produces what
+//! the OpenAPI description requires for its schema (checked by
+//! `tests/openapi_contract.rs`).
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Value, json};
+
+use super::auth::permissions_json;
+use super::clock::{iso, iso_with_offset};
+use super::git::{Commit, ObjectKind, Signature, TreeEntry};
+use super::state::{Actor, App, Comment, Installation, Issue, Label, Repo};
+
+/// Where web pages would live (only used for `html_url` members).
+pub const HTML: &str = "https://github.com";
+
+/// A `simple-user`.
+pub fn user(api: &str, login: &str, id: u64, kind: &str) -> Value {
+    // GitHub percent-encodes bot logins in URLs (`app%5Bbot%5D`).
+    let seg = encode_segment(login);
+    let u = format!("{api}/users/{seg}");
+    json!({
+        "login": login,
+        "id": id,
+        "node_id": format!("U_sim{id}"),
+        "avatar_url": format!("https://avatars.githubusercontent.com/u/{id}?v=4"),
+        "gravatar_id": "",
+        "url": u,
+        "html_url": format!("{HTML}/{seg}"),
+        "followers_url": format!("{u}/followers"),
+        "following_url": format!("{u}/following{{/other_user}}"),
+        "gists_url": format!("{u}/gists{{/gist_id}}"),
+        "starred_url": format!("{u}/starred{{/owner}}{{/repo}}"),
+        "subscriptions_url": format!("{u}/subscriptions"),
+        "organizations_url": format!("{u}/orgs"),
+        "repos_url": format!("{u}/repos"),
+        "events_url": format!("{u}/events{{/privacy}}"),
+        "received_events_url": format!("{u}/received_events"),
+        "type": kind,
+        "user_view_type": "public",
+        "site_admin": false,
+    })
+}
+
+/// The user behind an [`Actor`].
+pub fn actor(api: &str, a: &Actor) -> Value {
+    user(api, &a.login, a.id, if a.bot { "Bot" } else { "User" })
+}
+
+/// The owning account of a repository or installation.
+pub fn account(api: &str, login: &str, id: u64) -> Value {
+    user(api, login, id, "Organization")
+}
+
+/// A full `repository`.
+pub fn repository(api: &str, r: &Repo, owner_id: u64) -> Value {
+    let full = r.full_name();
+    let u = format!("{api}/repos/{full}");
+    let html = format!("{HTML}/{full}");
+    let created = iso(r.created_at);
+    let open_issues = r.issues.iter().filter(|i| i.open).count();
+    json!({
+        "id": r.id,
+        "node_id": format!("R_sim{}", r.id),
+        "name": r.name,
+        "full_name": full,
+        "owner": account(api, &r.owner, owner_id),
+        "private": true,
+        "html_url": html,
+        "description": null,
+        "fork": false,
+        "url": u,
+        "archive_url": format!("{u}/{{archive_format}}{{/ref}}"),
+        "assignees_url": format!("{u}/assignees{{/user}}"),
+        "blobs_url": format!("{u}/git/blobs{{/sha}}"),
+        "branches_url": format!("{u}/branches{{/branch}}"),
+        "collaborators_url": format!("{u}/collaborators{{/collaborator}}"),
+        "comments_url": format!("{u}/comments{{/number}}"),
+        "commits_url": format!("{u}/commits{{/sha}}"),
+        "compare_url": format!("{u}/compare/{{base}}...{{head}}"),
+        "contents_url": format!("{u}/contents/{{+path}}"),
+        "contributors_url": format!("{u}/contributors"),
+        "deployments_url": format!("{u}/deployments"),
+        "downloads_url": format!("{u}/downloads"),
+        "events_url": format!("{u}/events"),
+        "forks_url": format!("{u}/forks"),
+        "git_commits_url": format!("{u}/git/commits{{/sha}}"),
+        "git_refs_url": format!("{u}/git/refs{{/sha}}"),
+        "git_tags_url": format!("{u}/git/tags{{/sha}}"),
+        "git_url": format!("git://github.com/{full}.git"),
+        "issue_comment_url": format!("{u}/issues/comments{{/number}}"),
+        "issue_events_url": format!("{u}/issues/events{{/number}}"),
+        "issues_url": format!("{u}/issues{{/number}}"),
+        "keys_url": format!("{u}/keys{{/key_id}}"),
+        "labels_url": format!("{u}/labels{{/name}}"),
+        "languages_url": format!("{u}/languages"),
+        "merges_url": format!("{u}/merges"),
+        "milestones_url": format!("{u}/milestones{{/number}}"),
+        "notifications_url": format!("{u}/notifications{{?since,all,participating}}"),
+        "pulls_url": format!("{u}/pulls{{/number}}"),
+        "releases_url": format!("{u}/releases{{/id}}"),
+        "ssh_url": format!("git@github.com:{full}.git"),
+        "stargazers_url": format!("{u}/stargazers"),
+        "statuses_url": format!("{u}/statuses/{{sha}}"),
+        "subscribers_url": format!("{u}/subscribers"),
+        "subscription_url": format!("{u}/subscription"),
+        "tags_url": format!("{u}/tags"),
+        "teams_url": format!("{u}/teams"),
+        "trees_url": format!("{u}/git/trees{{/sha}}"),
+        "clone_url": format!("{html}.git"),
+        "mirror_url": null,
+        "hooks_url": format!("{u}/hooks"),
+        "svn_url": html,
+        "homepage": null,
+        "language": null,
+        "forks_count": 0,
+        "forks": 0,
+        "stargazers_count": 0,
+        "watchers_count": 0,
+        "watchers": 0,
+        "size": 0,
+        "default_branch": r.default_branch,
+        "open_issues_count": open_issues,
+        "open_issues": open_issues,
+        "is_template": false,
+        "topics": [],
+        "has_issues": true,
+        "has_projects": false,
+        "has_wiki": false,
+        "has_pages": false,
+        "has_downloads": false,
+        "has_discussions": false,
+        "archived": false,
+        "disabled": false,
+        "visibility": "private",
+        "pushed_at": created,
+        "created_at": created,
+        "updated_at": created,
+        "license": null,
+        "allow_forking": false,
+        "web_commit_signoff_required": false,
+    })
+}
+
+/// A `label`.
+pub fn label(api: &str, r: &Repo, l: &Label) -> Value {
+    json!({
+        "id": l.id,
+        "node_id": format!("LA_sim{}", l.id),
+        "url": format!("{api}/repos/{}/labels/{}", r.full_name(), encode_segment(&l.name)),
+        "name": l.name,
+        "description": l.description,
+        "color": l.color,
+        "default": l.default,
+    })
+}
+
+fn reactions(url: &str) -> Value {
+    json!({
+        "url": format!("{url}/reactions"),
+        "total_count": 0, "+1": 0, "-1": 0, "laugh": 0, "confused": 0,
+        "heart": 0, "hooray": 0, "eyes": 0, "rocket": 0,
+    })
+}
+
+/// An `issue`.
+pub fn issue(api: &str, r: &Repo, i: &Issue) -> Value {
+    let repo_url = format!("{api}/repos/{}", r.full_name());
+    let u = format!("{repo_url}/issues/{}", i.number);
+    let labels: Vec<Value> = i
+        .labels
+        .iter()
+        .filter_map(|id| r.label_by_id(*id))
+        .map(|l| label(api, r, l))
+        .collect();
+    json!({
+        "id": i.id,
+        "node_id": format!("I_sim{}", i.id),
+        "url": u,
+        "repository_url": repo_url,
+        "labels_url": format!("{u}/labels{{/name}}"),
+        "comments_url": format!("{u}/comments"),
+        "events_url": format!("{u}/events"),
+        "html_url": format!("{HTML}/{}/issues/{}", r.full_name(), i.number),
+        "timeline_url": format!("{u}/timeline"),
+        "number": i.number,
+        "state": if i.open { "open" } else { "closed" },
+        "state_reason": i.state_reason,
+        "title": i.title,
+        "body": i.body,
+        "user": actor(api, &i.user),
+        "labels": labels,
+        "assignee": null,
+        "assignees": [],
+        "milestone": null,
+        "locked": false,
+        "active_lock_reason": null,
+        "comments": i.comments.len(),
+        "closed_at": i.closed_at.map(iso),
+        "created_at": iso(i.created_at),
+        "updated_at": iso(i.updated_at),
+        "closed_by": i.closed_by.as_ref().map(|a| actor(api, a)),
+        "author_association": "NONE",
+        "performed_via_github_app": null,
+        "reactions": reactions(&u),
+    })
+}
+
+/// An `issue-comment`.
+pub fn comment(api: &str, r: &Repo, i: &Issue, c: &Comment) -> Value {
+    let repo_url = format!("{api}/repos/{}", r.full_name());
+    let u = format!("{repo_url}/issues/comments/{}", c.id);
+    json!({
+        "id": c.id,
+        "node_id": format!("IC_sim{}", c.id),
+        "url": u,
+        "body": c.body,
+        "html_url": format!("{HTML}/{}/issues/{}#issuecomment-{}", r.full_name(), i.number, c.id),
+        "issue_url": format!("{repo_url}/issues/{}", i.number),
+        "user": actor(api, &c.user),
+        "created_at": iso(c.created_at),
+        "updated_at": iso(c.updated_at),
+        "author_association": "NONE",
+        "performed_via_github_app": null,
+        "reactions": reactions(&u),
+    })
+}
+
+/// A `git-ref`.
+pub fn git_ref(api: &str, r: &Repo, name: &str, sha: &str) -> Value {
+    let u = format!("{api}/repos/{}", r.full_name());
+    json!({
+        "ref": name,
+        "node_id": format!("REF_sim{}", &sha[..12]),
+        "url": format!("{u}/git/{name}"),
+        "object": {
+            "type": "commit",
+            "sha": sha,
+            "url": format!("{u}/git/commits/{sha}"),
+        },
+    })
+}
+
+fn signature(s: &Signature) -> Value {
+    json!({
+        "name": s.name,
+        "email": s.email,
+        "date": iso_with_offset(s.time, s.offset_minutes),
+    })
+}
+
+/// A `git-commit`.
+pub fn git_commit(api: &str, r: &Repo, sha: &str, c: &Commit) -> Value {
+    let u = format!("{api}/repos/{}", r.full_name());
+    let parents: Vec<Value> = c
+        .parents
+        .iter()
+        .map(|p| {
+            json!({
+                "sha": p,
+                "url": format!("{u}/git/commits/{p}"),
+                "html_url": format!("{HTML}/{}/commit/{p}", r.full_name()),
+            })
+        })
+        .collect();
+    json!({
+        "sha": sha,
+        "node_id": format!("C_sim{}", &sha[..12]),
+        "url": format!("{u}/git/commits/{sha}"),
+        "html_url": format!("{HTML}/{}/commit/{sha}", r.full_name()),
+        "author": signature(&c.author),
+        "committer": signature(&c.committer),
+        "message": c.message,
+        "tree": { "sha": c.tree, "url": format!("{u}/git/trees/{}", c.tree) },
+        "parents": parents,
+        "verification": {
+            "verified": false,
+            "reason": "unsigned",
+            "signature": null,
+            "payload": null,
+            "verified_at": null,
+        },
+    })
+}
+
+/// One entry of a `git-tree`.
+pub fn tree_entry(api: &str, r: &Repo, path: &str, e: &TreeEntry) -> Value {
+    let u = format!("{api}/repos/{}", r.full_name());
+    let mut v = json!({
+        "path": path,
+        "mode": e.api_mode(),
+        "type": e.kind().as_str(),
+        "sha": e.sha,
+    });
+    match e.kind() {
+        ObjectKind::Blob => {
+            v["size"] = json!(r.store.blob(&e.sha).map_or(0, <[u8]>::len));
+            v["url"] = json!(format!("{u}/git/blobs/{}", e.sha));
+        }
+        ObjectKind::Tree => v["url"] = json!(format!("{u}/git/trees/{}", e.sha)),
+        ObjectKind::Commit => {}
+    }
+    v
+}
+
+/// A `git-tree` with the given entries.
+pub fn git_tree(api: &str, r: &Repo, sha: &str, entries: Vec<Value>) -> Value {
+    json!({
+        "sha": sha,
+        "url": format!("{api}/repos/{}/git/trees/{sha}", r.full_name()),
+        "tree": entries,
+        "truncated": false,
+    })
+}
+
+/// Base64 the way GitHub sends file content: lines of 60 characters, each
+/// ending in a newline.
+pub fn base64_lines(bytes: &[u8]) -> String {
+    let flat = STANDARD.encode(bytes);
+    let mut out = String::with_capacity(flat.len() + flat.len() / 60 + 1);
+    for chunk in flat.as_bytes().chunks(60) {
+        out.push_str(&String::from_utf8_lossy(chunk));
+        out.push('\n');
+    }
+    out
+}
+
+/// A `content-file` (with `content`) or a `content-directory` item
+/// (without).
+pub fn content_item(
+    api: &str,
+    r: &Repo,
+    git_ref: &str,
+    path: &str,
+    e: &TreeEntry,
+    with_content: bool,
+) -> Value {
+    let full = r.full_name();
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let self_url = format!("{api}/repos/{full}/contents/{path}?ref={git_ref}");
+    let (kind, git_url, html_url, download) = match e.kind() {
+        ObjectKind::Tree => (
+            "dir",
+            json!(format!("{api}/repos/{full}/git/trees/{}", e.sha)),
+            json!(format!("{HTML}/{full}/tree/{git_ref}/{path}")),
+            Value::Null,
+        ),
+        ObjectKind::Commit => ("submodule", Value::Null, Value::Null, Value::Null),
+        ObjectKind::Blob => (
+            if e.mode == "120000" {
+                "symlink"
+            } else {
+                "file"
+            },
+            json!(format!("{api}/repos/{full}/git/blobs/{}", e.sha)),
+            json!(format!("{HTML}/{full}/blob/{git_ref}/{path}")),
+            json!(format!(
+                "https://raw.githubusercontent.com/{full}/{git_ref}/{path}"
+            )),
+        ),
+    };
+    let blob = r.store.blob(&e.sha);
+    let mut v = json!({
+        "type": kind,
+        "size": blob.map_or(0, <[u8]>::len),
+        "name": name,
+        "path": path,
+        "sha": e.sha,
+        "url": self_url,
+        "git_url": git_url,
+        "html_url": html_url,
+        "download_url": download,
+        "_links": { "self": self_url, "git": git_url, "html": html_url },
+    });
+    if with_content {
+        if let Some(bytes) = blob {
+            v["content"] = json!(base64_lines(bytes));
+            v["encoding"] = json!("base64");
+        }
+    }
+    v
+}
+
+/// An `installation`.
+pub fn installation(api: &str, app: &App, i: &Installation) -> Value {
+    json!({
+        "id": i.id,
+        "account": account(api, &i.account, i.account_id),
+        "repository_selection": "all",
+        "access_tokens_url": format!("{api}/app/installations/{}/access_tokens", i.id),
+        "repositories_url": format!("{api}/installation/repositories"),
+        "html_url": format!("{HTML}/organizations/{}/settings/installations/{}", i.account, i.id),
+        "app_id": app.id,
+        "client_id": app.client_id,
+        "app_slug": app.slug,
+        "target_id": i.account_id,
+        "target_type": "Organization",
+        "permissions": permissions_json(&i.permissions),
+        "events": ["issues", "issue_comment", "push"],
+        "created_at": iso(i.created_at),
+        "updated_at": iso(i.created_at),
+        "single_file_name": null,
+        "has_multiple_single_files": false,
+        "single_file_paths": [],
+        "suspended_by": null,
+        "suspended_at": null,
+    })
+}
+
+/// Percent-encodes one path segment (label names may hold spaces).
+pub fn encode_segment(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
