@@ -3,4 +3,5 @@
 //!
 //! Every CLI command is a public function here; `main.rs` is a thin shim.
 
+pub mod history;
 pub mod validate;
