@@ -15,6 +15,7 @@ pub mod names;
 pub mod num;
 pub mod path;
 pub mod plan;
+pub mod reconcile;
 pub mod record;
 pub mod schema;
 pub mod seal;

@@ -927,3 +927,24 @@ fn receipt_type_reads_the_contract_fixture() {
         .expect("and writes it back valid");
     assert_eq!(back, serde_json::from_slice::<Value>(&text).expect("JSON"));
 }
+
+#[test]
+fn issue_links_point_at_the_paths_the_store_writes() {
+    let draft = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/result.draft.json"
+    ))
+    .expect("example");
+    let sealed = benchops::seal::seal_json(&draft).expect("valid");
+    let r = sealed.record();
+    let reference = benchops::reconcile::RecordRef {
+        lane: r.lane.clone(),
+        slot: r.slot.clone(),
+        finished_at: r.finished_at.clone(),
+        digest: sealed.digest(),
+    };
+    assert_eq!(
+        benchops::reconcile::default_history_path(&reference),
+        benchops_publish::history::record_path(&sealed).expect("path")
+    );
+}
