@@ -489,7 +489,7 @@ fn comprehensive_only_drift_opens_one_issue() {
         "**Open.** Held open by `comprehensive`".to_owned(),
         "| `sentinel` | no | — | — | — |".to_owned(),
         format!(
-            "| `comprehensive` | yes | 2026-11-01T01:00:00Z [`{}`]({BASE}/results/comprehensive/2026/11/2026-11-01T01:00:00Z--{}.json) | yes | not yet |",
+            "| `comprehensive` | yes | 2026-11-01T01:00:00Z [`{}`]({BASE}/results/comprehensive/2026/11/20261101T010000Z--{}.json) | yes | not yet |",
             &c1.hex()[..12],
             c1.hex()
         ),

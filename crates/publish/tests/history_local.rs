@@ -930,12 +930,12 @@ fn receipt_type_reads_the_contract_fixture() {
 
 #[test]
 fn issue_links_point_at_the_paths_the_store_writes() {
-    let draft = std::fs::read(concat!(
+    let draft = fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../examples/result.draft.json"
     ))
     .expect("example");
-    let sealed = benchops::seal::seal_json(&draft).expect("valid");
+    let sealed = seal_json(&draft).expect("valid");
     let r = sealed.record();
     let reference = benchops::reconcile::RecordRef {
         lane: r.lane.clone(),
