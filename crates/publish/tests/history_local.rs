@@ -945,6 +945,6 @@ fn issue_links_point_at_the_paths_the_store_writes() {
     };
     assert_eq!(
         benchops::reconcile::default_history_path(&reference),
-        benchops_publish::history::record_path(&sealed).expect("path")
+        record_path(&sealed).expect("path")
     );
 }
