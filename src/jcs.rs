@@ -39,7 +39,7 @@ pub struct ParseError {
 
 /// A typed value that has no canonical JSON form.
 #[derive(Debug, thiserror::Error)]
-#[error("value has no canonical JSON form: {0}")]
+#[error("value has no canonical JSON form")]
 pub struct SerializeError(#[from] serde_json::Error);
 
 /// Bytes that parse as JSON but are not the canonical form of what they hold.

@@ -138,7 +138,7 @@ pub enum KeyParseError {
     #[error("drift key {0:?} has a metric that is not UTF-8")]
     NotUtf8(String),
     /// The case part is not a valid case id.
-    #[error("drift key has an invalid case: {0}")]
+    #[error("drift key has an invalid case")]
     Case(#[from] NameError),
 }
 

@@ -121,7 +121,7 @@ pub enum SealError {
     #[error("failed to canonicalize the draft")]
     Canonicalize(#[from] jcs::SerializeError),
     /// The draft violates the contract.
-    #[error("draft is not a valid benchmark-result/v1 record: {0}")]
+    #[error("draft is not a valid benchmark-result/v1 record")]
     Invalid(#[from] VerifyError),
     /// The record holds a value canonical JSON cannot carry exactly (an
     /// integer above 2^53).
