@@ -9,8 +9,10 @@
 //!   slurm` and `bench status` for 1,000 children on the local cluster,
 //!   with the count of scheduler calls.
 //! - `pipeline`: the local pipeline on the embedded default: plan and run
-//!   `examples/bench.toml` on local processes, seal the result, and validate
-//!   the sealed record.
+//!   `examples/bench.toml` on local processes, seal the result, validate
+//!   the sealed record, and sweep `.benchops/` in local mode (history in
+//!   `.benchops/history.git`, issues in `.benchops/issues.json`). Running it
+//!   again converges: records already in history stay as they are.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -138,7 +140,25 @@ fn pipeline() -> Result<()> {
     )?;
     let _ = sealed;
     capture(&publish, &["validate", sealed_dir], true)?;
-    eprintln!("xtask: pipeline done; state in {state}/, sealed records in {sealed_dir}/");
+    capture(
+        &publish,
+        &[
+            "sweep",
+            "--local",
+            state,
+            "--manifest",
+            "examples/schedule.toml",
+        ],
+        true,
+    )?;
+    eprintln!("xtask: pipeline done");
+    eprintln!("xtask:   state directory  {state}/");
+    eprintln!("xtask:   sealed records   {sealed_dir}/");
+    eprintln!(
+        "xtask:   history          {state}/history.git (branch benchmark-history; try `git --git-dir {state}/history.git log --stat benchmark-history`)"
+    );
+    eprintln!("xtask:   issue ledger     {state}/issues.json");
+    eprintln!("xtask:   quarantine       {state}/quarantine/ (invalid handoffs, if any)");
     Ok(())
 }
 

@@ -4,4 +4,6 @@
 //! Every CLI command is a public function here; `main.rs` is a thin shim.
 
 pub mod history;
+pub mod ledger;
+pub mod sweep;
 pub mod validate;

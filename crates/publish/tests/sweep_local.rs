@@ -1,0 +1,638 @@
+//! The local sweep end to end, on real git repositories in temporary
+//! directories: the drift issue lifecycle in the ledger, idempotence,
+//! quarantine (library and CLI exit status), crash convergence between any
+//! two ledger writes, and human decisions.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use benchops::reconcile::{Note, drift_marker, evidence_marker};
+use benchops::seal::{SealedRecord, seal_json};
+use benchops_publish::history::{LocalHistory, record_path};
+use benchops_publish::ledger::{BENCHOPS_AUTHOR, Ledger, LedgerState};
+use benchops_publish::sweep::{
+    AfterWrite, Clock, LocalSweepOptions, SweepReport, render_summary, sweep_local,
+};
+use serde_json::{Value, json};
+
+// ---------------------------------------------------------------------------
+// Fixtures
+
+const MANIFEST: &str = r#"
+schema = "schedule-manifest/v1"
+
+[[lanes]]
+name = "sentinel"
+cron = "0 * * * *"
+timezone = "UTC"
+completion_window_minutes = 50
+cases = ["parse/large"]
+baseline = "last-clean"
+
+[[lanes]]
+name = "nightly"
+cron = "0 1 * * *"
+timezone = "UTC"
+completion_window_minutes = 180
+cases = ["*"]
+baseline = "last-clean"
+"#;
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn draft() -> Value {
+    let bytes = fs::read(workspace_root().join("examples/result.draft.json"))
+        .expect("example draft readable");
+    serde_json::from_slice(&bytes).expect("example draft is JSON")
+}
+
+fn with_lane_slot(mut v: Value, lane: &str, slot: &str) -> Value {
+    v["lane"] = json!(lane);
+    v["slot"] = json!(slot);
+    v["started_at"] = json!(slot);
+    v["finished_at"] = json!(slot);
+    v["baseline"]["lane"] = json!(lane);
+    v
+}
+
+fn seal(v: &Value) -> SealedRecord {
+    seal_json(&serde_json::to_vec(v).expect("serializes")).expect("fixture seals")
+}
+
+/// The example: `parse/large` drifts on `wall_s`, `parse/small` passes.
+fn drift(lane: &str, slot: &str) -> SealedRecord {
+    seal(&with_lane_slot(draft(), lane, slot))
+}
+
+/// Both `parse/large` and `parse/small` drift on `wall_s`.
+fn drift_both(lane: &str, slot: &str) -> SealedRecord {
+    let mut v = with_lane_slot(draft(), lane, slot);
+    let small = &mut v["cases"][0];
+    assert_eq!(small["id"], "parse/small");
+    small["outcome"] = json!("drift");
+    small["drift"]["verdict"] = json!("confirmed");
+    v["case_counts"] = json!({"total": 4, "pass": 0, "drift": 2, "skipped": 1, "error": 1});
+    v["publication"] = json!({
+        "drift_reports": [
+            {"case": "parse/large", "metric": "wall_s", "summary": "wall_s median rose from 0.25 to 0.31 (+24%)"},
+            {"case": "parse/small", "metric": "wall_s", "summary": "wall_s median rose from 0.22 to 0.25 (+14%)"}
+        ],
+        "cleared": [],
+        "baseline_proposal": null
+    });
+    seal(&v)
+}
+
+/// A clean record: `parse/small` and `parse/large` pass; it proposes itself
+/// as the lane's baseline.
+fn clean(lane: &str, slot: &str) -> SealedRecord {
+    let mut v = with_lane_slot(draft(), lane, slot);
+    let mut cases: Vec<Value> = v["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .filter(|c| c["id"] == "parse/small" || c["id"] == "parse/large")
+        .cloned()
+        .collect();
+    cases[1]["outcome"] = json!("pass");
+    cases[1]["drift"] = Value::Null;
+    v["cases"] = Value::Array(cases);
+    v["runs"] = json!({"total": 15, "succeeded": 15, "failed": 0, "incomplete": 0,
+        "missing": 0, "stale": 0, "scheduler_inconsistent": 0});
+    v["case_counts"] = json!({"total": 2, "pass": 2, "drift": 0, "skipped": 0, "error": 0});
+    v["publication"] = json!({
+        "drift_reports": [],
+        "cleared": ["parse/large", "parse/small"],
+        "baseline_proposal": {"lane": lane, "reason": "clean run"}
+    });
+    seal(&v)
+}
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    manifest: PathBuf,
+}
+
+fn env() -> Env {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join(".benchops");
+    fs::create_dir_all(dir.join("sealed")).expect("sealed dir");
+    let manifest = tmp.path().join("schedule.toml");
+    fs::write(&manifest, MANIFEST).expect("manifest written");
+    Env {
+        _tmp: tmp,
+        dir,
+        manifest,
+    }
+}
+
+impl Env {
+    /// Drops sealed records into `sealed/` as `bench seal` does.
+    fn hand_off(&self, records: &[&SealedRecord]) {
+        for r in records {
+            fs::write(self.dir.join("sealed").join(r.file_name()), r.bytes()).expect("handoff");
+        }
+    }
+
+    fn opts(&self) -> LocalSweepOptions {
+        let mut o = LocalSweepOptions::new(&self.dir, &self.manifest);
+        o.clock = Clock::fixed("2026-12-02T00:00:00.000Z");
+        o
+    }
+
+    fn sweep(&self) -> SweepReport {
+        sweep_local(&self.opts()).expect("sweep succeeds")
+    }
+
+    fn sweep_at_most(&self, k: usize) -> SweepReport {
+        let mut o = self.opts();
+        o.max_actions = Some(k);
+        sweep_local(&o).expect("sweep succeeds")
+    }
+
+    fn ledger_bytes(&self) -> Vec<u8> {
+        fs::read(self.dir.join("issues.json")).expect("ledger exists")
+    }
+
+    fn ledger(&self) -> Ledger {
+        Ledger::from_bytes(&self.ledger_bytes(), Path::new("issues.json")).expect("valid ledger")
+    }
+
+    fn edit_ledger(&self, f: impl FnOnce(&mut Ledger)) {
+        let mut l = self.ledger();
+        f(&mut l);
+        fs::write(self.dir.join("issues.json"), l.to_bytes()).expect("ledger edited");
+    }
+
+    fn history(&self) -> LocalHistory {
+        LocalHistory::open_or_init(self.dir.join("history.git")).expect("history opens")
+    }
+}
+
+fn benchops_comments(l: &Ledger, number: u64) -> Vec<String> {
+    l.issue(number)
+        .expect("issue exists")
+        .comments
+        .iter()
+        .filter(|c| c.author == BENCHOPS_AUTHOR)
+        .map(|c| c.body.clone())
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// Lifecycle
+
+#[test]
+fn first_sweep_persists_and_opens_one_drift_issue_with_labels_and_evidence() {
+    let e = env();
+    let r1 = drift("nightly", "2026-12-01T01:00:00Z");
+    e.hand_off(&[&r1]);
+    let report = e.sweep();
+
+    assert_eq!(report.handoffs.len(), 1);
+    assert_eq!(report.quarantined(), 0);
+    assert_eq!((report.new_records(), report.already_present()), (1, 0));
+    let commit = report.commit.clone().expect("a commit");
+    assert_eq!(report.tip.as_deref(), Some(commit.as_str()));
+    assert!(report.receipt_path.is_some());
+    let h = e.history();
+    assert_eq!(h.tip().expect("tip").as_deref(), Some(commit.as_str()));
+    assert_eq!(
+        h.read_record(&record_path(&r1).expect("path"))
+            .expect("in history")
+            .bytes(),
+        r1.bytes()
+    );
+    assert_eq!(report.opened(), 1);
+    assert!(report.ledger_created);
+
+    let l = e.ledger();
+    assert_eq!(l.issues.len(), 1);
+    assert_eq!(l.next_number, 2);
+    let issue = &l.issues[0];
+    assert_eq!(issue.number, 1);
+    assert_eq!(issue.state, LedgerState::Open);
+    assert_eq!(issue.title, "Benchmark drift: parse/large wall_s");
+    assert_eq!(issue.labels, ["benchmark-drift", "lane:nightly"]);
+    let key = benchops::reconcile::DriftKey::new(
+        benchops::CaseId::new("parse/large").expect("case"),
+        "wall_s",
+    );
+    assert!(issue.body.contains(&drift_marker(&key)));
+    assert!(issue.body.contains(&evidence_marker(&r1.digest())));
+    assert!(
+        issue.body.contains(&record_path(&r1).expect("path")),
+        "the evidence links the history file"
+    );
+    assert!(issue.body.contains("xychart-beta"));
+    assert!(issue.comments.is_empty());
+
+    let summary = render_summary(&report);
+    for want in [
+        "1 new record(s), 0 already present",
+        "opened 1, commented 0, closed 0, reopened 0",
+        "#1 opened: Benchmark drift: parse/large wall_s",
+        "health (latest record per lane)",
+        "sentinel         no record yet",
+        "watchdog",
+    ] {
+        assert!(summary.contains(want), "{want:?} not in:\n{summary}");
+    }
+    assert!(
+        summary.contains("nightly          2026-12-01T01:00:00Z"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_second_sweep_with_nothing_new_changes_nothing() {
+    let e = env();
+    e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+    let first = e.sweep();
+    let ledger = e.ledger_bytes();
+    let mtime = fs::metadata(e.dir.join("issues.json"))
+        .and_then(|m| m.modified())
+        .expect("mtime");
+
+    let mut o = e.opts();
+    o.clock = Clock::fixed("2026-12-03T00:00:00.000Z"); // another time, same inputs
+    let second = sweep_local(&o).expect("sweep");
+    assert_eq!(second.commit, None, "no new commit");
+    assert_eq!(second.tip, first.commit);
+    assert_eq!((second.new_records(), second.already_present()), (0, 1));
+    assert!(second.applied.is_empty(), "{:?}", second.applied);
+    assert!(!second.ledger_created);
+    assert_eq!(e.ledger_bytes(), ledger);
+    assert_eq!(
+        fs::metadata(e.dir.join("issues.json"))
+            .and_then(|m| m.modified())
+            .expect("mtime"),
+        mtime,
+        "the ledger was not rewritten"
+    );
+    assert!(render_summary(&second).contains("nothing new: no commit"));
+}
+
+#[test]
+fn the_issue_closes_only_when_every_covering_lane_has_a_clearing_record() {
+    let e = env();
+    let r1 = drift("nightly", "2026-12-01T01:00:00Z");
+    e.hand_off(&[&r1]);
+    e.sweep();
+
+    // The sentinel covers parse/large and clears it: not enough, the nightly
+    // (which covers everything) has not cleared it yet.
+    let s2 = clean("sentinel", "2026-12-01T02:00:00Z");
+    e.hand_off(&[&s2]);
+    let report = e.sweep();
+    assert_eq!(report.closed(), 0);
+    assert_eq!(e.ledger().issues[0].state, LedgerState::Open);
+    assert!(e.ledger().issues[0].body.contains("Held open by `nightly`"));
+
+    let n3 = clean("nightly", "2026-12-02T01:00:00Z");
+    e.hand_off(&[&n3]);
+    let report = e.sweep();
+    assert_eq!(report.closed(), 1, "{:?}", report.applied);
+    let l = e.ledger();
+    let issue = &l.issues[0];
+    assert_eq!(issue.state, LedgerState::Closed);
+    assert_eq!(issue.state_reason.as_deref(), Some("completed"));
+    let comments = benchops_comments(&l, 1);
+    assert_eq!(comments.len(), 1, "one closing comment");
+    assert!(comments[0].contains("<!-- benchops:closed epoch="));
+    for r in [&s2, &n3] {
+        assert!(
+            comments[0].contains(&r.digest().to_string()),
+            "the closing comment lists each lane's clearing record"
+        );
+    }
+    // Baseline pointers moved for the clean records (last-clean lanes).
+    assert_eq!(
+        e.history()
+            .baseline(&benchops::LaneName::new("nightly").expect("lane"))
+            .expect("reads")
+            .map(|p| p.record),
+        Some(n3.digest())
+    );
+    // And it stays closed.
+    assert!(e.sweep().applied.is_empty());
+}
+
+#[test]
+fn a_tampered_handoff_is_quarantined_with_a_reason_and_never_persisted() {
+    let e = env();
+    let good = drift("nightly", "2026-12-01T01:00:00Z");
+    let other = clean("nightly", "2026-12-02T01:00:00Z");
+    e.hand_off(&[&good]);
+    let tampered_path = e.dir.join("sealed").join(other.file_name());
+    let tampered = String::from_utf8(other.bytes().to_vec())
+        .expect("UTF-8")
+        .replacen("bench-01", "bench-02", 1);
+    fs::write(&tampered_path, &tampered).expect("tampered handoff");
+
+    let report = e.sweep();
+    assert_eq!(report.quarantined(), 1);
+    assert_eq!(report.new_records(), 1);
+    let bad = report
+        .handoffs
+        .iter()
+        .find(|h| !h.valid())
+        .expect("an invalid handoff");
+    assert_eq!(bad.source, tampered_path);
+    assert!(bad.issues.iter().any(|i| i.kind == "digest-mismatch"));
+    let q = bad.quarantined.clone().expect("quarantined");
+    let copy = q.copy.expect("copied");
+    assert_eq!(copy, e.dir.join("quarantine").join(other.file_name()));
+    assert_eq!(fs::read(&copy).expect("copy"), tampered.as_bytes());
+    assert_eq!(
+        q.why,
+        e.dir
+            .join("quarantine")
+            .join(format!("{}.why.txt", other.file_name()))
+    );
+    let why = fs::read_to_string(&q.why).expect("why");
+    assert!(
+        why.contains("digest-mismatch") && why.contains("NOT persisted"),
+        "{why}"
+    );
+    assert!(tampered_path.exists(), "the source is left in place");
+    let listed: Vec<_> = e
+        .history()
+        .list_records(None)
+        .expect("lists")
+        .into_iter()
+        .map(|r| r.digest)
+        .collect();
+    assert_eq!(
+        listed,
+        vec![good.digest()],
+        "only the valid record persisted"
+    );
+    let summary = render_summary(&report);
+    assert!(summary.contains("QUARANTINED"), "{summary}");
+    assert!(summary.contains("source left in place"), "{summary}");
+
+    // A rerun quarantines it again (no-op copy) and still reports it.
+    let again = e.sweep();
+    assert_eq!(again.quarantined(), 1);
+    assert_eq!(again.commit, None);
+}
+
+#[test]
+fn cli_exits_1_when_anything_was_quarantined_and_0_otherwise() {
+    let e = env();
+    e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_benchops-publish"))
+            .arg("sweep")
+            .arg("--local")
+            .arg(&e.dir)
+            .arg("--manifest")
+            .arg(&e.manifest)
+            .output()
+            .expect("benchops-publish runs")
+    };
+    let ok = run();
+    let out = String::from_utf8_lossy(&ok.stdout);
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{out}{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(out.contains("opened 1"), "{out}");
+
+    let bad = e
+        .dir
+        .join("sealed")
+        .join(format!("{}.json", "ab".repeat(32)));
+    fs::write(&bad, b"{\"not\": \"a record\"}").expect("bad handoff");
+    let red = run();
+    let out = String::from_utf8_lossy(&red.stdout);
+    assert_eq!(red.status.code(), Some(1), "{out}");
+    assert!(out.contains("QUARANTINED"), "{out}");
+    assert!(String::from_utf8_lossy(&red.stderr).contains("quarantined"));
+    assert!(
+        e.dir
+            .join("quarantine")
+            .join(format!("{}.json.why.txt", "ab".repeat(32)))
+            .exists()
+    );
+
+    // Usage and I/O errors: 2.
+    let missing = Command::new(env!("CARGO_BIN_EXE_benchops-publish"))
+        .args(["sweep", "--local"])
+        .arg(e.dir.join("nope"))
+        .arg("--manifest")
+        .arg(&e.manifest)
+        .output()
+        .expect("runs");
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("nope"));
+    let no_manifest = Command::new(env!("CARGO_BIN_EXE_benchops-publish"))
+        .args(["sweep", "--local"])
+        .arg(&e.dir)
+        .output()
+        .expect("runs");
+    assert_eq!(no_manifest.status.code(), Some(2));
+    let help = Command::new(env!("CARGO_BIN_EXE_benchops-publish"))
+        .args(["sweep", "--help"])
+        .output()
+        .expect("runs");
+    assert!(
+        String::from_utf8_lossy(&help.stdout).contains("benchops-publish sweep --local .benchops/")
+    );
+}
+
+#[test]
+fn a_corrupt_ledger_stops_the_sweep_naming_the_file() {
+    let e = env();
+    e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+    fs::write(
+        e.dir.join("issues.json"),
+        b"{\"schema\": \"benchops-issue-ledger/v1\"",
+    )
+    .expect("w");
+    let err = sweep_local(&e.opts()).expect_err("refused");
+    assert!(err.to_string().contains("issues.json"), "{err}");
+}
+
+// ---------------------------------------------------------------------------
+// Crash convergence
+
+/// History after the first sweep: issue #1 (parse/large) and #2
+/// (parse/small) open. The next handoffs make the plan: labels and a comment
+/// for the sentinel evidence, a comment for the new nightly evidence, the
+/// body of #1, then close #2 and its closing comment.
+fn crash_scenario(e: &Env) {
+    e.hand_off(&[&drift_both("nightly", "2026-12-01T01:00:00Z")]);
+    let first = e.sweep();
+    assert_eq!(first.opened(), 2);
+    e.hand_off(&[
+        &drift("sentinel", "2026-12-01T02:00:00Z"),
+        &drift("nightly", "2026-12-02T01:00:00Z"),
+    ]);
+}
+
+#[test]
+fn a_crash_after_any_ledger_write_converges_to_the_uninterrupted_result() {
+    let reference = env();
+    crash_scenario(&reference);
+    let full = reference.sweep();
+    let n = full.applied.len();
+    assert!(n >= 5, "a plan worth crashing in: {:?}", full.applied);
+    assert_eq!(full.closed(), 1);
+    let want_ledger = reference.ledger_bytes();
+    let want_tip = reference.history().tip().expect("tip");
+    assert!(reference.sweep().applied.is_empty(), "converged");
+
+    for k in 0..=n {
+        let e = env();
+        crash_scenario(&e);
+        let partial = e.sweep_at_most(k);
+        assert_eq!(partial.applied.len(), k);
+        assert_eq!(partial.pending_actions, n - k, "k={k}");
+        assert_eq!(partial.applied[..], full.applied[..k], "k={k}");
+        let rest = e.sweep();
+        assert_eq!(rest.pending_actions, 0);
+        assert_eq!(rest.applied.len(), n - k, "k={k}: only the rest is applied");
+        assert_eq!(
+            String::from_utf8(e.ledger_bytes()).expect("UTF-8"),
+            String::from_utf8(want_ledger.clone()).expect("UTF-8"),
+            "k={k}"
+        );
+        assert_eq!(e.history().tip().expect("tip"), want_tip, "k={k}");
+        assert!(e.sweep().applied.is_empty(), "k={k}: converged");
+    }
+}
+
+#[test]
+fn a_ledger_edited_during_the_sweep_is_replanned_not_overwritten() {
+    // After the sweep's first write, a person accepts issue #1 in the file.
+    // The sweep notices before its next write, recomputes the plan from the
+    // edited file, and makes no further write to #1.
+    let e = env();
+    crash_scenario(&e);
+    let mut o = e.opts();
+    o.after_ledger_write = Some(AfterWrite(Arc::new(|path: &Path, n: usize| {
+        if n == 1 {
+            let mut l = Ledger::from_bytes(&fs::read(path).expect("reads"), path).expect("valid");
+            l.issues[0].labels.push("drift-accepted".into());
+            fs::write(path, l.to_bytes()).expect("edited");
+        }
+    })));
+    let report = sweep_local(&o).expect("sweep");
+    assert_eq!(report.replans, 1);
+    assert!(
+        report.applied[0].to_string().starts_with("#1 "),
+        "{:?}",
+        report.applied
+    );
+    assert!(
+        report.applied[1..]
+            .iter()
+            .all(|a| !a.to_string().starts_with("#1 ")),
+        "{:?}",
+        report.applied
+    );
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| matches!(n, Note::Accepted { issue: 1, .. }))
+    );
+    let l = e.ledger();
+    assert!(
+        l.issues[0].labels.iter().any(|x| x == "drift-accepted"),
+        "the edit survived"
+    );
+    assert_eq!(l.issues[1].state, LedgerState::Closed, "#2 still closed");
+    assert!(e.sweep().applied.is_empty());
+}
+
+// ---------------------------------------------------------------------------
+// Human decisions
+
+#[test]
+fn a_human_closed_issue_is_not_reopened() {
+    let e = env();
+    e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+    e.sweep();
+    e.edit_ledger(|l| {
+        l.issues[0].state = LedgerState::Closed;
+        l.issues[0].state_reason = Some("not_planned".into());
+        l.issues[0]
+            .comments
+            .push(benchops_publish::ledger::LedgerComment {
+                author: "maintainer".into(),
+                body: "expected: we switched parsers".into(),
+            });
+    });
+
+    let r2 = drift("nightly", "2026-12-02T01:00:00Z");
+    e.hand_off(&[&r2]);
+    let report = e.sweep();
+    assert_eq!(report.reopened(), 0);
+    assert_eq!(report.commented(), 1);
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| matches!(n, Note::ClosedByHuman { issue: 1, .. }))
+    );
+    let l = e.ledger();
+    assert_eq!(l.issues[0].state, LedgerState::Closed);
+    assert_eq!(l.issues[0].state_reason.as_deref(), Some("not_planned"));
+    let comments = benchops_comments(&l, 1);
+    assert_eq!(comments.len(), 1);
+    assert!(comments[0].contains(&evidence_marker(&r2.digest())));
+    assert!(comments[0].contains("closed by a person"));
+    assert_eq!(
+        l.issues[0].comments.len(),
+        2,
+        "the person's comment is kept"
+    );
+    assert!(render_summary(&report).contains("closed by a person: #1"));
+
+    // Nothing more on the next sweep.
+    assert!(e.sweep().applied.is_empty());
+}
+
+#[test]
+fn an_accepted_issue_gets_no_more_comments() {
+    let e = env();
+    e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+    e.sweep();
+    e.edit_ledger(|l| l.issues[0].labels.push("drift-accepted".into()));
+    e.hand_off(&[&drift("nightly", "2026-12-02T01:00:00Z")]);
+    let report = e.sweep();
+    assert!(report.applied.is_empty(), "{:?}", report.applied);
+    assert!(report.notes.iter().any(
+        |n| matches!(n, Note::Accepted { issue: 1, suppressed, .. } if suppressed.len() == 1)
+    ));
+}
+
+#[test]
+fn drift_clear_drift_again_reopens() {
+    let e = env();
+    e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+    e.sweep();
+    e.hand_off(&[
+        &clean("sentinel", "2026-12-01T02:00:00Z"),
+        &clean("nightly", "2026-12-02T01:00:00Z"),
+    ]);
+    assert_eq!(e.sweep().closed(), 1);
+    e.hand_off(&[&drift("nightly", "2026-12-03T01:00:00Z")]);
+    let report = e.sweep();
+    assert_eq!(report.reopened(), 1);
+    assert_eq!(report.opened(), 0, "the same issue, not a new one");
+    let l = e.ledger();
+    assert_eq!(l.issues.len(), 1);
+    assert_eq!(l.issues[0].state, LedgerState::Open);
+    assert_eq!(l.issues[0].state_reason.as_deref(), Some("reopened"));
+}
