@@ -115,30 +115,33 @@ fn pipeline() -> Result<()> {
         .ok()
         .filter(|s| s.len() == 40)
         .unwrap_or_else(|| "0".repeat(40));
-    let sealed = capture(
-        &exec,
-        &[
-            "--state",
-            state,
-            "bench",
-            "seal",
-            &digest,
-            "--manifest",
-            "examples/schedule.toml",
-            "--lane",
-            "comprehensive",
-            "--slot",
-            &slot,
-            "--repository",
-            "example/widgets",
-            "--commit",
-            &commit,
-            "--out",
-            sealed_dir,
-        ],
-        true,
-    )?;
-    let _ = sealed;
+    // One sealed record per lane: the sentinel covers a subset of the
+    // cases, the comprehensive lane all of them.
+    for lane in ["sentinel", "comprehensive"] {
+        capture(
+            &exec,
+            &[
+                "--state",
+                state,
+                "bench",
+                "seal",
+                &digest,
+                "--manifest",
+                "examples/schedule.toml",
+                "--lane",
+                lane,
+                "--slot",
+                &slot,
+                "--repository",
+                "example/widgets",
+                "--commit",
+                &commit,
+                "--out",
+                sealed_dir,
+            ],
+            true,
+        )?;
+    }
     capture(&publish, &["validate", sealed_dir], true)?;
     capture(
         &publish,
