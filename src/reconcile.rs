@@ -1222,6 +1222,13 @@ fn mermaid_str(s: &str) -> String {
     s.replace(['\n', '\r'], " ").replace('"', "'")
 }
 
+/// A number as Mermaid's `xychart` grammar reads it: plain decimal, never
+/// exponent notation (`Finite`'s display writes `4.2e-7`; Rust's `f64`
+/// display writes `0.00000042`, shortest round-trip digits).
+fn mermaid_num(v: Finite) -> String {
+    v.get().to_string()
+}
+
 fn short(d: &Sha256Digest) -> String {
     d.hex().chars().take(12).collect()
 }
@@ -1452,7 +1459,7 @@ pub fn render_trend_chart(status: &DriftStatus) -> String {
         })
         .collect();
     let ys = |f: &dyn Fn(&EvidenceEntry) -> Option<Finite>| -> Option<String> {
-        let v: Option<Vec<String>> = points.iter().map(|e| f(e).map(|v| v.to_string())).collect();
+        let v: Option<Vec<String>> = points.iter().map(|e| f(e).map(mermaid_num)).collect();
         v.map(|v| v.join(", "))
     };
     let mut c = String::new();

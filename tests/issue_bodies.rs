@@ -1,0 +1,605 @@
+//! Snapshots of the drift issue text (issue 5): the title, the body (summary,
+//! per-lane status table, evidence table linking the history files, trend
+//! chart as a Mermaid `xychart-beta` block), the evidence comments and the
+//! closing comment.
+//!
+//! Every input is fixed: record digests are `Sha256Digest::of(<name>)` rather
+//! than the records' seals, so a change to the record encoding does not churn
+//! the snapshots; only a change to the rendering does. Besides the snapshots,
+//! each rendered text is checked for the shape a snapshot review could miss:
+//! tables with a consistent column count, history links of the right form,
+//! and Mermaid numbers in plain decimal notation.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use benchops::manifest::{BaselinePolicy, Labels, Lane, Manifest};
+use benchops::num::Finite;
+use benchops::reconcile::{
+    DriftStatus, HistoryRecord, IssueState, RenderOptions, Standing, drift_statuses,
+    render_closing_comment, render_duplicate_body, render_evidence_comment, render_issue_body,
+    render_title, render_trend_chart,
+};
+use benchops::record::{
+    BaselineMetric, Case, CaseCounts, Direction, DriftEvidence, DriftReport, Environment, Executor,
+    Metric, Outcome, PublicationPlan, RESULT_SCHEMA, ResultRecord, RunCounts, Subject, Summary,
+    Verdict,
+};
+use benchops::{CaseId, LaneName, Sha256Digest};
+
+const BASE: &str = "https://github.com/example/widgets/blob/benchmark-history";
+
+// ---------------------------------------------------------------------------
+// Records
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Copy)]
+enum Spec {
+    Pass(f64),
+    /// Median, baseline median.
+    Drift(f64, f64),
+}
+
+fn f(v: f64) -> Finite {
+    Finite::new(v).expect("finite")
+}
+
+fn lane(name: &str) -> LaneName {
+    LaneName::new(name).expect("lane name")
+}
+
+fn case_id(id: &str) -> CaseId {
+    CaseId::new(id).expect("case id")
+}
+
+fn wall(v: f64) -> Metric {
+    Metric {
+        name: "wall_s".into(),
+        unit: "s".into(),
+        direction: Direction::LowerIsBetter,
+        samples: vec![Some(f(v)); 3],
+        summary: Some(Summary {
+            n: 3,
+            median: f(v),
+            mad: Finite::ZERO,
+            min: f(v),
+            max: f(v),
+            ci: None,
+        }),
+    }
+}
+
+fn build_case(id: &str, spec: Spec) -> Case {
+    let runs = RunCounts {
+        total: 3,
+        succeeded: 3,
+        ..RunCounts::default()
+    };
+    let (outcome, v, drift) = match spec {
+        Spec::Pass(v) => (Outcome::Pass, v, None),
+        Spec::Drift(v, base) => (
+            Outcome::Drift,
+            v,
+            Some(DriftEvidence {
+                metric: "wall_s".into(),
+                baseline: BaselineMetric {
+                    record: Sha256Digest::of(b"baseline"),
+                    median: f(base),
+                },
+                initial_samples: vec![f(v); 3],
+                confirmation_samples: vec![f(v); 3],
+                test: "median-ratio".into(),
+                threshold: f(0.1),
+                statistic: f(v / base - 1.0),
+                verdict: Verdict::Confirmed,
+            }),
+        ),
+    };
+    Case {
+        id: case_id(id),
+        outcome,
+        skip_reason: None,
+        error: None,
+        runs,
+        metrics: vec![wall(v)],
+        drift,
+    }
+}
+
+/// A record of `lane_name` at `slot`. `summaries` gives each drifting case's
+/// report summary (the drift report is what makes a record evidence).
+fn record(
+    lane_name: &str,
+    slot: &str,
+    finished_at: &str,
+    cases: &[(&str, Spec)],
+    summaries: &[(&str, &str)],
+) -> ResultRecord {
+    let cases: Vec<Case> = cases.iter().map(|(id, s)| build_case(id, *s)).collect();
+    let mut runs = RunCounts::default();
+    for c in &cases {
+        runs.add(&c.runs);
+    }
+    let drift_reports = cases
+        .iter()
+        .filter_map(|c| {
+            let d = c.drift.as_ref()?;
+            let summary = summaries
+                .iter()
+                .find(|(id, _)| *id == c.id.as_str())
+                .map(|(_, s)| (*s).to_owned())
+                .expect("every drifting case has a summary");
+            Some(DriftReport {
+                case: c.id.clone(),
+                metric: d.metric.clone(),
+                summary,
+            })
+        })
+        .collect();
+    let cleared = cases
+        .iter()
+        .filter(|c| c.outcome == Outcome::Pass)
+        .map(|c| c.id.clone())
+        .collect();
+    ResultRecord {
+        schema: RESULT_SCHEMA.into(),
+        lane: lane(lane_name),
+        slot: slot.into(),
+        subject: Subject {
+            repository: "example/widgets".into(),
+            commit: "3f1c2a9d8e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d".into(),
+        },
+        manifest_digest: Sha256Digest::of(b"manifest"),
+        benchmark_digest: Sha256Digest::of(b"benchmark"),
+        environment: Environment::from_facts(BTreeMap::from([("os".into(), "linux".into())])),
+        executor: Executor::Local {
+            host: "bench-01".into(),
+        },
+        started_at: slot.into(),
+        finished_at: finished_at.into(),
+        runs,
+        case_counts: CaseCounts::of(&cases),
+        cases,
+        baseline: None,
+        publication: PublicationPlan {
+            drift_reports,
+            cleared,
+            baseline_proposal: None,
+        },
+    }
+}
+
+/// A named record: its digest is `Sha256Digest::of(name)`.
+struct Named {
+    name: &'static str,
+    record: ResultRecord,
+}
+
+fn named(name: &'static str, record: ResultRecord) -> Named {
+    Named { name, record }
+}
+
+fn digest(name: &str) -> Sha256Digest {
+    Sha256Digest::of(name.as_bytes())
+}
+
+// ---------------------------------------------------------------------------
+// Manifests
+// ---------------------------------------------------------------------------
+
+fn lane_def(name: &str, cron: &str, cases: &[&str]) -> Lane {
+    Lane {
+        name: lane(name),
+        cron: cron.into(),
+        timezone: "Asia/Jerusalem".into(),
+        completion_window_minutes: 50,
+        cases: cases.iter().map(|c| (*c).to_owned()).collect(),
+        baseline: BaselinePolicy::LastClean,
+    }
+}
+
+fn manifest(sentinel: &[&str], comprehensive: &[&str]) -> Manifest {
+    Manifest {
+        schema: "schedule-manifest/v1".into(),
+        repository: Some("example/widgets".into()),
+        labels: Labels::default(),
+        lanes: vec![
+            lane_def("sentinel", "0 * * * *", sentinel),
+            lane_def("comprehensive", "0 1 * * *", comprehensive),
+        ],
+    }
+}
+
+/// The status of `parse/large · wall_s` over `records`.
+fn status(manifest: &Manifest, records: &[Named]) -> DriftStatus {
+    let history: Vec<HistoryRecord<'_>> = records
+        .iter()
+        .map(|n| HistoryRecord {
+            digest: digest(n.name),
+            record: &n.record,
+        })
+        .collect();
+    drift_statuses(manifest, &history)
+        .into_iter()
+        .find(|s| s.key.case.as_str() == "parse/large" && s.key.metric == "wall_s")
+        .expect("parse/large drifted on wall_s")
+}
+
+fn options() -> RenderOptions {
+    RenderOptions::new(BASE)
+}
+
+// ---------------------------------------------------------------------------
+// Scenario 1: a sentinel that covers the case drifted with comprehensive
+// (three evidence records over two lanes), then cleared; comprehensive still
+// holds the issue open.
+// ---------------------------------------------------------------------------
+
+fn covering_sentinel_reproducing() -> DriftStatus {
+    let m = manifest(&["parse/small", "parse/large"], &["*"]);
+    let records = [
+        named(
+            "covering/C1",
+            record(
+                "comprehensive",
+                "2026-11-01T01:00:00Z",
+                "2026-11-01T02:41:07Z",
+                &[
+                    ("parse/small", Spec::Pass(0.5)),
+                    ("parse/large", Spec::Drift(1.3, 1.0)),
+                ],
+                &[("parse/large", "wall_s median 1.3 s vs baseline 1 s (+30%)")],
+            ),
+        ),
+        named(
+            "covering/S1",
+            record(
+                "sentinel",
+                "2026-11-01T05:00:00Z",
+                "2026-11-01T05:12:40Z",
+                &[
+                    ("parse/small", Spec::Pass(0.5)),
+                    ("parse/large", Spec::Drift(1.28, 1.02)),
+                ],
+                &[(
+                    "parse/large",
+                    "wall_s median 1.28 s vs baseline 1.02 s (+25.5%) | confirmed twice",
+                )],
+            ),
+        ),
+        named(
+            "covering/C2",
+            record(
+                "comprehensive",
+                "2026-11-02T01:00:00Z",
+                "2026-11-02T02:39:55Z",
+                &[
+                    ("parse/small", Spec::Pass(0.5)),
+                    ("parse/large", Spec::Drift(1.35, 1.0)),
+                ],
+                &[("parse/large", "wall_s median 1.35 s vs baseline 1 s (+35%)")],
+            ),
+        ),
+        named(
+            "covering/S2",
+            record(
+                "sentinel",
+                "2026-11-02T05:00:00Z",
+                "2026-11-02T05:11:02Z",
+                &[
+                    ("parse/small", Spec::Pass(0.5)),
+                    ("parse/large", Spec::Pass(1.01)),
+                ],
+                &[],
+            ),
+        ),
+    ];
+    let s = status(&m, &records);
+    assert_eq!(s.evidence.len(), 3);
+    assert_eq!(s.epoch, digest("covering/C2"));
+    assert_eq!(
+        s.standing,
+        Standing::Reproducing {
+            holding: vec![lane("comprehensive")]
+        }
+    );
+    s
+}
+
+// ---------------------------------------------------------------------------
+// Scenario 2: comprehensive-only drift of a sub-microsecond case (three
+// evidence records), a sentinel that does not cover the case (its run of
+// the case does not count), then a clearing comprehensive run: closed.
+// ---------------------------------------------------------------------------
+
+fn subset_sentinel_cleared() -> DriftStatus {
+    let m = manifest(&["parse/small"], &["*"]);
+    let records = [
+        named(
+            "subset/C1",
+            record(
+                "comprehensive",
+                "2026-11-29T01:00:00Z",
+                "2026-11-29T02:40:00Z",
+                &[("parse/large", Spec::Drift(4.2e-7, 3.5e-7))],
+                &[(
+                    "parse/large",
+                    "wall_s median 420 ns vs baseline 350 ns (+20%)",
+                )],
+            ),
+        ),
+        named(
+            "subset/C2",
+            record(
+                "comprehensive",
+                "2026-11-30T01:00:00Z",
+                "2026-11-30T02:40:00Z",
+                &[("parse/large", Spec::Drift(4.5e-7, 3.5e-7))],
+                &[(
+                    "parse/large",
+                    "wall_s median 450 ns vs baseline 350 ns (+28.6%)",
+                )],
+            ),
+        ),
+        named(
+            "subset/C3",
+            record(
+                "comprehensive",
+                "2026-12-01T01:00:00.5Z",
+                "2026-12-01T02:40:00Z",
+                &[("parse/large", Spec::Drift(4.4e-7, 3.5e-7))],
+                &[(
+                    "parse/large",
+                    "wall_s median 440 ns vs baseline 350 ns (+25.7%)",
+                )],
+            ),
+        ),
+        // The sentinel does not cover parse/large: its pass cannot clear it.
+        named(
+            "subset/S1",
+            record(
+                "sentinel",
+                "2026-12-01T05:00:00Z",
+                "2026-12-01T05:10:00Z",
+                &[
+                    ("parse/small", Spec::Pass(2.5e-7)),
+                    ("parse/large", Spec::Pass(3.5e-7)),
+                ],
+                &[],
+            ),
+        ),
+        named(
+            "subset/C4",
+            record(
+                "comprehensive",
+                "2026-12-02T01:00:00Z",
+                "2026-12-02T02:40:00Z",
+                &[("parse/large", Spec::Pass(3.6e-7))],
+                &[],
+            ),
+        ),
+    ];
+    let s = status(&m, &records);
+    assert_eq!(s.evidence.len(), 3);
+    assert_eq!(s.epoch, digest("subset/C3"));
+    let Standing::Cleared { clearing } = &s.standing else {
+        panic!("cleared by C4: {:?}", s.standing);
+    };
+    assert_eq!(
+        clearing.iter().map(|r| r.digest).collect::<Vec<_>>(),
+        [digest("subset/C4")]
+    );
+    s
+}
+
+// ---------------------------------------------------------------------------
+// Shape checks
+// ---------------------------------------------------------------------------
+
+/// Every Markdown table row has as many cells as its header (escaped pipes
+/// and pipes inside inline code are not separators).
+fn check_tables(text: &str) {
+    let mut width: Option<usize> = None;
+    for line in text.lines() {
+        if !line.starts_with('|') {
+            width = None;
+            continue;
+        }
+        let mut cells = 0;
+        let mut in_code = false;
+        let mut prev = ' ';
+        for ch in line.chars() {
+            match ch {
+                '`' => in_code = !in_code,
+                '|' if !in_code && prev != '\\' => cells += 1,
+                _ => {}
+            }
+            prev = ch;
+        }
+        let cells = cells - 1;
+        match width {
+            None => width = Some(cells),
+            Some(w) => assert_eq!(
+                cells, w,
+                "table row with {cells} cells, header has {w}: {line}"
+            ),
+        }
+    }
+}
+
+/// Every link points at a history file under the base URL:
+/// `results/<lane>/<yyyy>/<mm>/<YYYYMMDDTHHMMSSZ>--<hex>.json`.
+fn check_links(text: &str) {
+    let mut n = 0;
+    for (i, _) in text.match_indices("](") {
+        let rest = &text[i + 2..];
+        let url = &rest[..rest.find(')').expect("link closes")];
+        let path = url
+            .strip_prefix(BASE)
+            .and_then(|p| p.strip_prefix("/results/"))
+            .unwrap_or_else(|| panic!("link outside the history: {url}"));
+        let parts: Vec<&str> = path.split('/').collect();
+        assert_eq!(parts.len(), 4, "{url}");
+        let [lane_name, yyyy, mm, file] = parts[..] else {
+            unreachable!()
+        };
+        assert!(LaneName::new(lane_name).is_ok(), "{url}");
+        assert!(
+            yyyy.len() == 4 && yyyy.bytes().all(|b| b.is_ascii_digit()),
+            "{url}"
+        );
+        assert!(
+            mm.len() == 2 && mm.bytes().all(|b| b.is_ascii_digit()),
+            "{url}"
+        );
+        let (stamp, hex) = file
+            .strip_suffix(".json")
+            .and_then(|f| f.split_once("--"))
+            .unwrap_or_else(|| panic!("{url}"));
+        let b = stamp.as_bytes();
+        assert!(
+            b.len() == 16
+                && b[8] == b'T'
+                && b[15] == b'Z'
+                && b[..8].iter().chain(&b[9..15]).all(u8::is_ascii_digit)
+                && stamp.starts_with(&format!("{yyyy}{mm}")),
+            "{url}"
+        );
+        assert!(
+            hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{url}"
+        );
+        n += 1;
+    }
+    assert!(n > 0, "no links in:\n{text}");
+}
+
+/// The Mermaid block's data lines hold plain decimals only (the grammar has
+/// no exponent notation), as many per line as there are x-axis labels.
+fn check_mermaid(chart: &str) {
+    let block = chart
+        .split_once("```mermaid\nxychart-beta\n")
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .map(|(b, _)| b)
+        .expect("a mermaid xychart-beta block");
+    let mut labels = None;
+    let mut lines = 0;
+    for l in block.lines() {
+        let l = l.trim();
+        if let Some(x) = l.strip_prefix("x-axis [") {
+            let x = x.strip_suffix(']').expect("x-axis band closes");
+            let n = x.split(", ").count();
+            assert!(
+                x.split(", ")
+                    .all(|s| s.len() >= 2 && s.starts_with('"') && s.ends_with('"')),
+                "unquoted x-axis label: {l}"
+            );
+            labels = Some(n);
+        } else if let Some(v) = l.strip_prefix("line [") {
+            let v = v.strip_suffix(']').expect("line closes");
+            let nums: Vec<&str> = v.split(", ").collect();
+            for n in &nums {
+                let (int, frac) = n.split_once('.').unwrap_or((n, "0"));
+                let int = int.strip_prefix('-').unwrap_or(int);
+                assert!(
+                    !int.is_empty()
+                        && !frac.is_empty()
+                        && int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()),
+                    "not a plain decimal for Mermaid: {n:?} in {l}"
+                );
+            }
+            assert_eq!(Some(nums.len()), labels, "points vs labels: {l}");
+            lines += 1;
+        }
+    }
+    assert!(lines > 0, "no line series in:\n{block}");
+}
+
+// ---------------------------------------------------------------------------
+// Snapshots
+// ---------------------------------------------------------------------------
+
+#[test]
+fn open_issue_with_a_covering_sentinel() {
+    let s = covering_sentinel_reproducing();
+    let carried: BTreeSet<Sha256Digest> = s.evidence.iter().map(|e| e.record.digest).collect();
+    let body = render_issue_body(
+        &s,
+        IssueState::Open,
+        &carried,
+        &Labels::default(),
+        &options(),
+    );
+    check_tables(&body);
+    check_links(&body);
+    check_mermaid(&body);
+    insta::assert_snapshot!("covering_sentinel_title", render_title(&s.key));
+    insta::assert_snapshot!("covering_sentinel_body", body);
+}
+
+#[test]
+fn trend_chart_with_a_covering_sentinel() {
+    let chart = render_trend_chart(&covering_sentinel_reproducing());
+    check_mermaid(&chart);
+    insta::assert_snapshot!("covering_sentinel_trend_chart", chart);
+}
+
+#[test]
+fn evidence_comments() {
+    let s = covering_sentinel_reproducing();
+    let labels = Labels::default();
+    let o = options();
+    let sentinel = &s.evidence[1];
+    assert_eq!(sentinel.record.digest, digest("covering/S1"));
+    let open = render_evidence_comment(&s, sentinel, false, &labels, &o);
+    check_links(&open);
+    insta::assert_snapshot!("evidence_comment", open);
+
+    let latest = s.evidence.last().expect("evidence");
+    let human = render_evidence_comment(&s, latest, true, &labels, &o);
+    check_links(&human);
+    insta::assert_snapshot!("evidence_comment_closed_by_human", human);
+}
+
+#[test]
+fn closed_issue_with_a_subset_sentinel() {
+    let s = subset_sentinel_cleared();
+    // The body carries the evidence the opening announced (the first two).
+    let carried: BTreeSet<Sha256Digest> = [digest("subset/C1"), digest("subset/C2")].into();
+    let body = render_issue_body(
+        &s,
+        IssueState::Closed,
+        &carried,
+        &Labels::default(),
+        &options(),
+    );
+    check_tables(&body);
+    check_links(&body);
+    check_mermaid(&body);
+    insta::assert_snapshot!("subset_sentinel_title", render_title(&s.key));
+    insta::assert_snapshot!("subset_sentinel_closed_body", body);
+}
+
+#[test]
+fn trend_chart_of_sub_microsecond_medians() {
+    let chart = render_trend_chart(&subset_sentinel_cleared());
+    check_mermaid(&chart);
+    insta::assert_snapshot!("subset_sentinel_trend_chart", chart);
+}
+
+#[test]
+fn closing_comment() {
+    let s = subset_sentinel_cleared();
+    let Standing::Cleared { clearing } = &s.standing else {
+        unreachable!("checked by the scenario")
+    };
+    let comment = render_closing_comment(&s, clearing, &options());
+    check_tables(&comment);
+    check_links(&comment);
+    insta::assert_snapshot!("closing_comment", comment);
+}
+
+#[test]
+fn duplicate_body() {
+    let s = subset_sentinel_cleared();
+    insta::assert_snapshot!("duplicate_body", render_duplicate_body(&s.key, 12));
+}
