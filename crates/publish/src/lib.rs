@@ -3,6 +3,7 @@
 //!
 //! Every CLI command is a public function here; `main.rs` is a thin shim.
 
+pub mod github_sweep;
 pub mod history;
 pub mod ledger;
 pub mod sweep;

@@ -39,23 +39,34 @@ enum Command {
         json: bool,
     },
     /// Sweep sealed handoffs into history and issues: validate, persist,
-    /// reconcile, report. Local mode (no GitHub) in this build.
+    /// reconcile, report. Two modes: `--local DIR` (no GitHub) and
+    /// `--github` (a repository, with one App installation token per phase).
     ///
-    /// Reads DIR/sealed/*.json (what `benchops-exec bench seal --out
-    /// DIR/sealed` writes). Invalid handoffs are copied to DIR/quarantine/
-    /// with a .why.txt and never persisted; their source file is left in
-    /// place. Valid records are persisted in one commit (with a receipt) on
-    /// the benchmark-history branch of DIR/history.git (created when
-    /// missing). Drift issues are then reconciled from all of history into
-    /// the ledger DIR/issues.json, one atomic write per action, and a summary
-    /// with a per-lane health table is printed. Rerunning converges: records
-    /// already present and issues already up to date are left alone.
+    /// Local mode reads DIR/sealed/*.json (what `benchops-exec bench seal
+    /// --out DIR/sealed` writes). Invalid handoffs are copied to
+    /// DIR/quarantine/ with a .why.txt and never persisted; their source
+    /// file is left in place. Valid records are persisted in one commit
+    /// (with a receipt) on the benchmark-history branch of DIR/history.git
+    /// (created when missing). Drift issues are then reconciled from all of
+    /// history into the ledger DIR/issues.json, one atomic write per action,
+    /// and a summary with a per-lane health table is printed.
+    ///
+    /// GitHub mode reads --handoff DIR/*.json (invalid ones are copied to
+    /// DIR/quarantine/), persists with a contents-phase token (one tree and
+    /// commit on benchmark-history, the ref moved without force, rebuilt on
+    /// the new tip when it moved) and reconciles drift issues with an
+    /// issues-phase token; each token is revoked when its phase ends. The
+    /// API is GITHUB_API_URL (default https://api.github.com).
+    ///
+    /// Rerunning converges in both modes: records already present and
+    /// issues already up to date are left alone.
     ///
     /// Exit status: 0 done, 1 done but at least one handoff was quarantined,
-    /// 2 usage error or a failure that stopped the sweep (rerun after fixing
-    /// it; nothing is half-written).
+    /// 2 usage error or a failure that stopped the sweep (the message names
+    /// the phase and step; rerun after fixing it; nothing is half-written).
     #[command(
-        after_help = "Examples:\n  benchops-publish sweep --local .benchops/ --manifest schedule.toml\n  benchops-publish sweep --local --manifest examples/schedule.toml   # DIR defaults to .benchops\n\nSee docs/cli/sweep-local.md for the layout, markers, ledger format and retry rules."
+        after_help = "Examples:\n  benchops-publish sweep --local .benchops/ --manifest schedule.toml\n  benchops-publish sweep --local --manifest examples/schedule.toml   # DIR defaults to .benchops\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff sealed/ --manifest schedule.toml\n\nSee docs/cli/sweep-local.md for the layout, markers, ledger format and retry rules.",
+        group(clap::ArgGroup::new("mode").required(true).args(["local", "github"]))
     )]
     Sweep {
         /// Local mode: the sweep directory (sealed/, history.git,
@@ -64,10 +75,26 @@ enum Command {
             long,
             value_name = "DIR",
             num_args = 0..=1,
-            default_missing_value = ".benchops",
-            required = true
+            default_missing_value = ".benchops"
         )]
         local: Option<PathBuf>,
+        /// GitHub mode: needs --repo, --app-id, --app-key-file (or
+        /// BENCHOPS_APP_KEY_FILE) and --handoff.
+        #[arg(long)]
+        github: bool,
+        /// GitHub mode: the repository, OWNER/NAME.
+        #[arg(long, value_name = "OWNER/NAME")]
+        repo: Option<String>,
+        /// GitHub mode: the GitHub App's id.
+        #[arg(long, value_name = "N")]
+        app_id: Option<u64>,
+        /// GitHub mode: the App's private key file (PEM). The environment
+        /// variable names the file; it never holds the key.
+        #[arg(long, value_name = "PEM", env = "BENCHOPS_APP_KEY_FILE")]
+        app_key_file: Option<PathBuf>,
+        /// GitHub mode: the directory of sealed handoffs (*.json).
+        #[arg(long, value_name = "DIR")]
+        handoff: Option<PathBuf>,
         /// The schedule manifest (schedule-manifest/v1, TOML): lanes,
         /// coverage, labels and baseline policies.
         #[arg(long, value_name = "FILE")]
@@ -118,31 +145,96 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         }
-        Command::Sweep { local, manifest } => {
-            let Some(dir) = local else {
-                eprintln!("error: only local mode exists in this build: pass --local [DIR]");
-                return ExitCode::from(2);
-            };
-            let opts = benchops_publish::sweep::LocalSweepOptions::new(dir, manifest);
-            match benchops_publish::sweep::sweep_local(&opts) {
-                Ok(report) => {
-                    print!("{}", benchops_publish::sweep::render_summary(&report));
-                    if report.quarantined() > 0 {
-                        eprintln!(
-                            "error: {} handoff(s) quarantined in {}",
-                            report.quarantined(),
-                            report.quarantine.display()
-                        );
-                        ExitCode::from(1)
-                    } else {
-                        ExitCode::SUCCESS
-                    }
-                }
-                Err(e) => {
-                    eprintln!("error: {}", error_chain(&e));
-                    ExitCode::from(2)
-                }
+        Command::Sweep {
+            local,
+            github,
+            repo,
+            app_id,
+            app_key_file,
+            handoff,
+            manifest,
+        } => {
+            if github {
+                sweep_github(repo, app_id, app_key_file, handoff, manifest)
+            } else if let Some(dir) = local {
+                sweep_local(dir, manifest)
+            } else {
+                eprintln!("error: pass --local [DIR] or --github");
+                ExitCode::from(2)
             }
+        }
+    }
+}
+
+fn sweep_local(dir: PathBuf, manifest: PathBuf) -> ExitCode {
+    let opts = benchops_publish::sweep::LocalSweepOptions::new(dir, manifest);
+    match benchops_publish::sweep::sweep_local(&opts) {
+        Ok(report) => {
+            print!("{}", benchops_publish::sweep::render_summary(&report));
+            if report.quarantined() > 0 {
+                eprintln!(
+                    "error: {} handoff(s) quarantined in {}",
+                    report.quarantined(),
+                    report.quarantine.display()
+                );
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {}", error_chain(&e));
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn sweep_github(
+    repo: Option<String>,
+    app_id: Option<u64>,
+    app_key_file: Option<PathBuf>,
+    handoff: Option<PathBuf>,
+    manifest: PathBuf,
+) -> ExitCode {
+    use benchops_publish::github_sweep as gs;
+    let (Some(repo), Some(app_id), Some(app_key_file), Some(handoff)) =
+        (repo, app_id, app_key_file, handoff)
+    else {
+        eprintln!(
+            "error: --github needs --repo OWNER/NAME, --app-id N, --app-key-file PEM (or BENCHOPS_APP_KEY_FILE naming the file) and --handoff DIR"
+        );
+        return ExitCode::from(2);
+    };
+    let mut opts = gs::GitHubSweepOptions::new(repo, app_id, app_key_file, handoff, manifest);
+    let (trigger, run, server) = gs::actions_context_from_env();
+    opts.trigger = trigger;
+    opts.workflow_run = run;
+    opts.history_base_url = gs::history_base_url(&server, &opts.repo);
+    match gs::sweep_github_blocking(&opts) {
+        Ok(report) => {
+            print!("{}", gs::render_summary(&report));
+            if report.quarantined() > 0 {
+                eprintln!(
+                    "error: {} handoff(s) quarantined in {}",
+                    report.quarantined(),
+                    report.quarantine.display()
+                );
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {}", error_chain(&e));
+            eprintln!(
+                "{}",
+                if e.is_retryable() {
+                    "the sweep can be rerun as is: it converges from what exists"
+                } else {
+                    "rerunning will not help until the cause above is fixed"
+                }
+            );
+            ExitCode::from(2)
         }
     }
 }

@@ -510,7 +510,7 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
     })
 }
 
-fn list_handoffs(dir: &Path) -> Result<Vec<PathBuf>, SweepError> {
+pub(crate) fn list_handoffs(dir: &Path) -> Result<Vec<PathBuf>, SweepError> {
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -544,13 +544,15 @@ fn issue(kind: impl Into<String>, path: &str, reason: impl Into<String>) -> Issu
     }
 }
 
-fn issue_line(i: &IssueOut) -> String {
+pub(crate) fn issue_line(i: &IssueOut) -> String {
     format!("{}: {}: {}", i.kind, i.path, i.reason)
 }
 
 /// Verifies one handoff against the digest its name claims. A handoff whose
 /// name claims no digest is invalid: its content address cannot be checked.
-fn validate_handoff(path: &Path) -> (HandoffReport, Option<SealedRecord>, Option<Vec<u8>>) {
+pub(crate) fn validate_handoff(
+    path: &Path,
+) -> (HandoffReport, Option<SealedRecord>, Option<Vec<u8>>) {
     let mut report = HandoffReport {
         source: path.to_path_buf(),
         digest: None,
@@ -602,7 +604,7 @@ fn validate_handoff(path: &Path) -> (HandoffReport, Option<SealedRecord>, Option
 /// Copies an invalid handoff to the quarantine (create-only; a different
 /// file already quarantined under the same name keeps its place and this
 /// one gets `<stem>.<hex>.json`) and writes the `.why.txt` next to it.
-fn quarantine(
+pub(crate) fn quarantine(
     opts: &LocalSweepOptions,
     h: &HandoffReport,
     bytes: Option<&[u8]>,
@@ -681,7 +683,7 @@ fn why_text(h: &HandoffReport, copied: bool) -> String {
     s
 }
 
-fn relative(p: &Path, base: &Path) -> String {
+pub(crate) fn relative(p: &Path, base: &Path) -> String {
     p.strip_prefix(base)
         .unwrap_or(p)
         .to_string_lossy()

@@ -1,0 +1,894 @@
+//! The GitHub sweep end to end against the real GitHub simulator
+//! (`benchops-testkit`) over loopback HTTP: persistence on
+//! `benchmark-history` with the sealed bytes, one drift issue, one token
+//! per phase (both revoked, the contents token never touching issues),
+//! idempotent reruns, a crash after every request converging to the
+//! uninterrupted result, a lost race on the ref, rate limits and 5xx, a
+//! create-only conflict, the lane-aware lifecycle, and the CLI.
+//!
+//! The client's clock is a `ManualClock` that is also its sleeper, so
+//! retry and pacing waits are instant and recorded.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use benchops::reconcile::drift_marker;
+use benchops::seal::{SealedRecord, seal_json};
+use benchops_github::{GitHubClient, GitSha, ManualClock, Repo, Token};
+use benchops_publish::github_sweep::{
+    Cause, ClientSettings, GitHubSweepError, GitHubSweepOptions, GitHubSweepReport, SweepPhase,
+    render_summary, sweep_github,
+};
+use benchops_publish::history::record_path;
+use benchops_publish::sweep::Clock;
+use benchops_testkit::GitHubSim;
+use benchops_testkit::sim::auth::TEST_APP_PRIVATE_KEY_PEM;
+use benchops_testkit::sim::{AuthKind, Fault, FaultPlan, FaultRule};
+use serde_json::{Value, json};
+
+const OWNER: &str = "acme";
+const NAME: &str = "bench";
+const BRANCH: &str = "heads/benchmark-history";
+
+// ---------------------------------------------------------------------------
+// Fixtures (the records of tests/sweep_local.rs)
+
+const MANIFEST: &str = r#"
+schema = "schedule-manifest/v1"
+
+[[lanes]]
+name = "sentinel"
+cron = "0 * * * *"
+timezone = "UTC"
+completion_window_minutes = 50
+cases = ["parse/large"]
+baseline = "last-clean"
+
+[[lanes]]
+name = "nightly"
+cron = "0 1 * * *"
+timezone = "UTC"
+completion_window_minutes = 180
+cases = ["*"]
+baseline = "last-clean"
+"#;
+
+const LANES_MANIFEST: &str = r#"
+schema = "schedule-manifest/v1"
+
+[[lanes]]
+name = "sentinel"
+cron = "0 * * * *"
+timezone = "UTC"
+completion_window_minutes = 50
+cases = ["parse/large"]
+baseline = "pinned"
+
+[[lanes]]
+name = "comprehensive"
+cron = "0 1 * * *"
+timezone = "UTC"
+completion_window_minutes = 180
+cases = ["*"]
+baseline = "last-clean"
+"#;
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn draft() -> Value {
+    let bytes = fs::read(workspace_root().join("examples/result.draft.json"))
+        .expect("example draft readable");
+    serde_json::from_slice(&bytes).expect("example draft is JSON")
+}
+
+fn with_lane_slot(mut v: Value, lane: &str, slot: &str) -> Value {
+    v["lane"] = json!(lane);
+    v["slot"] = json!(slot);
+    v["started_at"] = json!(slot);
+    v["finished_at"] = json!(slot);
+    v["baseline"]["lane"] = json!(lane);
+    v
+}
+
+fn seal(v: &Value) -> SealedRecord {
+    seal_json(&serde_json::to_vec(v).expect("serializes")).expect("fixture seals")
+}
+
+/// `parse/large` drifts on `wall_s`, `parse/small` passes.
+fn drift(lane: &str, slot: &str) -> SealedRecord {
+    seal(&with_lane_slot(draft(), lane, slot))
+}
+
+/// Both `parse/large` and `parse/small` drift on `wall_s`.
+fn drift_both(lane: &str, slot: &str) -> SealedRecord {
+    let mut v = with_lane_slot(draft(), lane, slot);
+    let small = &mut v["cases"][0];
+    assert_eq!(small["id"], "parse/small");
+    small["outcome"] = json!("drift");
+    small["drift"]["verdict"] = json!("confirmed");
+    v["case_counts"] = json!({"total": 4, "pass": 0, "drift": 2, "skipped": 1, "error": 1});
+    v["publication"] = json!({
+        "drift_reports": [
+            {"case": "parse/large", "metric": "wall_s", "summary": "wall_s median rose from 0.25 to 0.31 (+24%)"},
+            {"case": "parse/small", "metric": "wall_s", "summary": "wall_s median rose from 0.22 to 0.25 (+14%)"}
+        ],
+        "cleared": [],
+        "baseline_proposal": null
+    });
+    seal(&v)
+}
+
+/// Clean: `parse/small` and `parse/large` pass; proposes itself as baseline.
+fn clean(lane: &str, slot: &str) -> SealedRecord {
+    let mut v = with_lane_slot(draft(), lane, slot);
+    let mut cases: Vec<Value> = v["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .filter(|c| c["id"] == "parse/small" || c["id"] == "parse/large")
+        .cloned()
+        .collect();
+    cases[1]["outcome"] = json!("pass");
+    cases[1]["drift"] = Value::Null;
+    v["cases"] = Value::Array(cases);
+    v["runs"] = json!({"total": 15, "succeeded": 15, "failed": 0, "incomplete": 0,
+        "missing": 0, "stale": 0, "scheduler_inconsistent": 0});
+    v["case_counts"] = json!({"total": 2, "pass": 2, "drift": 0, "skipped": 0, "error": 0});
+    v["publication"] = json!({
+        "drift_reports": [],
+        "cleared": ["parse/large", "parse/small"],
+        "baseline_proposal": {"lane": lane, "reason": "clean run"}
+    });
+    seal(&v)
+}
+
+// ---------------------------------------------------------------------------
+// Environment
+
+struct Env {
+    sim: GitHubSim,
+    _tmp: tempfile::TempDir,
+    handoff: PathBuf,
+    manifest: PathBuf,
+    key: PathBuf,
+}
+
+async fn env_with(manifest: &str) -> Env {
+    let sim = GitHubSim::start().await;
+    sim.create_repo(OWNER, NAME);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let handoff = tmp.path().join("sealed");
+    fs::create_dir_all(&handoff).expect("handoff dir");
+    let manifest_path = tmp.path().join("schedule.toml");
+    fs::write(&manifest_path, manifest).expect("manifest written");
+    let key = tmp.path().join("app.pem");
+    fs::write(&key, TEST_APP_PRIVATE_KEY_PEM).expect("key written");
+    Env {
+        sim,
+        _tmp: tmp,
+        handoff,
+        manifest: manifest_path,
+        key,
+    }
+}
+
+async fn env() -> Env {
+    env_with(MANIFEST).await
+}
+
+/// An issue as compared: number, title, body, state, sorted labels,
+/// comment bodies.
+type IssueView = (
+    u64,
+    String,
+    Option<String>,
+    String,
+    Vec<String>,
+    Vec<String>,
+);
+
+/// The repository as a comparison sees it: subtree ids of the records and
+/// baseline pointers, how many receipts and commits; issues and comments;
+/// labels.
+#[derive(Debug, PartialEq, Eq)]
+struct Normalized {
+    results_tree: Option<String>,
+    baselines_tree: Option<String>,
+    receipts: usize,
+    commits: usize,
+    issues: Vec<IssueView>,
+    labels: Vec<(String, String)>,
+}
+
+impl Env {
+    fn hand_off(&self, records: &[&SealedRecord]) {
+        for r in records {
+            fs::write(self.handoff.join(r.file_name()), r.bytes()).expect("handoff");
+        }
+    }
+
+    /// Options with a fresh manual clock started at the simulator's time.
+    fn opts(&self) -> (GitHubSweepOptions, ManualClock) {
+        let start = u64::try_from(self.sim.now()).expect("after 1970");
+        let clock = ManualClock::at_unix(start);
+        let mut o = GitHubSweepOptions::new(
+            format!("{OWNER}/{NAME}"),
+            self.sim.app_id(),
+            &self.key,
+            &self.handoff,
+            &self.manifest,
+        );
+        o.clock = Clock::fixed("2026-12-02T00:00:00.000Z");
+        o.trigger = "schedule".to_owned();
+        o.history_base_url = "https://github.example/acme/bench/blob/benchmark-history".to_owned();
+        o.client = ClientSettings {
+            api_url: Some(self.sim.base_url()),
+            clock: Some(Arc::new(clock.clone())),
+            sleeper: Some(Arc::new(clock.clone())),
+            timeout: Some(Duration::from_secs(5)),
+            jitter_seed: Some(7),
+            ..ClientSettings::default()
+        };
+        (o, clock)
+    }
+
+    async fn try_sweep(&self) -> Result<GitHubSweepReport, GitHubSweepError> {
+        sweep_github(&self.opts().0).await
+    }
+
+    async fn sweep(&self) -> GitHubSweepReport {
+        match self.try_sweep().await {
+            Ok(r) => r,
+            Err(e) => panic!("sweep failed: {e}: {}", e.cause),
+        }
+    }
+
+    fn tip(&self) -> Option<String> {
+        self.sim.ref_sha(OWNER, NAME, BRANCH)
+    }
+
+    fn file(&self, path: &str) -> Option<Vec<u8>> {
+        self.sim.file(OWNER, NAME, "benchmark-history", path)
+    }
+
+    fn paths(&self) -> Vec<String> {
+        self.sim.file_paths(OWNER, NAME, "benchmark-history")
+    }
+
+    async fn normalized(&self) -> Normalized {
+        let (mut results_tree, mut baselines_tree, mut commits) = (None, None, 0);
+        if let Some(tip) = self.tip() {
+            let iid = self.sim.installation_id(OWNER).expect("installed");
+            let token = self.sim.mint_token(iid, &[("contents", "read")], None);
+            let client = GitHubClient::builder()
+                .base_url(self.sim.base_url())
+                .build()
+                .expect("client")
+                .with_token(Token::new(token));
+            let repo = Repo::new(OWNER, NAME).expect("repo");
+            let tree = client
+                .get_tree_recursive(&repo, &GitSha::new(&tip).expect("sha"))
+                .await
+                .expect("tree lists");
+            for e in tree.tree {
+                match e.path.as_str() {
+                    "results" => results_tree = Some(e.sha.as_str().to_owned()),
+                    "baselines" => baselines_tree = Some(e.sha.as_str().to_owned()),
+                    _ => {}
+                }
+            }
+            let mut at = Some(tip);
+            while let Some(c) = at {
+                commits += 1;
+                at = self
+                    .sim
+                    .commit(OWNER, NAME, &c)
+                    .expect("commit exists")
+                    .parents
+                    .first()
+                    .cloned();
+            }
+        }
+        let mut labels: Vec<(String, String)> = self
+            .sim
+            .labels(OWNER, NAME)
+            .into_iter()
+            .map(|l| (l.name, l.color))
+            .collect();
+        labels.sort();
+        Normalized {
+            results_tree,
+            baselines_tree,
+            receipts: self
+                .paths()
+                .iter()
+                .filter(|p| p.starts_with("receipts/"))
+                .count(),
+            commits,
+            issues: self
+                .sim
+                .issues(OWNER, NAME)
+                .into_iter()
+                .map(|i| {
+                    let mut l = i.labels;
+                    l.sort();
+                    (i.number, i.title, i.body, i.state, l, i.comments)
+                })
+                .collect(),
+            labels,
+        }
+    }
+}
+
+fn token_ids(sim: &GitHubSim) -> (Vec<u64>, Vec<u64>) {
+    let tokens = sim.tokens();
+    let with = |perm: &str| -> Vec<u64> {
+        tokens
+            .iter()
+            .filter(|t| t.permissions.get(perm).map(String::as_str) == Some("write"))
+            .map(|t| t.id)
+            .collect()
+    };
+    (with("contents"), with("issues"))
+}
+
+fn ops_by_token(sim: &GitHubSim, token: u64) -> Vec<&'static str> {
+    sim.requests()
+        .into_iter()
+        .filter(
+            |r| matches!(r.auth, AuthKind::InstallationToken { token_id, .. } if token_id == token),
+        )
+        .filter_map(|r| r.operation)
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// 1 and 2: a full sweep, then a rerun
+
+#[tokio::test]
+async fn a_full_sweep_persists_sealed_bytes_opens_one_issue_and_uses_one_token_per_phase() {
+    let e = env().await;
+    let r1 = drift("nightly", "2026-12-01T01:00:00Z");
+    e.hand_off(&[&r1]);
+    // A tampered handoff: quarantined, never persisted.
+    let victim = clean("nightly", "2026-12-01T03:00:00Z");
+    let mut bad = victim.bytes().to_vec();
+    let i = bad.len() / 2;
+    bad[i] = if bad[i] == b'1' { b'2' } else { b'1' };
+    fs::write(e.handoff.join(victim.file_name()), &bad).expect("tampered handoff");
+
+    let report = e.sweep().await;
+    assert_eq!(report.quarantined(), 1);
+    assert_eq!((report.new_records(), report.already_present()), (1, 0));
+    assert_eq!(report.persist_attempts, 1);
+    let q = e.handoff.join("quarantine");
+    assert!(q.join(victim.file_name()).is_file());
+    assert!(q.join(format!("{}.why.txt", victim.file_name())).is_file());
+
+    // History: the sealed bytes at the record path; a receipt; nothing of
+    // the tampered handoff.
+    let path = record_path(&r1).expect("path");
+    assert_eq!(e.file(&path).as_deref(), Some(r1.bytes()));
+    let paths = e.paths();
+    assert!(!paths.iter().any(|p| p.contains(&victim.digest().hex())));
+    let receipts: Vec<&String> = paths
+        .iter()
+        .filter(|p| p.starts_with("receipts/2026/12/"))
+        .collect();
+    assert_eq!(receipts.len(), 1, "{paths:?}");
+    assert_eq!(report.receipt_path.as_ref(), Some(receipts[0]));
+    let receipt: Value =
+        serde_json::from_slice(&e.file(receipts[0]).expect("receipt")).expect("receipt JSON");
+    assert_eq!(receipt["sweep"]["trigger"], "schedule");
+    assert_eq!(receipt["persisted"][0]["path"], json!(path));
+    assert_eq!(receipt["skipped"].as_array().map(Vec::len), Some(1));
+    // The receipt's metrics cover every request sent before it was built:
+    // those before the tree that carries it.
+    let before_tree = e
+        .sim
+        .requests()
+        .iter()
+        .take_while(|r| r.operation != Some("git/create-tree"))
+        .count();
+    assert_eq!(receipt["requests"]["requests"], json!(before_tree));
+    assert_eq!(
+        receipt["requests"]["request_ids"].as_array().map(Vec::len),
+        Some(before_tree)
+    );
+    assert!(receipt["requests"]["rate_limit_remaining"].is_u64());
+    assert_eq!(
+        receipt["history"]["parent"],
+        Value::Null,
+        "the branch was created"
+    );
+    assert!(
+        e.sim.ref_sha(OWNER, NAME, "heads/main").is_some(),
+        "main untouched"
+    );
+
+    // One drift issue with labels.
+    let issues = e.sim.issues(OWNER, NAME);
+    assert_eq!(issues.len(), 1);
+    let issue = &issues[0];
+    assert_eq!(issue.state, "open");
+    assert!(issue.labels.contains(&"benchmark-drift".to_owned()));
+    assert!(issue.labels.contains(&"lane:nightly".to_owned()));
+    let body = issue.body.as_deref().expect("body");
+    let key = benchops::reconcile::DriftKey::new(
+        benchops::CaseId::new("parse/large").expect("case"),
+        "wall_s",
+    );
+    assert!(body.contains(&drift_marker(&key)));
+    assert!(
+        body.contains("https://github.example/acme/bench/blob/benchmark-history/results/nightly/")
+    );
+    assert!(
+        issue.comments.is_empty(),
+        "the opening announces the evidence"
+    );
+    let label_names: Vec<String> = e
+        .sim
+        .labels(OWNER, NAME)
+        .into_iter()
+        .map(|l| l.name)
+        .collect();
+    for l in [
+        "benchmark-drift",
+        "drift-accepted",
+        "lane:nightly",
+        "lane:sentinel",
+    ] {
+        assert!(label_names.contains(&l.to_owned()), "{label_names:?}");
+    }
+
+    // Tokens: one per phase, both revoked; the contents token never touched
+    // issues, and the issues token never wrote git data.
+    let (contents, issues_tok) = token_ids(&e.sim);
+    assert_eq!(
+        (contents.len(), issues_tok.len()),
+        (1, 1),
+        "{:?}",
+        e.sim.tokens()
+    );
+    assert_eq!(e.sim.tokens().len(), 2);
+    assert!(e.sim.tokens().iter().all(|t| t.revoked));
+    assert!(
+        e.sim
+            .tokens()
+            .iter()
+            .all(|t| t.repositories == Some(vec![NAME.to_owned()]))
+    );
+    let c_ops = ops_by_token(&e.sim, contents[0]);
+    assert!(c_ops.contains(&"git/update-ref") || c_ops.contains(&"git/create-ref"));
+    assert!(
+        c_ops.iter().all(|op| !op.starts_with("issues/")),
+        "contents token used for {c_ops:?}"
+    );
+    let i_ops = ops_by_token(&e.sim, issues_tok[0]);
+    assert!(i_ops.contains(&"issues/create"));
+    assert!(
+        i_ops
+            .iter()
+            .all(|op| !op.starts_with("git/") && !op.starts_with("repos/")),
+        "{i_ops:?}"
+    );
+    assert_eq!(c_ops.last(), Some(&"apps/revoke-installation-access-token"));
+    assert_eq!(i_ops.last(), Some(&"apps/revoke-installation-access-token"));
+    assert!(report.tokens.iter().all(|t| t.revoked));
+    // Only the expected 404s: the missing branch, missing labels.
+    for r in e.sim.requests() {
+        let ok = r.status.is_some_and(|s| s < 400)
+            || (r.status == Some(404)
+                && matches!(r.operation, Some("git/get-ref" | "issues/get-label")));
+        assert!(ok, "{} {} -> {:?}", r.method, r.path, r.status);
+    }
+
+    let summary = render_summary(&report);
+    assert!(summary.contains("1 new record(s)"), "{summary}");
+    assert!(summary.contains("QUARANTINED"), "{summary}");
+    assert!(
+        summary.contains("token: contents phase, revoked"),
+        "{summary}"
+    );
+
+    // 2. A rerun changes nothing: no commit, no issue, no comment.
+    let tip = e.tip();
+    let before = e.sim.issues(OWNER, NAME);
+    e.sim.clear_requests();
+    let again = e.sweep().await;
+    assert_eq!(again.commit, None);
+    assert_eq!((again.new_records(), again.already_present()), (0, 1));
+    assert!(again.applied.is_empty(), "{:?}", again.applied);
+    assert_eq!(e.tip(), tip);
+    assert_eq!(e.sim.issues(OWNER, NAME), before);
+    let writes: Vec<&str> = e
+        .sim
+        .requests()
+        .iter()
+        .filter_map(|r| r.operation)
+        .filter(|op| {
+            op.starts_with("git/create")
+                || *op == "git/update-ref"
+                || op.starts_with("issues/create")
+                || *op == "issues/update"
+        })
+        .collect();
+    assert!(writes.is_empty(), "{writes:?}");
+    assert!(e.sim.tokens().iter().all(|t| t.revoked));
+}
+
+// ---------------------------------------------------------------------------
+// 3. Crash after any request
+
+/// A repository after a first sweep (`n1`: one open issue), with the
+/// second sweep's handoffs in place: new nightly evidence on both cases (a
+/// comment and a body update on #1, a new issue for parse/small), a clean
+/// sentinel record (a baseline pointer) and sentinel evidence (a lane
+/// label and a comment on #1).
+async fn crash_env() -> Env {
+    let e = env().await;
+    e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+    e.sweep().await;
+    e.hand_off(&[
+        &drift_both("nightly", "2026-12-02T01:00:00Z"),
+        &clean("sentinel", "2026-12-02T02:00:00Z"),
+        &drift("sentinel", "2026-12-02T03:00:00Z"),
+    ]);
+    e
+}
+
+#[tokio::test]
+async fn a_crash_after_any_request_converges_to_the_uninterrupted_result() {
+    let reference = crash_env().await;
+    reference.sim.clear_requests();
+    let report = reference.sweep().await;
+    let total = reference.sim.requests().len();
+    let want = reference.normalized().await;
+    assert!(report.applied.len() >= 4, "{:?}", report.applied);
+    assert_eq!(want.issues.len(), 2);
+    assert!(want.baselines_tree.is_some());
+    assert_eq!((want.receipts, want.commits), (2, 2));
+
+    let started = std::time::Instant::now();
+    let mut phases = std::collections::BTreeSet::new();
+    for k in 1..total {
+        let e = crash_env().await;
+        e.sim.set_fault_plan(
+            FaultPlan::new()
+                .rule(FaultRule::nth_request(k as u64 + 1, Fault::DropConnection).forever()),
+        );
+        let err = e
+            .try_sweep()
+            .await
+            .expect_err("every request after the k-th is dropped");
+        assert!(err.is_retryable(), "k = {k}: {err}");
+        assert!(err.to_string().contains("rerun to converge"), "{err}");
+        if err.phase == SweepPhase::Reconcile {
+            assert!(
+                err.progress.persisted && err.progress.commit.is_some(),
+                "{err}"
+            );
+        }
+        phases.insert(format!("{:?}", err.phase));
+        e.sim.clear_faults();
+        let rerun = e.sweep().await;
+        let got = e.normalized().await;
+        assert_eq!(got, want, "k = {k}: stopped with {err}; rerun {rerun:?}");
+        // And a third sweep has nothing left to do.
+        let third = e.sweep().await;
+        assert!(
+            third.commit.is_none() && third.applied.is_empty(),
+            "k = {k}"
+        );
+    }
+    assert!(
+        phases.contains("Persist") && phases.contains("Reconcile"),
+        "{phases:?}"
+    );
+    eprintln!(
+        "crash loop: {} crash points in {:?}",
+        total - 1,
+        started.elapsed()
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 4. Races and faults
+
+#[tokio::test]
+async fn a_ref_moved_under_the_sweep_is_retried_on_the_new_tip() {
+    let e = env().await;
+    let r1 = drift("nightly", "2026-12-01T01:00:00Z");
+    e.hand_off(&[&r1]);
+    e.sweep().await;
+    let r2 = clean("nightly", "2026-12-02T01:00:00Z");
+    e.hand_off(&[&r2]);
+    e.sim
+        .set_fault_plan(FaultPlan::new().rule(FaultRule::on_operation(
+            "git/update-ref",
+            Fault::ConcurrentRefMove,
+        )));
+    let report = e.sweep().await;
+    assert_eq!(report.persist_attempts, 2);
+    let tip = e.tip().expect("branch");
+    assert_eq!(report.commit.as_deref(), Some(tip.as_str()));
+    let parent = e.sim.commit(OWNER, NAME, &tip).expect("tip").parents[0].clone();
+    let moved = e.sim.commit(OWNER, NAME, &parent).expect("parent");
+    assert!(
+        moved.author.name.contains("concurrent"),
+        "{:?}",
+        moved.author
+    );
+    assert_eq!(
+        e.file(&record_path(&r2).expect("path")).as_deref(),
+        Some(r2.bytes())
+    );
+    assert_eq!(
+        e.file(&record_path(&r1).expect("path")).as_deref(),
+        Some(r1.bytes())
+    );
+    let updates: Vec<Option<u16>> = e
+        .sim
+        .requests()
+        .iter()
+        .filter(|r| r.operation == Some("git/update-ref"))
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(updates, [Some(422), Some(200)]);
+    let baseline: Value =
+        serde_json::from_slice(&e.file("baselines/nightly.json").expect("pointer")).expect("JSON");
+    assert_eq!(baseline["record"], json!(r2.digest().to_string()));
+}
+
+#[tokio::test]
+async fn a_secondary_rate_limit_is_waited_out_and_a_5xx_on_a_get_is_retried() {
+    let e = env().await;
+    e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+    e.sim.set_fault_plan(
+        FaultPlan::new()
+            .rule(FaultRule::on_operation(
+                "git/get-ref",
+                Fault::SecondaryRateLimit {
+                    status: 403,
+                    retry_after: 7,
+                },
+            ))
+            .rule(FaultRule::on_operation(
+                "issues/list-for-repo",
+                Fault::Status(502),
+            )),
+    );
+    let (opts, clock) = e.opts();
+    let report = sweep_github(&opts).await.expect("the sweep converges");
+    assert!(
+        clock.sleeps().contains(&Duration::from_secs(7)),
+        "{:?}",
+        clock.sleeps()
+    );
+    let total = report.metrics.total();
+    assert!(
+        total.retries >= 2 && total.retry_waited_ms >= 7000,
+        "{total:?}"
+    );
+    let statuses = |op: &str| -> Vec<Option<u16>> {
+        e.sim
+            .requests()
+            .iter()
+            .filter(|r| r.operation == Some(op))
+            .map(|r| r.status)
+            .collect()
+    };
+    assert_eq!(statuses("git/get-ref")[..2], [Some(403), Some(404)]);
+    assert_eq!(statuses("issues/list-for-repo"), [Some(502), Some(200)]);
+    assert_eq!(e.sim.issues(OWNER, NAME).len(), 1);
+}
+
+#[tokio::test]
+async fn other_bytes_at_a_record_path_stop_the_sweep_before_anything_is_written() {
+    let e = env().await;
+    let r1 = drift("nightly", "2026-12-01T01:00:00Z");
+    let path = record_path(&r1).expect("path");
+    e.sim.commit_files(
+        OWNER,
+        NAME,
+        "benchmark-history",
+        &[(path.as_str(), b"{\"not\":\"the record\"}")],
+        "someone else\n",
+    );
+    let tip = e.tip();
+    e.hand_off(&[&r1]);
+    let err = e.try_sweep().await.expect_err("a create-only conflict");
+    assert_eq!(err.phase, SweepPhase::Persist);
+    assert!(
+        matches!(err.cause.as_ref(), Cause::Conflict { path: p, .. } if *p == path),
+        "{err}"
+    );
+    assert!(!err.is_retryable());
+    assert!(err.to_string().contains("nothing persisted"), "{err}");
+    assert_eq!(e.tip(), tip, "nothing was written");
+    assert!(e.sim.issues(OWNER, NAME).is_empty());
+    let tokens = e.sim.tokens();
+    assert_eq!(tokens.len(), 1, "no issues-phase token");
+    assert!(tokens[0].revoked, "revoked on failure too");
+}
+
+#[tokio::test]
+async fn two_sweeps_racing_on_the_same_handoffs_converge() {
+    let reference = crash_env().await;
+    reference.sweep().await;
+    let want = reference.normalized().await;
+
+    let e = crash_env().await;
+    let (a, b) = tokio::join!(e.try_sweep(), e.try_sweep());
+    // The ref race is retried inside each sweep; an issue both open is a
+    // duplicate the next sweep closes.
+    assert!(a.is_ok() || b.is_ok(), "{a:?} {b:?}");
+    e.sweep().await;
+    let got = e.normalized().await;
+    assert_eq!(
+        (
+            &got.results_tree,
+            &got.baselines_tree,
+            got.receipts,
+            &got.labels
+        ),
+        (
+            &want.results_tree,
+            &want.baselines_tree,
+            want.receipts,
+            &want.labels
+        )
+    );
+    // One open issue per key, with the same body and evidence as the
+    // uninterrupted run; an issue both sweeps opened is closed as a
+    // duplicate by the next sweep. Comments are compared as a set: GitHub
+    // has no compare-and-swap on issues, so two sweeps that plan from the
+    // same state can both post one comment (workflows serialize sweeps with
+    // a `concurrency` group).
+    for w in &want.issues {
+        let same: Vec<&IssueView> = got.issues.iter().filter(|g| g.1 == w.1).collect();
+        let tracking: Vec<&&IssueView> = same.iter().filter(|g| g.3 == "open").collect();
+        assert_eq!(tracking.len(), 1, "{:#?}", got.issues);
+        assert_eq!((&tracking[0].2, &tracking[0].4), (&w.2, &w.4));
+        let comments: std::collections::BTreeSet<&String> = tracking[0].5.iter().collect();
+        let want_comments: std::collections::BTreeSet<&String> = w.5.iter().collect();
+        assert_eq!(comments, want_comments);
+    }
+    let again = e.sweep().await;
+    assert!(again.applied.is_empty() && again.commit.is_none());
+}
+
+// ---------------------------------------------------------------------------
+// 5. Lane-aware lifecycle
+
+#[tokio::test]
+async fn lanes_a_sentinel_pass_keeps_a_comprehensive_drift_open_both_lanes_close_it() {
+    let e = env_with(LANES_MANIFEST).await;
+    let c1 = drift("comprehensive", "2026-12-01T01:00:00Z");
+    e.hand_off(&[&c1]);
+    let r = e.sweep().await;
+    assert_eq!(r.applied.len(), 1, "{:?}", r.applied);
+    let issues = e.sim.issues(OWNER, NAME);
+    assert_eq!(issues.len(), 1);
+    assert_eq!(issues[0].state, "open");
+    assert!(issues[0].labels.contains(&"lane:comprehensive".to_owned()));
+
+    // The sentinel covers parse/large and clears it: not enough.
+    let s2 = clean("sentinel", "2026-12-01T02:00:00Z");
+    e.hand_off(&[&s2]);
+    let r = e.sweep().await;
+    assert!(
+        r.baseline_changes.is_empty(),
+        "the sentinel's baseline is pinned"
+    );
+    let issues = e.sim.issues(OWNER, NAME);
+    assert_eq!(issues[0].state, "open", "{:?}", r.applied);
+    assert!(issues[0].comments.is_empty());
+
+    // The comprehensive lane clears it too: closed, with a comment listing
+    // both clearing records.
+    let c3 = clean("comprehensive", "2026-12-02T01:00:00Z");
+    e.hand_off(&[&c3]);
+    let r = e.sweep().await;
+    assert_eq!(r.baseline_changes.len(), 1);
+    let issues = e.sim.issues(OWNER, NAME);
+    assert_eq!(issues.len(), 1);
+    assert_eq!(issues[0].state, "closed", "{:?}", r.applied);
+    assert_eq!(issues[0].state_reason.as_deref(), Some("completed"));
+    assert_eq!(issues[0].comments.len(), 1);
+    let closing = &issues[0].comments[0];
+    assert!(closing.contains("<!-- benchops:closed epoch="));
+    for rec in [&s2, &c3] {
+        assert!(closing.contains(&rec.digest().to_string()), "{closing}");
+    }
+    // Stays closed.
+    let r = e.sweep().await;
+    assert!(
+        r.applied.is_empty() && r.commit.is_none(),
+        "{:?}",
+        r.applied
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The CLI
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_github_mode_sweeps_and_a_bad_invocation_is_a_usage_error() {
+    let e = env().await;
+    e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+    let base = e.sim.base_url();
+    let (handoff, manifest, key) = (e.handoff.clone(), e.manifest.clone(), e.key.clone());
+    let run = move |args: Vec<String>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_benchops-publish"));
+        c.args(args)
+            .env("GITHUB_API_URL", &base)
+            .env("BENCHOPS_APP_KEY_FILE", &key)
+            .env("GITHUB_EVENT_NAME", "schedule");
+        for v in [
+            "GITHUB_RUN_ID",
+            "GITHUB_RUN_ATTEMPT",
+            "GITHUB_WORKFLOW",
+            "GITHUB_SERVER_URL",
+        ] {
+            c.env_remove(v);
+        }
+        c.output().expect("the binary runs")
+    };
+    let app_id = e.sim.app_id().to_string();
+    let args = vec![
+        "sweep".to_owned(),
+        "--github".to_owned(),
+        "--repo".to_owned(),
+        format!("{OWNER}/{NAME}"),
+        "--app-id".to_owned(),
+        app_id,
+        "--handoff".to_owned(),
+        handoff.display().to_string(),
+        "--manifest".to_owned(),
+        manifest.display().to_string(),
+    ];
+    let out = {
+        let run = run.clone();
+        let args = args.clone();
+        tokio::task::spawn_blocking(move || run(args))
+            .await
+            .expect("joins")
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("sweep (github) acme/bench"), "{stdout}");
+    assert!(stdout.contains("#1 opened"), "{stdout}");
+    assert_eq!(e.sim.issues(OWNER, NAME).len(), 1);
+    assert!(e.sim.tokens().iter().all(|t| t.revoked));
+
+    // --github and --local together, or --github without --repo: exit 2.
+    let mut both = args.clone();
+    both.push("--local".to_owned());
+    let no_repo: Vec<String> = args
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 2 && *i != 3)
+        .map(|(_, a)| a.clone())
+        .collect();
+    for bad in [both, no_repo] {
+        let run = run.clone();
+        let out = tokio::task::spawn_blocking(move || run(bad))
+            .await
+            .expect("joins");
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
