@@ -35,6 +35,7 @@ pub const JWT_BACKDATE: Duration = Duration::from_secs(60);
 pub const JWT_LIFETIME: Duration = Duration::from_secs(540);
 
 const GET_INSTALLATION: Op = Op::read("apps.get_repo_installation", "get repository installation");
+const GET_APP: Op = Op::read("apps.get_authenticated", "get the authenticated app");
 const CREATE_TOKEN: Op = Op {
     key: "apps.create_installation_token",
     what: "create installation token",
@@ -280,6 +281,26 @@ pub struct Installation {
     pub permissions: BTreeMap<String, String>,
 }
 
+/// The GitHub App itself, as `GET /app` reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct App {
+    /// Its id.
+    pub id: AppId,
+    /// Its slug: the bot that acts for it is `<slug>[bot]`.
+    pub slug: String,
+    /// Its display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl App {
+    /// The login of the App's bot user, `<slug>[bot]`: the author GitHub
+    /// reports for issues and comments created with an installation token.
+    pub fn bot_login(&self) -> String {
+        format!("{}[bot]", self.slug)
+    }
+}
+
 /// A client authenticated as the GitHub App (see [`GitHubClient::app`]).
 #[derive(Debug, Clone)]
 pub struct AppClient {
@@ -290,6 +311,15 @@ pub struct AppClient {
 impl AppClient {
     pub(crate) fn new(client: GitHubClient, key: Arc<AppKey>) -> Self {
         AppClient { client, key }
+    }
+
+    /// `GET /app`: the App this client authenticates as (its slug names
+    /// its bot, [`App::bot_login`]).
+    pub async fn get_app(&self) -> Result<App, GitHubError> {
+        self.client
+            .send(&GET_APP, Method::GET, "/app", None::<&()>)
+            .await?
+            .json(&GET_APP)
     }
 
     /// `GET /repos/{owner}/{repo}/installation`: the App's installation on
@@ -377,6 +407,16 @@ mod tests {
             serde_json::json!({"issues": "write", "metadata": "read"})
         );
         assert!(AccessTokenRequest::new(Phase::Issues, &[]).is_err());
+    }
+
+    #[test]
+    fn the_app_names_its_bot() {
+        let app: App = serde_json::from_str(
+            r#"{"id": 7, "slug": "benchops", "node_id": "x", "name": "benchops", "owner": null}"#,
+        )
+        .expect("parses");
+        assert_eq!(app.bot_login(), "benchops[bot]");
+        assert_eq!(app.id, AppId::new(7));
     }
 
     #[test]

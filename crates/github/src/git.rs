@@ -20,6 +20,7 @@ use crate::client::{GitHubClient, Op};
 use crate::error::GitHubError;
 use crate::names::{
     GitSha, RefName, Repo, check_repo_path, check_revision, encode_component, encode_path,
+    ref_prefix_path,
 };
 use crate::retry::Idempotency;
 
@@ -53,6 +54,16 @@ const UPDATE_REF: Op = Op::write(
 const GET_COMMIT: Op = Op::read("git.get_commit", "get commit");
 const GET_CONTENTS: Op = Op::read("repos.get_contents", "get file contents");
 const GET_TREE: Op = Op::read("git.get_tree", "list tree");
+const GET_BLOB: Op = Op::read("git.get_blob", "get blob");
+const LIST_MATCHING_REFS: Op = Op::read("git.list_matching_refs", "list matching refs");
+// Idempotent: deleting a ref twice finds it gone the second time, which
+// `delete_ref` reports as `AlreadyGone`.
+const DELETE_REF: Op = Op::write(
+    "git.delete_ref",
+    "delete ref",
+    Idempotency::Idempotent,
+    Phase::Contents,
+);
 
 /// The mode of every blob this crate writes: a regular, non-executable file.
 pub const BLOB_MODE: &str = "100644";
@@ -257,6 +268,34 @@ pub struct FileContents {
     pub bytes: Vec<u8>,
 }
 
+/// A blob read through the git data API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blob {
+    /// Its id.
+    pub sha: GitSha,
+    /// The decoded bytes.
+    pub bytes: Vec<u8>,
+}
+
+#[derive(Debug, Deserialize)]
+struct BlobResponse {
+    sha: GitSha,
+    content: String,
+    #[serde(default)]
+    encoding: Option<String>,
+}
+
+/// What [`GitHubClient::delete_ref`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefDeletion {
+    /// The ref existed and is gone (204).
+    Deleted,
+    /// The ref did not exist (422 "Reference does not exist"): deleted
+    /// before, by this caller's earlier attempt or by someone else.
+    AlreadyGone,
+}
+
 #[derive(Debug, Deserialize)]
 struct ContentsResponse {
     #[serde(rename = "type")]
@@ -398,6 +437,86 @@ impl GitHubClient {
             sha: c.sha,
             bytes,
         })
+    }
+
+    /// `GET /repos/{owner}/{repo}/git/trees/{sha}`: the entries at the root
+    /// of a tree (not recursive).
+    pub async fn get_tree(&self, repo: &Repo, sha: &GitSha) -> Result<Tree, GitHubError> {
+        let path = format!("{}/git/trees/{sha}", repo.api_path());
+        self.send(&GET_TREE, Method::GET, &path, None::<&()>)
+            .await?
+            .json(&GET_TREE)
+    }
+
+    /// `GET /repos/{owner}/{repo}/git/blobs/{sha}`, decoded (GitHub serves
+    /// blobs up to 100 MB this way, the contents API only up to 1 MB).
+    pub async fn get_blob(&self, repo: &Repo, sha: &GitSha) -> Result<Blob, GitHubError> {
+        let path = format!("{}/git/blobs/{sha}", repo.api_path());
+        let reply = self
+            .send(&GET_BLOB, Method::GET, &path, None::<&()>)
+            .await?;
+        let b: BlobResponse = reply.json(&GET_BLOB)?;
+        let bytes = match b.encoding.as_deref() {
+            Some("base64") | None => decode_base64(&b.content)
+                .map_err(|e| reply.unexpected(&GET_BLOB, format!("blob {sha}: bad base64: {e}")))?,
+            Some("utf-8" | "utf8") => b.content.into_bytes(),
+            Some(other) => {
+                return Err(reply.unexpected(
+                    &GET_BLOB,
+                    format!("blob {sha} came in an unknown encoding {other:?}"),
+                ));
+            }
+        };
+        if b.sha != *sha {
+            return Err(reply.unexpected(&GET_BLOB, format!("asked for blob {sha}, got {}", b.sha)));
+        }
+        Ok(Blob { sha: b.sha, bytes })
+    }
+
+    /// `GET /repos/{owner}/{repo}/git/matching-refs/{prefix}`: every ref
+    /// whose name starts with `prefix` (`heads/benchmark-result/`; a
+    /// trailing `/` keeps the match inside that directory), following
+    /// pagination links if GitHub sends any. An empty repository is
+    /// [`GitHubError::Conflict`].
+    pub async fn list_matching_refs(
+        &self,
+        repo: &Repo,
+        prefix: &str,
+    ) -> Result<Vec<GitRef>, GitHubError> {
+        let path = format!(
+            "{}/git/matching-refs/{}",
+            repo.api_path(),
+            ref_prefix_path(prefix)?
+        );
+        self.get_all(&LIST_MATCHING_REFS, path).await
+    }
+
+    /// `DELETE /repos/{owner}/{repo}/git/refs/{ref}`: 204 is
+    /// [`RefDeletion::Deleted`]; 422 "Reference does not exist" is
+    /// [`RefDeletion::AlreadyGone`], so deleting is idempotent (also when a
+    /// retry follows a deletion whose response was lost). GitHub offers no
+    /// compare-and-swap here: read the ref first if it must still point
+    /// where you saw it.
+    pub async fn delete_ref(
+        &self,
+        repo: &Repo,
+        name: &RefName,
+    ) -> Result<RefDeletion, GitHubError> {
+        let path = format!("{}/git/refs/{}", repo.api_path(), name.path());
+        match self
+            .send(&DELETE_REF, Method::DELETE, &path, None::<&()>)
+            .await
+        {
+            Ok(_) => Ok(RefDeletion::Deleted),
+            Err(GitHubError::Unprocessable { message, .. })
+                if message
+                    .to_ascii_lowercase()
+                    .contains("reference does not exist") =>
+            {
+                Ok(RefDeletion::AlreadyGone)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// `GET /repos/{owner}/{repo}/git/trees/{sha}?recursive=1`: every entry

@@ -165,6 +165,27 @@ pub struct IssueUpdate {
     pub state: Option<IssueState>,
 }
 
+/// The user behind an issue or a comment: only the login is read.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct User {
+    /// The login: a person's name, or `<app-slug>[bot]` for a GitHub App.
+    pub login: String,
+}
+
+/// Reads a `user` member leniently: missing, `null`, not an object, or an
+/// object without a string `login` (a deleted account, an unexpected
+/// shape) are all `None`, never a decoding error.
+fn lenient_user<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<User>, D::Error> {
+    let v = Option::<serde_json::Value>::deserialize(d)?;
+    Ok(v.and_then(|v| {
+        v.get("login")
+            .and_then(serde_json::Value::as_str)
+            .map(|login| User {
+                login: login.to_owned(),
+            })
+    }))
+}
+
 /// A comment on an issue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Comment {
@@ -173,12 +194,26 @@ pub struct Comment {
     /// Its body.
     #[serde(default)]
     pub body: String,
+    /// Its author, when GitHub reports one with a login.
+    #[serde(
+        default,
+        deserialize_with = "lenient_user",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub user: Option<User>,
     /// Its page on GitHub.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub html_url: Option<String>,
     /// When it was created (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
+}
+
+impl Comment {
+    /// The author's login, if known.
+    pub fn author(&self) -> Option<&str> {
+        self.user.as_ref().map(|u| u.login.as_str())
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -410,6 +445,25 @@ mod tests {
         assert!(issue.has_label("bench:drift") && issue.has_label("plain"));
         assert!(issue.is_pull_request());
         assert_eq!(issue.body, None);
+    }
+
+    #[test]
+    fn comment_authors_are_read_leniently() {
+        let c: Comment = serde_json::from_str(
+            r#"{"id":1,"body":"b","user":{"login":"benchops[bot]","id":2,"type":"Bot"}}"#,
+        )
+        .expect("parses");
+        assert_eq!(c.author(), Some("benchops[bot]"));
+        for json in [
+            r#"{"id":1,"body":"b"}"#,
+            r#"{"id":1,"body":"b","user":null}"#,
+            r#"{"id":1,"body":"b","user":{"id":2}}"#,
+            r#"{"id":1,"body":"b","user":{"login":7}}"#,
+            r#"{"id":1,"body":"b","user":"someone"}"#,
+        ] {
+            let c: Comment = serde_json::from_str(json).expect("parses");
+            assert_eq!(c.author(), None, "{json}");
+        }
     }
 
     #[test]

@@ -8,9 +8,12 @@
 //!   comes from `GITHUB_API_URL` ([`api_url_from_env`]).
 //! - Typed operations: git refs, trees with inline content, commits and a
 //!   ref update that cannot force, file contents and recursive trees
-//!   ([`git`]); issues, comments and labels ([`issues`]).
+//!   ([`git`]); handoff refs `refs/heads/benchmark-result/*`, their
+//!   layout and their idempotent deletion ([`handoff`]); issues, comments
+//!   (with their author) and labels ([`issues`]).
 //! - App authentication ([`app`]): the RS256 App JWT, the installation of
-//!   a repository, installation tokens scoped to one [`Phase`], revocation.
+//!   a repository, installation tokens scoped to one [`Phase`], revocation,
+//!   and `GET /app` for the App's slug (its bot is `<slug>[bot]`).
 //! - [`Token`]: every credential, never shown by `Debug` or `Display`.
 //! - Failures are [`GitHubError`] variants (404, 409, 422 `RefMoved`, 401,
 //!   403, rate limits, 5xx, transport), each with GitHub's request id.
@@ -49,6 +52,7 @@ pub mod app;
 mod client;
 mod error;
 pub mod git;
+pub mod handoff;
 pub mod issues;
 mod metrics;
 mod names;
@@ -58,16 +62,18 @@ mod time;
 mod token;
 
 pub use app::{
-    AppClient, AppId, AppKey, Installation, InstallationId, InstallationToken, JwtClaims, Phase,
+    App, AppClient, AppId, AppKey, Installation, InstallationId, InstallationToken, JwtClaims,
+    Phase,
 };
 pub use client::{
     API_VERSION, DEFAULT_API_URL, GitHubClient, GitHubClientBuilder, MAX_PAGES, MEDIA_TYPE,
     api_url_from_env,
 };
 pub use error::{ApiErrorDetail, GitHubError};
-pub use git::{Commit, FileContents, GitRef, Tree, TreeEntry, TreeFile};
+pub use git::{Blob, Commit, FileContents, GitRef, RefDeletion, Tree, TreeEntry, TreeFile};
+pub use handoff::{HANDOFF_REF_PREFIX, HandoffContent, HandoffFile, HandoffRef};
 pub use issues::{
-    Comment, Issue, IssueState, IssueUpdate, LabelOutcome, LabelSpec, NewIssue, StateFilter,
+    Comment, Issue, IssueState, IssueUpdate, LabelOutcome, LabelSpec, NewIssue, StateFilter, User,
 };
 pub use metrics::{Metrics, OperationMetrics};
 pub use names::{GitSha, RefName, Repo};

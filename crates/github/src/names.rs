@@ -155,6 +155,40 @@ impl fmt::Display for RefName {
     }
 }
 
+/// Validates a ref prefix for `matching-refs` (`heads/benchmark-result/`)
+/// and returns it in the short form (without `refs/`) with each component
+/// percent-encoded, the trailing `/` kept. The rules are those of
+/// [`RefName`] except that one component is enough and a trailing `/` is
+/// allowed (it limits the match to refs under that directory).
+pub(crate) fn ref_prefix_path(prefix: &str) -> Result<String, GitHubError> {
+    let short = prefix.strip_prefix("refs/").unwrap_or(prefix);
+    let bad = |reason| Err(invalid("ref prefix", prefix, reason));
+    let body = short.strip_suffix('/').unwrap_or(short);
+    if body.is_empty() {
+        return bad("must name at least one component, as in heads/");
+    }
+    if body.contains("..") || body.contains("@{") {
+        return bad("must not contain '..' or '@{'");
+    }
+    if body
+        .chars()
+        .any(|c| c.is_control() || c.is_whitespace() || "~^:?*[\\".contains(c))
+    {
+        return bad("must not contain whitespace, control characters or any of ~^:?*[\\");
+    }
+    if body
+        .split('/')
+        .any(|part| part.is_empty() || part.starts_with('.'))
+    {
+        return bad("components must be non-empty and not start with '.'");
+    }
+    let mut path = encode_path(body);
+    if short.ends_with('/') {
+        path.push('/');
+    }
+    Ok(path)
+}
+
 /// A git object id: 40 (SHA-1) or 64 (SHA-256) lowercase hex digits.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
@@ -300,6 +334,31 @@ mod tests {
             RefName::new("heads/a+b#c").expect("valid").path(),
             "heads/a%2Bb%23c"
         );
+    }
+
+    #[test]
+    fn ref_prefixes() {
+        assert_eq!(
+            ref_prefix_path("heads/benchmark-result/").expect("valid"),
+            "heads/benchmark-result/"
+        );
+        assert!(ref_prefix_path("refs/heads/a b/").is_err());
+        assert_eq!(ref_prefix_path("refs/tags").expect("valid"), "tags");
+        assert_eq!(
+            ref_prefix_path("heads/a+b/").expect("valid"),
+            "heads/a%2Bb/"
+        );
+        for bad in [
+            "",
+            "/",
+            "refs/",
+            "heads//x/",
+            "heads/../x",
+            "heads/.x",
+            "heads/x?",
+        ] {
+            assert!(ref_prefix_path(bad).is_err(), "{bad:?} must be rejected");
+        }
     }
 
     #[test]

@@ -12,8 +12,9 @@
 //!    `.force(true)`, `force_push` and `forced` all fail.
 //! 2. Nothing calls `serialize_bool(true)`; `NoForce`'s `Serialize` impl
 //!    calls `serialize_bool(false)`.
-//! 3. The ref-update path (`/git/refs/…`) is written in one place only,
-//!    `update_ref`, which sends `Method::PATCH` with an `UpdateRefRequest`.
+//! 3. The ref path (`/git/refs/…`) is written in two places only:
+//!    `update_ref`, which sends `Method::PATCH` with an `UpdateRefRequest`,
+//!    and `delete_ref`, which sends `Method::DELETE` with no body.
 //!
 //! The scanner itself is tested on snippets that must fail and pass, so a
 //! broken scanner cannot make this test pass vacuously.
@@ -236,25 +237,37 @@ fn the_ref_update_path_is_built_in_update_ref_only() {
             places.push((path.clone(), code.clone(), at));
         }
     }
+    let mut functions = Vec::new();
+    for (path, code, at) in &places {
+        assert!(path.ends_with("git.rs"), "{}", path.display());
+        let func = code[..*at]
+            .rfind("pub async fn ")
+            .expect("inside a function");
+        let end = code[*at..]
+            .find("pub async fn ")
+            .map_or(code.len(), |e| at + e);
+        let body = &code[func..end];
+        assert!(!body.contains("json!"), "{body}");
+        if body.starts_with("pub async fn update_ref(") {
+            // The one request with a body: fast forward only.
+            assert!(body.contains("UpdateRefRequest::new("), "{body}");
+            assert!(body.contains("Method::PATCH"), "{body}");
+            functions.push("update_ref");
+        } else if body.starts_with("pub async fn delete_ref(") {
+            // Deleting sends no body at all, so it cannot carry `force`.
+            assert!(body.contains("Method::DELETE"), "{body}");
+            assert!(body.contains("None::<&()>"), "{body}");
+            assert!(!body.contains("Method::PATCH"), "{body}");
+            functions.push("delete_ref");
+        } else {
+            panic!("a ref path is built outside update_ref and delete_ref: {body}");
+        }
+    }
     assert_eq!(
-        places.len(),
-        1,
-        "one place builds a ref update path: {:?}",
-        places.iter().map(|p| &p.0).collect::<Vec<_>>()
+        functions,
+        ["update_ref", "delete_ref"],
+        "one place each builds a ref update path and a ref deletion path"
     );
-    let (path, code, at) = &places[0];
-    assert!(path.ends_with("git.rs"), "{}", path.display());
-    let func = code[..*at]
-        .rfind("pub async fn ")
-        .expect("inside a function");
-    let end = code[*at..]
-        .find("pub async fn ")
-        .map_or(code.len(), |e| at + e);
-    let body = &code[func..end];
-    assert!(body.starts_with("pub async fn update_ref("), "{body}");
-    assert!(body.contains("UpdateRefRequest::new("), "{body}");
-    assert!(body.contains("Method::PATCH"), "{body}");
-    assert!(!body.contains("json!"), "{body}");
 }
 
 #[test]

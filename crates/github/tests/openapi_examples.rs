@@ -2,7 +2,7 @@
 //! deserialize into this crate's response types: the types accept what
 //! GitHub documents, not only what the simulator sends.
 
-use benchops_github::{Comment, Commit, GitRef, Installation, Issue, Tree};
+use benchops_github::{App, Comment, Commit, GitRef, Installation, Issue, Tree};
 use benchops_testkit::openapi::response_examples;
 use serde::de::DeserializeOwned;
 
@@ -64,5 +64,11 @@ fn documented_examples_deserialize_into_the_client_types() {
         "Comment",
     );
     n += check::<Installation>("GET", "/repos/{owner}/{repo}/installation", "Installation");
-    assert!(n >= 13, "{n} examples checked");
+    n += check::<GitRef>(
+        "GET",
+        "/repos/{owner}/{repo}/git/matching-refs/{ref}",
+        "GitRef",
+    );
+    n += check::<App>("GET", "/app", "App");
+    assert!(n >= 15, "{n} examples checked");
 }

@@ -18,8 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use benchops_github::{
-    AppId, AppKey, GitHubClient, GitHubError, GitSha, InstallationToken, IssueState, IssueUpdate,
-    LabelOutcome, LabelSpec, ManualClock, NewIssue, Phase, RefName, Repo, StateFilter, TreeFile,
+    AppId, AppKey, GitHubClient, GitHubError, GitSha, HandoffContent, InstallationToken,
+    IssueState, IssueUpdate, LabelOutcome, LabelSpec, ManualClock, NewIssue, Phase, RefDeletion,
+    RefName, Repo, StateFilter, TreeFile,
 };
 use benchops_testkit::GitHubSim;
 use benchops_testkit::openapi;
@@ -1239,4 +1240,173 @@ async fn a_dropped_connection_is_retried_for_a_get_only() {
     assert_eq!(e.clock.sleeps().len(), 1, "no backoff for the POST");
 
     e.assert_contract(&[&token]);
+}
+
+#[tokio::test]
+async fn handoff_refs_are_listed_read_by_layout_and_deleted_idempotently() {
+    let e = Env::new().await;
+    let hex = "ab".repeat(32);
+    let good = format!("{hex}.json");
+    let good_commit = e
+        .sim
+        .push_handoff_ref(OWNER, NAME, "run-1", &good, b"{\"sealed\":true}\n");
+    // Layouts that are not a handoff.
+    e.sim.push_ref(
+        OWNER,
+        NAME,
+        "heads/benchmark-result/two-files",
+        &[(good.as_str(), b"{}"), ("notes.txt", b"n")],
+        "two\n",
+    );
+    e.sim.push_ref(
+        OWNER,
+        NAME,
+        "heads/benchmark-result/nested",
+        &[(format!("dir/{good}").as_str(), b"{}")],
+        "nested\n",
+    );
+    e.sim
+        .push_handoff_ref(OWNER, NAME, "bad-name", "record.json", b"{}");
+    e.sim.push_handoff_ref(
+        OWNER,
+        NAME,
+        "upper",
+        &format!("{}.json", "AB".repeat(32)),
+        b"{}",
+    );
+    // Not a handoff ref at all.
+    e.sim.push_ref(
+        OWNER,
+        NAME,
+        "heads/benchmark-results",
+        &[("x", b"x")],
+        "x\n",
+    );
+
+    let token = e.token(Phase::Contents).await;
+    let gh = e.client.with_installation_token(&token);
+    let refs = gh.list_handoff_refs(&e.repo).await.expect("listed");
+    let names: Vec<&str> = refs.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "refs/heads/benchmark-result/bad-name",
+            "refs/heads/benchmark-result/nested",
+            "refs/heads/benchmark-result/run-1",
+            "refs/heads/benchmark-result/two-files",
+            "refs/heads/benchmark-result/upper",
+        ]
+    );
+    let mut read = BTreeMap::new();
+    for r in &refs {
+        let content = gh.read_handoff(&e.repo, r).await.expect("read");
+        read.insert(r.name.rsplit('/').next().expect("name").to_owned(), content);
+    }
+    match &read["run-1"] {
+        HandoffContent::Sealed(f) => {
+            assert_eq!(f.file_name, good);
+            assert_eq!(f.bytes, b"{\"sealed\":true}\n");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(refs[2].sha.as_str(), good_commit);
+    for (name, says) in [
+        ("two-files", "exactly one file"),
+        ("nested", "is a tree"),
+        ("bad-name", "\"record.json\""),
+        ("upper", "not <64 lowercase hex digits>.json"),
+    ] {
+        match &read[name] {
+            HandoffContent::Invalid { reason } => {
+                assert!(reason.contains(says), "{name}: {reason}");
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    // Three reads per handoff of the right shape, two for the others.
+    assert_eq!(e.logged("git/get-blob").len(), 1);
+    assert_eq!(e.logged("git/get-commit").len(), 5);
+    assert_eq!(
+        e.logged("git/list-matching-refs")[0].path,
+        format!("/repos/{OWNER}/{NAME}/git/matching-refs/heads/benchmark-result/")
+    );
+
+    // Deleting is idempotent; a 5xx on it is retried (it is idempotent).
+    let run1 = refs[2].ref_name().expect("addressable");
+    e.sim.push_fault(FaultRule::on_operation(
+        "git/delete-ref",
+        Fault::Status(502),
+    ));
+    assert_eq!(
+        gh.delete_ref(&e.repo, &run1).await.expect("deleted"),
+        RefDeletion::Deleted
+    );
+    assert_eq!(
+        gh.delete_ref(&e.repo, &run1).await.expect("already gone"),
+        RefDeletion::AlreadyGone
+    );
+    let deletes: Vec<Option<u16>> = e
+        .logged("git/delete-ref")
+        .iter()
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(deletes, [Some(502), Some(204), Some(422)]);
+    assert_eq!(
+        e.sim
+            .refs(OWNER, NAME, "refs/heads/benchmark-result/")
+            .len(),
+        4
+    );
+    // Any other refusal is an error, not "already gone".
+    let err = gh
+        .delete_ref(&e.repo, &branch("main"))
+        .await
+        .expect_err("the default branch");
+    assert!(matches!(err, GitHubError::Unprocessable { .. }), "{err:?}");
+
+    // An issues-phase client cannot delete refs (nothing is sent).
+    let issues = e.token(Phase::Issues).await;
+    let sent = e.sim.requests().len();
+    let err = e
+        .client
+        .with_installation_token(&issues)
+        .delete_ref(&e.repo, &run1)
+        .await
+        .expect_err("wrong phase");
+    assert!(matches!(err, GitHubError::PhaseForbids { .. }), "{err:?}");
+    assert_eq!(e.sim.requests().len(), sent);
+    // A bad prefix is refused before sending.
+    assert!(matches!(
+        gh.list_matching_refs(&e.repo, "heads/../x/").await,
+        Err(GitHubError::InvalidInput { .. })
+    ));
+
+    // Comments report their author: the App's bot (whose login `GET /app`
+    // gives) or a person.
+    let app = e.client.app(e.app_key()).get_app().await.expect("the app");
+    assert_eq!(app.slug, "benchops-test");
+    assert_eq!(app.bot_login(), e.sim.bot_login());
+    let ig = e.client.with_installation_token(&issues);
+    let issue = ig
+        .create_issue(&e.repo, &new_issue("drift", &[]))
+        .await
+        .expect("issue");
+    let mine = ig
+        .create_comment(&e.repo, issue.number, "by the bot")
+        .await
+        .expect("comment");
+    assert_eq!(mine.author(), Some(app.bot_login().as_str()));
+    e.sim
+        .comment_as_user(OWNER, NAME, issue.number, "octocat", "by a person")
+        .expect("commented");
+    let authors: Vec<Option<String>> = ig
+        .list_comments(&e.repo, issue.number)
+        .await
+        .expect("listed")
+        .iter()
+        .map(|c| c.author().map(str::to_owned))
+        .collect();
+    assert_eq!(authors, [Some(app.bot_login()), Some("octocat".to_owned())]);
+
+    e.assert_contract(&[&token, &issues]);
 }

@@ -4,11 +4,23 @@
 //! The phases are those of the local sweep ([`crate::sweep`]); only the
 //! history store and the issue tracker differ.
 //!
-//! 1. **Validate** every handoff in the handoff directory (`*.json`, as
-//!    `benchops-exec bench seal` writes them) with the core verifier, the
-//!    digest taken from the file name. Invalid handoffs are copied to
-//!    `<handoff>/quarantine/` with a `.why.txt` (the local sweep's code) and
-//!    never persisted; their source file is left in place.
+//! 1. **Validate** every handoff with the core verifier, the digest taken
+//!    from the file name. Handoffs come from two sources, either or both:
+//!    - the handoff directory (`--handoff DIR`, `*.json` as
+//!      `benchops-exec bench seal` writes them), validated before any token
+//!      is minted. Invalid ones are copied to `<DIR>/quarantine/` with a
+//!      `.why.txt` (the local sweep's code) and never persisted; their
+//!      source file is left in place;
+//!    - handoff refs (`--handoff-refs`): every `refs/heads/benchmark-result/*`
+//!      in the repository, which the execution environment pushes with its
+//!      own credentials. They are read in the contents phase (its token's
+//!      `contents: write` includes read), each at the commit it was listed
+//!      at, with the layout of [`benchops_github::handoff`]: the commit's
+//!      tree holds exactly one file, `<hex>.json`, at its root. An invalid
+//!      handoff ref (wrong layout, or a record that does not verify) is
+//!      **left in place** as its own quarantine and reported (summary,
+//!      receipt, [`RefOutcome::Quarantined`]); it is never persisted and
+//!      never deleted.
 //! 2. **Persist**, with a **contents-phase** installation token minted just
 //!    in time (App JWT → the repository's installation → a token limited to
 //!    the repository with `contents: write`), revoked when the phase ends,
@@ -30,6 +42,18 @@
 //!    - A missing branch is created with `create_ref` on a first commit.
 //!    - Nothing new (every record present, no pointer moves): no commit and
 //!      no receipt.
+//!    - **Consumed handoff refs are deleted after the ref update
+//!      succeeded** (or after finding every record already present), and
+//!      only valid refs whose record is now in history: each is read again
+//!      and deleted only if it still points at the commit that was read
+//!      (a ref that moved is left for the next sweep; GitHub has no
+//!      compare-and-swap on deletion, so a push between that read and the
+//!      delete is the one window left). A ref already gone counts as
+//!      deleted. A deletion that fails is reported
+//!      ([`RefOutcome::DeleteFailed`]) and does not stop the sweep: its
+//!      record is safe in history, and the next sweep finds it present (a
+//!      no-op) and deletes the ref. A crash between the persist and the
+//!      deletions converges the same way.
 //!    - Reading history needs `contents: read`, which the issues-phase token
 //!      does not have. So the history the reconcile works on is read at the
 //!      end of this phase, at the tip the persist produced: every
@@ -46,13 +70,14 @@
 //!
 //! # Which comments count
 //!
-//! A comment is read for markers when its body carries a benchops marker
-//! (`<!-- benchops:evidence ... -->` or `<!-- benchops:closed ... -->`).
-//! The rule is meant to also require that the comment's author is the
-//! App's bot (`<app-slug>[bot]`, as the API reports it), so that a marker a
-//! person pasted cannot silence an announcement; the GitHub client's
-//! [`benchops_github::Comment`] does not carry the author yet, so today every
-//! marker-carrying comment counts. See [`is_benchops_comment`].
+//! A comment is benchops's own, and its markers are read, only when both
+//! hold: its author is the App's bot, `<app-slug>[bot]` (the slug comes
+//! from `GET /app` with the App JWT at the start of the reconcile), and its
+//! body carries a benchops marker (`<!-- benchops:evidence ... -->` or
+//! `<!-- benchops:closed ... -->`). A marker a person pasted (or a comment
+//! whose author GitHub does not report) is ignored, so it can neither
+//! silence an announcement nor stand in for a closing comment. See
+//! [`is_benchops_comment`].
 //!
 //! # Crashes and retries
 //!
@@ -72,7 +97,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -84,9 +109,10 @@ use benchops::schema::Contract;
 use benchops::seal::{SealedRecord, verify};
 use benchops::{LaneName, Sha256Digest, jcs};
 use benchops_github::{
-    AppClient, AppId, AppKey, Clock as ApiClock, GitHubClient, GitHubError, GitSha, InstallationId,
-    IssueState as ApiIssueState, IssueUpdate, LabelOutcome, LabelSpec, Metrics, NewIssue,
-    PacingLimits, Phase, RefName, Repo, RetryPolicy, Sleeper, StateFilter, TreeEntry, TreeFile,
+    AppClient, AppId, AppKey, Clock as ApiClock, GitHubClient, GitHubError, GitSha, HandoffContent,
+    InstallationId, IssueState as ApiIssueState, IssueUpdate, LabelOutcome, LabelSpec, Metrics,
+    NewIssue, PacingLimits, Phase, RefDeletion, RefName, Repo, RetryPolicy, Sleeper, StateFilter,
+    TreeEntry, TreeFile,
 };
 use serde::Serialize;
 
@@ -99,6 +125,7 @@ use crate::ledger::Applied;
 use crate::sweep::{
     self, Clock, HandoffReport, LocalSweepOptions, QUARANTINE_DIR, SweepError, render_note,
 };
+use crate::validate::{IssueOut, digest_from_file_name};
 
 /// How many times the persist builds its commit (each time on a freshly
 /// read tip) before it gives up with [`Cause::RetriesExhausted`].
@@ -144,8 +171,11 @@ pub struct GitHubSweepOptions {
     pub app_id: u64,
     /// The App's private key (PEM, as GitHub hands it out).
     pub app_key_file: PathBuf,
-    /// The directory of sealed handoffs (`*.json`).
-    pub handoff: PathBuf,
+    /// The directory of sealed handoffs (`*.json`), if any.
+    pub handoff: Option<PathBuf>,
+    /// Whether to read handoff refs (`refs/heads/benchmark-result/*`) too.
+    /// At least one source must be given.
+    pub handoff_refs: bool,
     /// The schedule manifest (`schedule-manifest/v1`, TOML).
     pub manifest: PathBuf,
     /// The wall clock of the receipt (`started_at`, `finished_at`).
@@ -164,12 +194,13 @@ pub struct GitHubSweepOptions {
 impl GitHubSweepOptions {
     /// Options with the system clock, trigger `manual`, no workflow run,
     /// links to `https://github.com/<repo>/blob/benchmark-history` and the
-    /// default client.
+    /// default client. `handoff` is the handoff directory; handoff refs are
+    /// off (set [`handoff_refs`](Self::handoff_refs)).
     pub fn new(
         repo: impl Into<String>,
         app_id: u64,
         app_key_file: impl Into<PathBuf>,
-        handoff: impl Into<PathBuf>,
+        handoff: Option<PathBuf>,
         manifest: impl Into<PathBuf>,
     ) -> Self {
         let repo = repo.into();
@@ -178,7 +209,8 @@ impl GitHubSweepOptions {
             repo,
             app_id,
             app_key_file: app_key_file.into(),
-            handoff: handoff.into(),
+            handoff,
+            handoff_refs: false,
             manifest: manifest.into(),
             clock: Clock::system(),
             trigger: "manual".to_owned(),
@@ -187,9 +219,9 @@ impl GitHubSweepOptions {
         }
     }
 
-    /// `<handoff>/quarantine`.
-    pub fn quarantine_dir(&self) -> PathBuf {
-        self.handoff.join(QUARANTINE_DIR)
+    /// `<handoff>/quarantine`, when there is a handoff directory.
+    pub fn quarantine_dir(&self) -> Option<PathBuf> {
+        self.handoff.as_ref().map(|h| h.join(QUARANTINE_DIR))
     }
 }
 
@@ -270,10 +302,15 @@ pub struct PhaseToken {
 /// What a sweep had done when it stopped (also kept on success).
 #[derive(Debug, Clone, Default)]
 pub struct Progress {
-    /// Handoffs validated (valid or not).
+    /// Handoffs validated (valid or not), from the directory and from refs.
     pub validated: usize,
-    /// Handoffs quarantined.
+    /// Handoffs quarantined (invalid handoff refs included: left in place).
     pub quarantined: usize,
+    /// Valid handoff refs read (each is deleted once its record is in
+    /// history; invalid ones count as quarantined).
+    pub handoff_refs: usize,
+    /// Consumed handoff refs deleted (or found already gone).
+    pub refs_deleted: usize,
     /// Whether the persist finished (its commit landed, or nothing was new).
     pub persisted: bool,
     /// The commit the persist landed, if any.
@@ -390,8 +427,16 @@ fn progress_line(p: &Progress) -> String {
         (None, true) => "history already complete".to_owned(),
         (None, false) => "nothing persisted".to_owned(),
     };
+    let refs = if p.handoff_refs > 0 {
+        format!(
+            ", {} of {} consumed handoff ref(s) deleted",
+            p.refs_deleted, p.handoff_refs
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "{} handoff(s) validated, {persist}, {} of {} reconcile action(s) applied; rerun to converge",
+        "{} handoff(s) validated, {persist}{refs}, {} of {} reconcile action(s) applied; rerun to converge",
         p.validated,
         p.applied.len(),
         p.planned
@@ -429,21 +474,88 @@ impl GitHubSweepError {
     }
 }
 
+/// What became of one handoff ref.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum RefOutcome {
+    /// Invalid: left in place as its own quarantine (never persisted, never
+    /// deleted). A person removes it once investigated.
+    Quarantined,
+    /// Its record is in history and the ref was deleted.
+    Deleted,
+    /// Its record is in history and the ref was already gone (deleted by
+    /// an earlier attempt or by someone else).
+    AlreadyGone,
+    /// Its record is in history, but the ref points at another commit now
+    /// (pushed again meanwhile): left for the next sweep to read.
+    Moved {
+        /// The commit it points at now.
+        to: String,
+    },
+    /// Valid, but its record is not in history (the persist did not take
+    /// it): left in place.
+    NotInHistory,
+    /// Its record is in history; deleting the ref failed. Left in place;
+    /// the next sweep finds the record present and deletes the ref.
+    DeleteFailed {
+        /// The error.
+        error: String,
+    },
+}
+
+impl RefOutcome {
+    /// Whether the ref is gone (deleted now or before).
+    pub fn is_gone(&self) -> bool {
+        matches!(self, RefOutcome::Deleted | RefOutcome::AlreadyGone)
+    }
+}
+
+/// One handoff ref: where it pointed, what it held, and what became of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandoffRefReport {
+    /// The full ref name, `refs/heads/benchmark-result/…`.
+    pub name: String,
+    /// The commit it pointed at when read.
+    pub commit: String,
+    /// The sealed file's name (`<hex>.json`), when the layout was right.
+    pub file: Option<String>,
+    /// The digest of the file's bytes, when they were read.
+    pub digest: Option<Sha256Digest>,
+    /// Every problem found (empty: valid).
+    pub issues: Vec<IssueOut>,
+    /// What became of the ref.
+    pub outcome: RefOutcome,
+}
+
+impl HandoffRefReport {
+    /// Whether the handoff is a valid sealed record in the right layout.
+    pub fn valid(&self) -> bool {
+        self.issues.is_empty()
+    }
+
+    /// How the receipt names it: `<ref>@<commit>`.
+    pub fn source(&self) -> String {
+        format!("{}@{}", self.name, self.commit)
+    }
+}
+
 /// Everything a GitHub sweep did.
 #[derive(Debug, Clone)]
 pub struct GitHubSweepReport {
     /// `OWNER/NAME`.
     pub repo: String,
-    /// The handoff directory.
-    pub handoff: PathBuf,
-    /// The quarantine directory.
-    pub quarantine: PathBuf,
+    /// The handoff directory, if one was swept.
+    pub handoff: Option<PathBuf>,
+    /// Its quarantine directory.
+    pub quarantine: Option<PathBuf>,
     /// When the sweep started.
     pub started_at: String,
     /// The receipt's `finished_at` (taken when the persist began building).
     pub finished_at: String,
-    /// Every handoff, in file-name order.
+    /// Every handoff of the directory, in file-name order.
     pub handoffs: Vec<HandoffReport>,
+    /// Every handoff ref, in name order (empty unless refs were swept).
+    pub handoff_refs: Vec<HandoffRefReport>,
     /// Every valid record given to the persist (new or already present).
     pub persisted: Vec<PersistedRecord>,
     /// Baseline pointers that moved.
@@ -458,6 +570,8 @@ pub struct GitHubSweepReport {
     pub persist_attempts: u32,
     /// How many records history holds (the reconcile's input).
     pub history_records: usize,
+    /// The App's bot (`<slug>[bot]`): only its marker comments count.
+    pub bot_login: String,
     /// Labels ensured before the actions (empty when there was nothing to do).
     pub labels: Vec<(String, LabelOutcome)>,
     /// Issue writes, in order.
@@ -471,9 +585,20 @@ pub struct GitHubSweepReport {
 }
 
 impl GitHubSweepReport {
-    /// Handoffs that were quarantined.
+    /// Handoffs that were quarantined: invalid files copied to the
+    /// quarantine directory, and invalid handoff refs left in place.
     pub fn quarantined(&self) -> usize {
         self.handoffs.iter().filter(|h| !h.valid()).count()
+            + self.handoff_refs.iter().filter(|h| !h.valid()).count()
+    }
+
+    /// Consumed handoff refs that are still there (a failed deletion, a
+    /// ref that moved): the next sweep takes care of them.
+    pub fn refs_left(&self) -> usize {
+        self.handoff_refs
+            .iter()
+            .filter(|h| h.valid() && !h.outcome.is_gone())
+            .count()
     }
 
     /// Records newly written to history.
@@ -490,11 +615,14 @@ impl GitHubSweepReport {
 // ---------------------------------------------------------------------------
 // Internal failure plumbing
 
-/// A failure inside a phase: the step and the cause.
+/// A failure inside a phase: the step and the cause (and the phase, when
+/// it is not the one the caller runs: reading handoff refs validates inside
+/// the contents phase).
 #[derive(Debug)]
 struct Failure {
     step: String,
     cause: Box<Cause>,
+    phase: Option<SweepPhase>,
 }
 
 impl Failure {
@@ -502,12 +630,18 @@ impl Failure {
         Failure {
             step: step.into(),
             cause: Box::new(cause.into()),
+            phase: None,
         }
+    }
+
+    fn in_phase(mut self, phase: SweepPhase) -> Self {
+        self.phase = Some(phase);
+        self
     }
 
     fn into_error(self, phase: SweepPhase, progress: &Progress) -> GitHubSweepError {
         GitHubSweepError {
-            phase,
+            phase: self.phase.unwrap_or(phase),
             step: self.step,
             progress: Box::new(progress.clone()),
             cause: self.cause,
@@ -554,7 +688,8 @@ pub async fn sweep_github(
     let setup = |f: Failure| f.into_error(SweepPhase::Setup, &Progress::default());
     let cx = Setup::new(opts).map_err(setup)?;
 
-    // 1. Validate.
+    // 1. Validate the directory's handoffs (handoff refs are read and
+    // validated in the contents phase: reading them needs its token).
     let (handoffs, valid) =
         validate(opts).map_err(|f| f.into_error(SweepPhase::Validate, &Progress::default()))?;
     progress.validated = handoffs.len();
@@ -573,24 +708,25 @@ pub async fn sweep_github(
         skipped: Vec::new(),
         requests: RequestMetrics::default(),
     };
-    for h in &handoffs {
-        let source = sweep::relative(&h.source, &opts.handoff);
-        builder.validated.push(ValidatedEntry {
-            source: source.clone(),
-            digest: h.digest,
-            valid: h.valid(),
-            errors: h.issues.iter().map(sweep::issue_line).collect(),
-        });
-        if let Some(q) = &h.quarantined {
-            let to = sweep::relative(q.copy.as_ref().unwrap_or(&q.why), &opts.handoff);
-            builder.skipped.push(SkippedEntry {
-                source,
-                skip_reason: format!("invalid handoff, quarantined to {to}"),
+    if let Some(dir) = &opts.handoff {
+        for h in &handoffs {
+            let source = sweep::relative(&h.source, dir);
+            builder.validated.push(ValidatedEntry {
+                source: source.clone(),
+                digest: h.digest,
+                valid: h.valid(),
+                errors: h.issues.iter().map(sweep::issue_line).collect(),
             });
+            if let Some(q) = &h.quarantined {
+                let to = sweep::relative(q.copy.as_ref().unwrap_or(&q.why), dir);
+                builder.skipped.push(SkippedEntry {
+                    source,
+                    skip_reason: format!("invalid handoff, quarantined to {to}"),
+                });
+            }
         }
     }
     let persist_err = |f: Failure, p: &Progress| f.into_error(SweepPhase::Persist, p);
-    let planned = plan_records(&valid).map_err(|f| persist_err(f, &progress))?;
     let installation = cx
         .app
         .repo_installation(&cx.repo)
@@ -601,19 +737,28 @@ pub async fn sweep_github(
         .phase_client(installation.id, Phase::Contents, &mut progress)
         .await
         .map_err(|f| persist_err(f, &progress))?;
-    let persisted = contents_phase(&cx, &contents, &planned, &builder, &mut progress).await;
+    let persisted = contents_phase(&cx, &contents, &valid, &mut builder, &mut progress).await;
     let persisted = cx
         .end_phase(&contents, persisted, &mut progress)
         .await
         .map_err(|f| persist_err(f, &progress))?;
 
-    // 3. Reconcile, with the issues-phase token.
+    // 3. Reconcile, with the issues-phase token. The App's slug names the
+    // bot whose comments are benchops's own.
     let rec_err = |f: Failure, p: &Progress| f.into_error(SweepPhase::Reconcile, p);
+    let app = cx
+        .app
+        .get_app()
+        .await
+        .map_err(at("look up the App's slug"))
+        .map_err(|f| rec_err(f, &progress))?;
+    let bot_login = app.bot_login();
     let issues = cx
         .phase_client(installation.id, Phase::Issues, &mut progress)
         .await
         .map_err(|f| rec_err(f, &progress))?;
-    let outcome = apply_reconcile(&cx, &issues, &persisted.history, &mut progress).await;
+    let outcome =
+        apply_reconcile(&cx, &issues, &persisted.history, &bot_login, &mut progress).await;
     let outcome = cx
         .end_phase(&issues, outcome, &mut progress)
         .await
@@ -626,6 +771,7 @@ pub async fn sweep_github(
         started_at,
         finished_at,
         handoffs,
+        handoff_refs: persisted.handoff_refs,
         persisted: persisted.persisted,
         baseline_changes: persisted.baseline_changes,
         commit: progress.commit.clone(),
@@ -633,6 +779,7 @@ pub async fn sweep_github(
         receipt_path: persisted.receipt_path,
         persist_attempts: persisted.attempts,
         history_records: persisted.history.len(),
+        bot_login,
         labels: outcome.labels,
         applied: progress.applied.clone(),
         notes: outcome.notes,
@@ -645,6 +792,7 @@ pub async fn sweep_github(
 struct Setup {
     repo: Repo,
     branch: RefName,
+    handoff_refs: bool,
     manifest: Manifest,
     client: GitHubClient,
     app: AppClient,
@@ -667,16 +815,29 @@ impl Setup {
         let manifest = manifest::from_toml(&text, &opts.manifest.display().to_string())
             .map_err(|e| Failure::new("load the manifest", e))?
             .manifest;
-        if !opts.handoff.is_dir() {
-            return Err(Failure::new(
-                "open the handoff directory",
-                Cause::Config {
-                    reason: format!(
-                        "handoff directory {} does not exist or is not a directory",
-                        opts.handoff.display()
-                    ),
-                },
-            ));
+        match &opts.handoff {
+            Some(dir) if !dir.is_dir() => {
+                return Err(Failure::new(
+                    "open the handoff directory",
+                    Cause::Config {
+                        reason: format!(
+                            "handoff directory {} does not exist or is not a directory",
+                            dir.display()
+                        ),
+                    },
+                ));
+            }
+            None if !opts.handoff_refs => {
+                return Err(Failure::new(
+                    "choose the handoff sources",
+                    Cause::Config {
+                        reason:
+                            "no handoff source: give a handoff directory, handoff refs, or both"
+                                .to_owned(),
+                    },
+                ));
+            }
+            _ => {}
         }
         let pem = std::fs::read(&opts.app_key_file).map_err(|source| {
             Failure::new(
@@ -717,6 +878,7 @@ impl Setup {
         Ok(Setup {
             repo,
             branch,
+            handoff_refs: opts.handoff_refs,
             manifest,
             client,
             app,
@@ -790,12 +952,15 @@ impl Setup {
 // 1. Validate
 
 fn validate(opts: &GitHubSweepOptions) -> Result<(Vec<HandoffReport>, Vec<SealedRecord>), Failure> {
-    // The local sweep quarantines into `<dir>/quarantine`; the handoff
-    // directory plays `<dir>` here.
-    let local = LocalSweepOptions::new(&opts.handoff, &opts.manifest);
     let mut handoffs = Vec::new();
     let mut valid = Vec::new();
-    for path in sweep::list_handoffs(&opts.handoff).map_err(|e| Failure::new("list handoffs", e))? {
+    let Some(dir) = &opts.handoff else {
+        return Ok((handoffs, valid));
+    };
+    // The local sweep quarantines into `<dir>/quarantine`; the handoff
+    // directory plays `<dir>` here.
+    let local = LocalSweepOptions::new(dir, &opts.manifest);
+    for path in sweep::list_handoffs(dir).map_err(|e| Failure::new("list handoffs", e))? {
         let (mut report, sealed, bytes) = sweep::validate_handoff(&path);
         match sealed {
             Some(s) => valid.push(s),
@@ -872,6 +1037,7 @@ fn plan_records(valid: &[SealedRecord]) -> Result<Vec<Planned>, Failure> {
 
 /// What the persist did, and the history it left.
 struct Persisted {
+    handoff_refs: Vec<HandoffRefReport>,
     tip: Option<GitSha>,
     attempts: u32,
     persisted: Vec<PersistedRecord>,
@@ -1001,20 +1167,50 @@ async fn read_pointer(
     Ok(Some(pointer))
 }
 
-/// The contents phase: persist, then read all of history at the tip the
-/// persist left (the issues-phase token cannot read contents).
+/// The contents phase: read and validate the handoff refs (when asked),
+/// persist, delete the consumed handoff refs, then read all of history at
+/// the tip the persist left (the issues-phase token cannot read contents).
 async fn contents_phase(
     cx: &Setup,
     gh: &GitHubClient,
-    planned: &[Planned],
-    builder: &ReceiptBuilder,
+    dir_valid: &[SealedRecord],
+    builder: &mut ReceiptBuilder,
     progress: &mut Progress,
 ) -> Result<Persisted, Failure> {
-    let landed = persist(cx, gh, planned, builder).await?;
+    let mut refs = if cx.handoff_refs {
+        read_handoff_refs(cx, gh).await?
+    } else {
+        Vec::new()
+    };
+    progress.handoff_refs = refs.iter().filter(|r| r.report.valid()).count();
+    progress.validated += refs.len();
+    progress.quarantined += refs.iter().filter(|r| !r.report.valid()).count();
+    for r in &refs {
+        builder.validated.push(ValidatedEntry {
+            source: r.report.source(),
+            digest: r.report.digest,
+            valid: r.report.valid(),
+            errors: r.report.issues.iter().map(sweep::issue_line).collect(),
+        });
+        if !r.report.valid() {
+            builder.skipped.push(SkippedEntry {
+                source: r.report.source(),
+                skip_reason: "invalid handoff ref, left in place (never deleted by the sweep)"
+                    .to_owned(),
+            });
+        }
+    }
+    let mut valid = dir_valid.to_vec();
+    valid.extend(refs.iter().filter_map(|r| r.sealed.clone()));
+    let planned = plan_records(&valid)?;
+
+    let landed = persist(cx, gh, &planned, builder).await?;
     progress.persisted = true;
     progress.commit = landed.commit.as_ref().map(|c| c.as_str().to_owned());
+    delete_consumed_refs(cx, gh, &mut refs, &landed.persisted, progress).await;
     let history = read_history(cx, gh, landed.tip.as_ref(), &landed.paths, &landed.known).await?;
     Ok(Persisted {
+        handoff_refs: refs.into_iter().map(|r| r.report).collect(),
         tip: landed.tip,
         attempts: landed.attempts,
         persisted: landed.persisted,
@@ -1022,6 +1218,128 @@ async fn contents_phase(
         receipt_path: landed.receipt_path,
         history,
     })
+}
+
+/// A handoff ref as read: its report and, when valid, its record.
+struct RefHandoff {
+    report: HandoffRefReport,
+    sealed: Option<SealedRecord>,
+}
+
+/// Lists `refs/heads/benchmark-result/*` and reads and verifies each, the
+/// digest taken from the file name. A failure to talk to GitHub stops the
+/// sweep (in the validate phase); a ref that is not a valid handoff is
+/// reported and kept.
+async fn read_handoff_refs(cx: &Setup, gh: &GitHubClient) -> Result<Vec<RefHandoff>, Failure> {
+    let validate = |f: Failure| f.in_phase(SweepPhase::Validate);
+    let listed = gh
+        .list_handoff_refs(&cx.repo)
+        .await
+        .map_err(|e| validate(Failure::new("list handoff refs", e)))?;
+    let mut out = Vec::with_capacity(listed.len());
+    for r in listed {
+        let content = gh
+            .read_handoff(&cx.repo, &r)
+            .await
+            .map_err(|e| validate(Failure::new(format!("read handoff ref {}", r.name), e)))?;
+        let mut report = HandoffRefReport {
+            name: r.name.clone(),
+            commit: r.sha.as_str().to_owned(),
+            file: None,
+            digest: None,
+            issues: Vec::new(),
+            outcome: RefOutcome::Quarantined,
+        };
+        let sealed = match content {
+            HandoffContent::Invalid { reason } => {
+                report.issues.push(IssueOut {
+                    kind: "handoff-layout".to_owned(),
+                    path: "$".to_owned(),
+                    reason,
+                });
+                None
+            }
+            HandoffContent::Sealed(f) => {
+                report.digest = Some(Sha256Digest::of(&f.bytes));
+                let named = digest_from_file_name(Path::new(&f.file_name));
+                report.file = Some(f.file_name);
+                match named {
+                    Some(Ok(named)) => match verify(&f.bytes, Some(&named)) {
+                        Ok(s) => Some(s),
+                        Err(e) => {
+                            report.issues.extend(e.issues.iter().map(IssueOut::from));
+                            None
+                        }
+                    },
+                    _ => {
+                        report.issues.push(IssueOut {
+                            kind: "digest-mismatch".to_owned(),
+                            path: "$".to_owned(),
+                            reason: "the file name holds no valid digest".to_owned(),
+                        });
+                        None
+                    }
+                }
+            }
+        };
+        if sealed.is_some() {
+            // Decided after the persist.
+            report.outcome = RefOutcome::NotInHistory;
+        }
+        out.push(RefHandoff { report, sealed });
+    }
+    Ok(out)
+}
+
+/// After the persist: deletes every valid handoff ref whose record is now
+/// in history, if it still points at the commit that was read. Failures are
+/// reported per ref and do not stop the sweep (the next sweep finds the
+/// record present and deletes the ref).
+async fn delete_consumed_refs(
+    cx: &Setup,
+    gh: &GitHubClient,
+    refs: &mut [RefHandoff],
+    persisted: &[PersistedRecord],
+    progress: &mut Progress,
+) {
+    let in_history: BTreeSet<Sha256Digest> = persisted.iter().map(|p| p.digest).collect();
+    for r in refs.iter_mut() {
+        let Some(sealed) = &r.sealed else {
+            continue;
+        };
+        if !in_history.contains(&sealed.digest()) {
+            continue;
+        }
+        r.report.outcome = delete_one(cx, gh, &r.report).await;
+        if r.report.outcome.is_gone() {
+            progress.refs_deleted += 1;
+        }
+    }
+}
+
+async fn delete_one(cx: &Setup, gh: &GitHubClient, report: &HandoffRefReport) -> RefOutcome {
+    let failed = |e: GitHubError| RefOutcome::DeleteFailed {
+        error: e.to_string(),
+    };
+    let name = match RefName::new(&report.name) {
+        Ok(n) => n,
+        Err(e) => return failed(e),
+    };
+    match gh.get_ref(&cx.repo, &name).await {
+        Err(e) if e.is_not_found() => return RefOutcome::AlreadyGone,
+        Err(e) => return failed(e),
+        Ok(now) if now.object.sha.as_str() != report.commit => {
+            return RefOutcome::Moved {
+                to: now.object.sha.as_str().to_owned(),
+            };
+        }
+        Ok(_) => {}
+    }
+    match gh.delete_ref(&cx.repo, &name).await {
+        Ok(RefDeletion::Deleted) => RefOutcome::Deleted,
+        Ok(RefDeletion::AlreadyGone) => RefOutcome::AlreadyGone,
+        Err(e) => failed(e),
+    }
 }
 
 /// What the persist left on the branch, before history is read.
@@ -1330,17 +1648,13 @@ async fn read_history(
 // ---------------------------------------------------------------------------
 // 3. Reconcile
 
-/// Whether a comment's markers are read. The rule: the body carries a
-/// benchops marker (`<!-- benchops:`), and, when the API reports the
-/// comment's author, that author is the App's bot login. The client does
-/// not report authors yet (`author` is always `None` here), so the second
-/// half cannot be checked today.
-pub fn is_benchops_comment(body: &str, author: Option<&str>, bot_login: Option<&str>) -> bool {
-    let marked = body.contains("<!-- benchops:");
-    match (author, bot_login) {
-        (Some(a), Some(bot)) => marked && a == bot,
-        _ => marked,
-    }
+/// Whether a comment is benchops's own, so that its markers are read: its
+/// author is the App's bot (`bot_login`, `<slug>[bot]`) and its body
+/// carries a benchops marker (`<!-- benchops:`). A comment by anyone else,
+/// or whose author GitHub does not report, never counts, whatever it
+/// quotes.
+pub fn is_benchops_comment(body: &str, author: Option<&str>, bot_login: &str) -> bool {
+    author == Some(bot_login) && body.contains("<!-- benchops:")
 }
 
 struct ReconcileOutcome {
@@ -1404,6 +1718,7 @@ async fn apply_reconcile(
     cx: &Setup,
     gh: &GitHubClient,
     history: &[SealedRecord],
+    bot_login: &str,
     progress: &mut Progress,
 ) -> Result<ReconcileOutcome, Failure> {
     let labels = &cx.manifest.labels;
@@ -1436,7 +1751,7 @@ async fn apply_reconcile(
             issue = issue.with_comments(
                 comments
                     .iter()
-                    .filter(|c| is_benchops_comment(&c.body, None, None))
+                    .filter(|c| is_benchops_comment(&c.body, c.author(), bot_login))
                     .map(|c| c.body.as_str()),
             );
         }
@@ -1595,14 +1910,17 @@ pub fn render_summary(r: &GitHubSweepReport) -> String {
         "sweep (github) {}: started {}, contents phase finished {}",
         r.repo, r.started_at, r.finished_at
     );
-    let _ = writeln!(
-        s,
-        "validate: {} handoff(s) in {}: {} valid, {} quarantined",
-        r.handoffs.len(),
-        r.handoff.display(),
-        r.handoffs.len() - r.quarantined(),
-        r.quarantined()
-    );
+    if let Some(dir) = &r.handoff {
+        let bad = r.handoffs.iter().filter(|h| !h.valid()).count();
+        let _ = writeln!(
+            s,
+            "validate: {} handoff(s) in {}: {} valid, {} quarantined",
+            r.handoffs.len(),
+            dir.display(),
+            r.handoffs.len() - bad,
+            bad
+        );
+    }
     for h in r.handoffs.iter().filter(|h| !h.valid()) {
         if let Some(q) = &h.quarantined {
             let copy = q.copy.as_ref().map_or_else(
@@ -1617,6 +1935,27 @@ pub fn render_summary(r: &GitHubSweepReport) -> String {
                 q.why.display()
             );
         }
+        for i in &h.issues {
+            let _ = writeln!(s, "    {}", sweep::issue_line(i));
+        }
+    }
+    if !r.handoff_refs.is_empty() || r.handoff.is_none() {
+        let bad = r.handoff_refs.iter().filter(|h| !h.valid()).count();
+        let _ = writeln!(
+            s,
+            "validate: {} handoff ref(s) under refs/heads/benchmark-result/: {} valid, {} quarantined",
+            r.handoff_refs.len(),
+            r.handoff_refs.len() - bad,
+            bad
+        );
+    }
+    for h in r.handoff_refs.iter().filter(|h| !h.valid()) {
+        let _ = writeln!(
+            s,
+            "  QUARANTINED {} (commit {}): left in place, NOT persisted and NOT deleted; delete the ref once investigated",
+            h.name,
+            short_commit(&h.commit)
+        );
         for i in &h.issues {
             let _ = writeln!(s, "    {}", sweep::issue_line(i));
         }
@@ -1651,6 +1990,22 @@ pub fn render_summary(r: &GitHubSweepReport) -> String {
     for b in &r.baseline_changes {
         let from = b.from.as_ref().map_or_else(|| "none".to_owned(), short);
         let _ = writeln!(s, "  baseline {}: {} -> {}", b.lane, from, short(&b.to));
+    }
+    for h in r.handoff_refs.iter().filter(|h| h.valid()) {
+        let what = match &h.outcome {
+            RefOutcome::Deleted => "deleted (its record is in history)".to_owned(),
+            RefOutcome::AlreadyGone => "already gone (its record is in history)".to_owned(),
+            RefOutcome::Moved { to } => format!(
+                "LEFT: it now points at {}, which the next sweep reads",
+                short_commit(to)
+            ),
+            RefOutcome::NotInHistory => "LEFT: its record is not in history".to_owned(),
+            RefOutcome::DeleteFailed { error } => format!(
+                "LEFT: deleting failed ({error}); its record is in history, the next sweep deletes it"
+            ),
+            RefOutcome::Quarantined => "quarantined".to_owned(),
+        };
+        let _ = writeln!(s, "  handoff ref {}: {what}", h.name);
     }
     let _ = writeln!(
         s,
@@ -1714,13 +2069,10 @@ mod tests {
     #[test]
     fn comment_rule() {
         let m = "<!-- benchops:evidence record=sha256:x -->";
-        assert!(is_benchops_comment(m, None, None));
-        assert!(is_benchops_comment(m, Some("app[bot]"), Some("app[bot]")));
-        assert!(!is_benchops_comment(m, Some("someone"), Some("app[bot]")));
-        assert!(!is_benchops_comment(
-            "plain",
-            Some("app[bot]"),
-            Some("app[bot]")
-        ));
+        assert!(is_benchops_comment(m, Some("app[bot]"), "app[bot]"));
+        assert!(!is_benchops_comment(m, Some("someone"), "app[bot]"));
+        assert!(!is_benchops_comment(m, Some("other[bot]"), "app[bot]"));
+        assert!(!is_benchops_comment(m, None, "app[bot]"));
+        assert!(!is_benchops_comment("plain", Some("app[bot]"), "app[bot]"));
     }
 }

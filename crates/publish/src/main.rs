@@ -52,20 +52,27 @@ enum Command {
     /// and a summary with a per-lane health table is printed.
     ///
     /// GitHub mode reads --handoff DIR/*.json (invalid ones are copied to
-    /// DIR/quarantine/), persists with a contents-phase token (one tree and
+    /// DIR/quarantine/) and/or, with --handoff-refs, the handoff refs
+    /// refs/heads/benchmark-result/* of the repository (each a commit whose
+    /// tree holds exactly one <hex>.json; invalid ones are left in place
+    /// and reported). It persists with a contents-phase token (one tree and
     /// commit on benchmark-history, the ref moved without force, rebuilt on
-    /// the new tip when it moved) and reconciles drift issues with an
-    /// issues-phase token; each token is revoked when its phase ends. The
-    /// API is GITHUB_API_URL (default https://api.github.com).
+    /// the new tip when it moved), then deletes the consumed handoff refs,
+    /// and reconciles drift issues with an issues-phase token (only the
+    /// App bot's marker comments count); each token is revoked when its
+    /// phase ends. The API is GITHUB_API_URL (default
+    /// https://api.github.com).
     ///
     /// Rerunning converges in both modes: records already present and
     /// issues already up to date are left alone.
     ///
-    /// Exit status: 0 done, 1 done but at least one handoff was quarantined,
-    /// 2 usage error or a failure that stopped the sweep (the message names
-    /// the phase and step; rerun after fixing it; nothing is half-written).
+    /// Exit status: 0 done, 1 done but at least one handoff was quarantined
+    /// (or a consumed handoff ref is still there, for the next sweep to
+    /// delete), 2 usage error or a failure that stopped the sweep (the
+    /// message names the phase and step; rerun after fixing it; nothing is
+    /// half-written).
     #[command(
-        after_help = "Examples:\n  benchops-publish sweep --local .benchops/ --manifest schedule.toml\n  benchops-publish sweep --local --manifest examples/schedule.toml   # DIR defaults to .benchops\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff sealed/ --manifest schedule.toml\n\nSee docs/cli/sweep-local.md for the layout, markers, ledger format and retry rules.",
+        after_help = "Examples:\n  benchops-publish sweep --local .benchops/ --manifest schedule.toml\n  benchops-publish sweep --local --manifest examples/schedule.toml   # DIR defaults to .benchops\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff sealed/ --manifest schedule.toml\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff-refs --manifest schedule.toml\n\nSee docs/cli/sweep-local.md for the layout, markers, ledger format and retry rules.",
         group(clap::ArgGroup::new("mode").required(true).args(["local", "github"]))
     )]
     Sweep {
@@ -79,7 +86,7 @@ enum Command {
         )]
         local: Option<PathBuf>,
         /// GitHub mode: needs --repo, --app-id, --app-key-file (or
-        /// BENCHOPS_APP_KEY_FILE) and --handoff.
+        /// BENCHOPS_APP_KEY_FILE), and --handoff, --handoff-refs or both.
         #[arg(long)]
         github: bool,
         /// GitHub mode: the repository, OWNER/NAME.
@@ -95,6 +102,11 @@ enum Command {
         /// GitHub mode: the directory of sealed handoffs (*.json).
         #[arg(long, value_name = "DIR")]
         handoff: Option<PathBuf>,
+        /// GitHub mode: also read the handoff refs
+        /// refs/heads/benchmark-result/* of the repository, and delete the
+        /// ones whose record is in history once the persist succeeded.
+        #[arg(long, requires = "github")]
+        handoff_refs: bool,
         /// The schedule manifest (schedule-manifest/v1, TOML): lanes,
         /// coverage, labels and baseline policies.
         #[arg(long, value_name = "FILE")]
@@ -152,10 +164,11 @@ fn main() -> ExitCode {
             app_id,
             app_key_file,
             handoff,
+            handoff_refs,
             manifest,
         } => {
             if github {
-                sweep_github(repo, app_id, app_key_file, handoff, manifest)
+                sweep_github(repo, app_id, app_key_file, handoff, handoff_refs, manifest)
             } else if let Some(dir) = local {
                 sweep_local(dir, manifest)
             } else {
@@ -194,18 +207,23 @@ fn sweep_github(
     app_id: Option<u64>,
     app_key_file: Option<PathBuf>,
     handoff: Option<PathBuf>,
+    handoff_refs: bool,
     manifest: PathBuf,
 ) -> ExitCode {
     use benchops_publish::github_sweep as gs;
-    let (Some(repo), Some(app_id), Some(app_key_file), Some(handoff)) =
-        (repo, app_id, app_key_file, handoff)
-    else {
+    let (Some(repo), Some(app_id), Some(app_key_file), true) = (
+        repo,
+        app_id,
+        app_key_file,
+        handoff.is_some() || handoff_refs,
+    ) else {
         eprintln!(
-            "error: --github needs --repo OWNER/NAME, --app-id N, --app-key-file PEM (or BENCHOPS_APP_KEY_FILE naming the file) and --handoff DIR"
+            "error: --github needs --repo OWNER/NAME, --app-id N, --app-key-file PEM (or BENCHOPS_APP_KEY_FILE naming the file), and --handoff DIR, --handoff-refs or both"
         );
         return ExitCode::from(2);
     };
     let mut opts = gs::GitHubSweepOptions::new(repo, app_id, app_key_file, handoff, manifest);
+    opts.handoff_refs = handoff_refs;
     let (trigger, run, server) = gs::actions_context_from_env();
     opts.trigger = trigger;
     opts.workflow_run = run;
@@ -213,16 +231,26 @@ fn sweep_github(
     match gs::sweep_github_blocking(&opts) {
         Ok(report) => {
             print!("{}", gs::render_summary(&report));
+            let mut status = ExitCode::SUCCESS;
             if report.quarantined() > 0 {
-                eprintln!(
-                    "error: {} handoff(s) quarantined in {}",
-                    report.quarantined(),
-                    report.quarantine.display()
+                let place = report.quarantine.as_ref().map_or_else(
+                    || "left in place".to_owned(),
+                    |q| format!("files in {}, refs left in place", q.display()),
                 );
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
+                eprintln!(
+                    "error: {} handoff(s) quarantined ({place})",
+                    report.quarantined()
+                );
+                status = ExitCode::from(1);
             }
+            if report.refs_left() > 0 {
+                eprintln!(
+                    "error: {} consumed handoff ref(s) could not be deleted; their records are in history and the next sweep deletes them",
+                    report.refs_left()
+                );
+                status = ExitCode::from(1);
+            }
+            status
         }
         Err(e) => {
             eprintln!("error: {}", error_chain(&e));

@@ -4,7 +4,10 @@
 //! per phase (both revoked, the contents token never touching issues),
 //! idempotent reruns, a crash after every request converging to the
 //! uninterrupted result, a lost race on the ref, rate limits and 5xx, a
-//! create-only conflict, the lane-aware lifecycle, and the CLI.
+//! create-only conflict, the lane-aware lifecycle, and the CLI; handoff
+//! refs (persisted, then deleted; invalid ones left in place; a crash at
+//! every request converging); and comment authorship (a person's copy of
+//! a benchops marker does not count).
 //!
 //! The client's clock is a `ManualClock` that is also its sleeper, so
 //! retry and pacing waits are instant and recorded.
@@ -14,14 +17,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use benchops::reconcile::drift_marker;
+use benchops::reconcile::{drift_marker, evidence_marker};
 use benchops::seal::{SealedRecord, seal_json};
 use benchops_github::{GitHubClient, GitSha, ManualClock, Repo, Token};
 use benchops_publish::github_sweep::{
-    Cause, ClientSettings, GitHubSweepError, GitHubSweepOptions, GitHubSweepReport, SweepPhase,
-    render_summary, sweep_github,
+    Cause, ClientSettings, GitHubSweepError, GitHubSweepOptions, GitHubSweepReport, RefOutcome,
+    SweepPhase, render_summary, sweep_github,
 };
 use benchops_publish::history::record_path;
+use benchops_publish::ledger::Applied;
 use benchops_publish::sweep::Clock;
 use benchops_testkit::GitHubSim;
 use benchops_testkit::sim::auth::TEST_APP_PRIVATE_KEY_PEM;
@@ -31,6 +35,7 @@ use serde_json::{Value, json};
 const OWNER: &str = "acme";
 const NAME: &str = "bench";
 const BRANCH: &str = "heads/benchmark-history";
+const HANDOFF_REFS: &str = "refs/heads/benchmark-result/";
 
 // ---------------------------------------------------------------------------
 // Fixtures (the records of tests/sweep_local.rs)
@@ -211,17 +216,50 @@ impl Env {
         }
     }
 
+    /// Pushes each record as a handoff ref named after its digest, the way
+    /// the execution environment does.
+    fn push_refs(&self, records: &[&SealedRecord]) {
+        for r in records {
+            self.sim.push_handoff_ref(
+                OWNER,
+                NAME,
+                &format!("nightly-{}", &r.digest().hex()[..12]),
+                &r.file_name(),
+                r.bytes(),
+            );
+        }
+    }
+
+    /// The handoff refs left, by name.
+    fn handoff_refs(&self) -> Vec<String> {
+        self.sim
+            .refs(OWNER, NAME, HANDOFF_REFS)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect()
+    }
+
     /// Options with a fresh manual clock started at the simulator's time.
     fn opts(&self) -> (GitHubSweepOptions, ManualClock) {
+        self.opts_with(true, false)
+    }
+
+    /// Options reading handoff refs only.
+    fn opts_refs(&self) -> GitHubSweepOptions {
+        self.opts_with(false, true).0
+    }
+
+    fn opts_with(&self, dir: bool, refs: bool) -> (GitHubSweepOptions, ManualClock) {
         let start = u64::try_from(self.sim.now()).expect("after 1970");
         let clock = ManualClock::at_unix(start);
         let mut o = GitHubSweepOptions::new(
             format!("{OWNER}/{NAME}"),
             self.sim.app_id(),
             &self.key,
-            &self.handoff,
+            dir.then(|| self.handoff.clone()),
             &self.manifest,
         );
+        o.handoff_refs = refs;
         o.clock = Clock::fixed("2026-12-02T00:00:00.000Z");
         o.trigger = "schedule".to_owned();
         o.history_base_url = "https://github.example/acme/bench/blob/benchmark-history".to_owned();
@@ -242,6 +280,17 @@ impl Env {
 
     async fn sweep(&self) -> GitHubSweepReport {
         match self.try_sweep().await {
+            Ok(r) => r,
+            Err(e) => panic!("sweep failed: {e}: {}", e.cause),
+        }
+    }
+
+    async fn try_sweep_refs(&self) -> Result<GitHubSweepReport, GitHubSweepError> {
+        sweep_github(&self.opts_refs()).await
+    }
+
+    async fn sweep_refs(&self) -> GitHubSweepReport {
+        match self.try_sweep_refs().await {
             Ok(r) => r,
             Err(e) => panic!("sweep failed: {e}: {}", e.cause),
         }
@@ -815,6 +864,374 @@ async fn lanes_a_sentinel_pass_keeps_a_comprehensive_drift_open_both_lanes_close
 }
 
 // ---------------------------------------------------------------------------
+// 6. Handoff refs
+
+#[tokio::test]
+async fn handoff_refs_are_persisted_then_deleted_and_invalid_ones_stay_reported() {
+    let e = env().await;
+    let r1 = drift("nightly", "2026-12-01T01:00:00Z");
+    let r2 = clean("sentinel", "2026-12-01T02:00:00Z");
+    e.push_refs(&[&r1, &r2]);
+    // A tampered record under its original name: fails verification.
+    let victim = clean("nightly", "2026-12-01T03:00:00Z");
+    let mut bad = victim.bytes().to_vec();
+    let i = bad.len() / 2;
+    bad[i] = if bad[i] == b'1' { b'2' } else { b'1' };
+    e.sim
+        .push_handoff_ref(OWNER, NAME, "tampered", &victim.file_name(), &bad);
+    // The right record in the wrong layout: two files.
+    let stray = drift("sentinel", "2026-12-01T04:00:00Z");
+    e.sim.push_ref(
+        OWNER,
+        NAME,
+        &format!("{HANDOFF_REFS}two-files"),
+        &[
+            (stray.file_name().as_str(), stray.bytes()),
+            ("README.md", b"notes"),
+        ],
+        "two files\n",
+    );
+    let invalid = [
+        format!("{HANDOFF_REFS}tampered"),
+        format!("{HANDOFF_REFS}two-files"),
+    ];
+    let before: Vec<(String, String)> = e.sim.refs(OWNER, NAME, HANDOFF_REFS);
+    assert_eq!(before.len(), 4);
+
+    let report = e.sweep_refs().await;
+    assert_eq!(report.handoff, None);
+    assert_eq!((report.new_records(), report.already_present()), (2, 0));
+    assert_eq!(report.quarantined(), 2);
+    assert_eq!(report.refs_left(), 0);
+    for r in [&r1, &r2] {
+        let path = record_path(r).expect("path");
+        assert_eq!(e.file(&path).as_deref(), Some(r.bytes()), "{path}");
+    }
+    let paths = e.paths();
+    for r in [&victim, &stray] {
+        assert!(
+            !paths.iter().any(|p| p.contains(&r.digest().hex())),
+            "{paths:?}"
+        );
+    }
+    // Only the consumed refs are gone; the invalid ones stay as they were.
+    assert_eq!(e.handoff_refs(), invalid);
+    for (name, sha) in &before {
+        if invalid.contains(name) {
+            assert_eq!(
+                e.sim.ref_sha(OWNER, NAME, name).as_deref(),
+                Some(sha.as_str())
+            );
+        }
+    }
+    assert_eq!(report.handoff_refs.len(), 4);
+    for h in &report.handoff_refs {
+        if invalid.contains(&h.name) {
+            assert!(!h.valid(), "{h:?}");
+            assert_eq!(h.outcome, RefOutcome::Quarantined);
+        } else {
+            assert!(h.valid(), "{h:?}");
+            assert_eq!(h.outcome, RefOutcome::Deleted);
+        }
+    }
+    let find = |suffix: &str| {
+        report
+            .handoff_refs
+            .iter()
+            .find(|h| h.name.ends_with(suffix))
+            .expect("reported")
+    };
+    let two = find("two-files");
+    assert_eq!(two.issues[0].kind, "handoff-layout");
+    assert!(
+        two.issues[0].reason.contains("exactly one file"),
+        "{:?}",
+        two.issues
+    );
+    let tampered = find("tampered");
+    assert_eq!(tampered.file.as_deref(), Some(victim.file_name().as_str()));
+    assert!(!tampered.issues.is_empty());
+
+    // The receipt names every ref at its commit, and skips the invalid ones.
+    let receipt_path = report.receipt_path.as_ref().expect("a receipt");
+    let receipt: Value =
+        serde_json::from_slice(&e.file(receipt_path).expect("receipt")).expect("receipt JSON");
+    let sources: Vec<&str> = receipt["validated"]
+        .as_array()
+        .expect("validated")
+        .iter()
+        .map(|v| v["source"].as_str().expect("source"))
+        .collect();
+    assert_eq!(sources.len(), 4);
+    for (name, sha) in &before {
+        assert!(
+            sources.contains(&format!("{name}@{sha}").as_str()),
+            "{sources:?}"
+        );
+    }
+    let skipped = receipt["skipped"].as_array().expect("skipped");
+    assert_eq!(skipped.len(), 2);
+    assert!(
+        skipped[0]["skip_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("left in place"))
+    );
+
+    // The contents token deleted the refs, after the branch moved; the
+    // issues token never touched git data.
+    let (contents, issues_tok) = token_ids(&e.sim);
+    let c_ops = ops_by_token(&e.sim, contents[0]);
+    let moved = c_ops
+        .iter()
+        .position(|op| *op == "git/create-ref")
+        .expect("the branch was created");
+    let deletes: Vec<usize> = c_ops
+        .iter()
+        .enumerate()
+        .filter(|(_, op)| **op == "git/delete-ref")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(deletes.len(), 2, "{c_ops:?}");
+    assert!(deletes.iter().all(|d| *d > moved), "{c_ops:?}");
+    assert!(c_ops.contains(&"git/list-matching-refs"));
+    let i_ops = ops_by_token(&e.sim, issues_tok[0]);
+    assert!(i_ops.iter().all(|op| !op.starts_with("git/")), "{i_ops:?}");
+    assert_eq!(e.sim.issues(OWNER, NAME).len(), 1, "r1 drifts");
+
+    let summary = render_summary(&report);
+    assert!(
+        summary.contains(&format!("QUARANTINED {HANDOFF_REFS}tampered")),
+        "{summary}"
+    );
+    assert!(summary.contains("NOT deleted"), "{summary}");
+    assert!(
+        summary.contains("deleted (its record is in history)"),
+        "{summary}"
+    );
+
+    // A rerun: nothing new, nothing deleted, the invalid refs still there.
+    let tip = e.tip();
+    e.sim.clear_requests();
+    let again = e.sweep_refs().await;
+    assert_eq!(again.commit, None);
+    assert_eq!(again.quarantined(), 2);
+    assert!(again.applied.is_empty());
+    assert_eq!(e.tip(), tip);
+    assert_eq!(e.handoff_refs(), invalid);
+    assert!(
+        !e.sim
+            .requests()
+            .iter()
+            .any(|r| r.operation == Some("git/delete-ref")),
+        "an invalid ref is never deleted"
+    );
+
+    // A record handed off both as a file and as a ref is persisted once,
+    // and its ref is deleted.
+    let r3 = drift("nightly", "2026-12-02T01:00:00Z");
+    e.hand_off(&[&r3]);
+    e.push_refs(&[&r3]);
+    let (both, _) = e.opts_with(true, true);
+    let report = sweep_github(&both).await.expect("sweep");
+    assert_eq!((report.new_records(), report.already_present()), (1, 0));
+    assert_eq!(report.handoffs.len(), 1);
+    assert_eq!(e.handoff_refs(), invalid);
+}
+
+#[tokio::test]
+async fn a_ref_pushed_again_before_its_deletion_is_left_for_the_next_sweep() {
+    let e = env().await;
+    let r1 = drift("nightly", "2026-12-01T01:00:00Z");
+    let r2 = clean("nightly", "2026-12-02T01:00:00Z");
+    e.push_refs(&[&r1, &r2]);
+    let name1 = format!("{HANDOFF_REFS}nightly-{}", &r1.digest().hex()[..12]);
+    let name2 = format!("{HANDOFF_REFS}nightly-{}", &r2.digest().hex()[..12]);
+    // The sweep re-reads each consumed ref before deleting it. The first
+    // of these re-reads (the second get-ref of the sweep; the first reads
+    // the history branch) is held up for a second, long enough for the
+    // test to push r1's ref again with another record and to delete r2's
+    // ref as someone else would, once the branch has moved.
+    e.sim.set_fault_plan(FaultPlan::new().rule(
+        FaultRule::on_operation("git/get-ref", Fault::Latency(Duration::from_secs(1))).nth(2),
+    ));
+    let other = clean("sentinel", "2026-12-03T01:00:00Z");
+    let pushed = async {
+        while e.tip().is_none() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let to = e.sim.push_handoff_ref(
+            OWNER,
+            NAME,
+            &name1[HANDOFF_REFS.len()..],
+            &other.file_name(),
+            other.bytes(),
+        );
+        e.sim.delete_ref(OWNER, NAME, &name2);
+        to
+    };
+    let (report, moved_to) = tokio::join!(e.sweep_refs(), pushed);
+    let h1 = report
+        .handoff_refs
+        .iter()
+        .find(|h| h.name == name1)
+        .expect("reported");
+    assert_eq!(
+        h1.outcome,
+        RefOutcome::Moved {
+            to: moved_to.clone()
+        }
+    );
+    let h2 = report
+        .handoff_refs
+        .iter()
+        .find(|h| h.name == name2)
+        .expect("reported");
+    assert_eq!(h2.outcome, RefOutcome::AlreadyGone);
+    assert_eq!(report.refs_left(), 1);
+    assert_eq!(
+        e.sim.ref_sha(OWNER, NAME, &name1).as_deref(),
+        Some(moved_to.as_str()),
+        "a ref pushed again is not deleted"
+    );
+    assert!(render_summary(&report).contains("LEFT: it now points at"));
+    // The next sweep reads the new record and deletes the ref.
+    e.sim.clear_faults();
+    let next = e.sweep_refs().await;
+    assert_eq!((next.new_records(), next.already_present()), (1, 0));
+    assert_eq!(
+        e.file(&record_path(&other).expect("path")).as_deref(),
+        Some(other.bytes())
+    );
+    assert!(e.handoff_refs().is_empty());
+}
+
+/// A repository after a first sweep from handoff refs (one open issue),
+/// with the second sweep's handoff refs pushed (new nightly evidence on
+/// both cases, a clean sentinel record, sentinel evidence) and one invalid
+/// handoff ref.
+async fn crash_env_refs() -> Env {
+    let e = env().await;
+    e.push_refs(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+    e.sweep_refs().await;
+    e.push_refs(&[
+        &drift_both("nightly", "2026-12-02T01:00:00Z"),
+        &clean("sentinel", "2026-12-02T02:00:00Z"),
+        &drift("sentinel", "2026-12-02T03:00:00Z"),
+    ]);
+    e.sim.push_ref(
+        OWNER,
+        NAME,
+        &format!("{HANDOFF_REFS}broken"),
+        &[("notes.txt", b"not a record")],
+        "broken\n",
+    );
+    e
+}
+
+#[tokio::test]
+async fn a_crash_after_any_request_of_a_handoff_ref_sweep_converges() {
+    let reference = crash_env_refs().await;
+    reference.sim.clear_requests();
+    let report = reference.sweep_refs().await;
+    let total = reference.sim.requests().len();
+    let want = reference.normalized().await;
+    let want_refs = reference.handoff_refs();
+    assert_eq!(want_refs, [format!("{HANDOFF_REFS}broken")]);
+    assert_eq!(report.new_records(), 3);
+    assert_eq!(
+        report
+            .handoff_refs
+            .iter()
+            .filter(|h| h.outcome == RefOutcome::Deleted)
+            .count(),
+        3
+    );
+    assert_eq!(want.issues.len(), 2);
+    assert_eq!((want.receipts, want.commits), (2, 2));
+
+    let started = std::time::Instant::now();
+    let mut phases = std::collections::BTreeSet::new();
+    for k in 1..total {
+        let e = crash_env_refs().await;
+        e.sim.set_fault_plan(
+            FaultPlan::new()
+                .rule(FaultRule::nth_request(k as u64 + 1, Fault::DropConnection).forever()),
+        );
+        let err = e
+            .try_sweep_refs()
+            .await
+            .expect_err("every request after the k-th is dropped");
+        assert!(err.is_retryable(), "k = {k}: {err}");
+        assert!(err.to_string().contains("rerun to converge"), "{err}");
+        phases.insert(format!("{:?}", err.phase));
+        e.sim.clear_faults();
+        let rerun = e.sweep_refs().await;
+        let got = e.normalized().await;
+        assert_eq!(got, want, "k = {k}: stopped with {err}; rerun {rerun:?}");
+        assert_eq!(e.handoff_refs(), want_refs, "k = {k}: stopped with {err}");
+        let third = e.sweep_refs().await;
+        assert!(
+            third.commit.is_none() && third.applied.is_empty() && third.refs_left() == 0,
+            "k = {k}"
+        );
+        assert_eq!(e.handoff_refs(), want_refs);
+    }
+    assert!(
+        phases.contains("Validate") && phases.contains("Persist") && phases.contains("Reconcile"),
+        "{phases:?}"
+    );
+    eprintln!(
+        "handoff-ref crash loop: {} crash points in {:?}",
+        total - 1,
+        started.elapsed()
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 7. Comment authorship
+
+#[tokio::test]
+async fn a_person_pasting_an_evidence_marker_does_not_suppress_the_announcement() {
+    let e = env().await;
+    e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+    let first = e.sweep().await;
+    assert_eq!(first.bot_login, e.sim.bot_login());
+    let issue = e.sim.issues(OWNER, NAME)[0].number;
+
+    // New evidence is coming; a person quotes its marker first (copied
+    // from somewhere) in a comment of their own.
+    let r2 = drift("nightly", "2026-12-02T01:00:00Z");
+    let pasted = format!(
+        "Looks like the same drift as before:\n{}\n",
+        evidence_marker(&r2.digest())
+    );
+    e.sim
+        .comment_as_user(OWNER, NAME, issue, "octocat", &pasted)
+        .expect("commented");
+    e.hand_off(&[&r2]);
+    let report = e.sweep().await;
+    let commented = report
+        .applied
+        .iter()
+        .filter(|a| matches!(a, Applied::Commented { .. }))
+        .count();
+    assert_eq!(commented, 1, "{:?}", report.applied);
+    let comments = e.sim.comments(OWNER, NAME, issue);
+    assert_eq!(comments.len(), 2, "{comments:?}");
+    assert_eq!(
+        (comments[0].author.as_str(), comments[0].bot),
+        ("octocat", false)
+    );
+    assert_eq!(comments[1].author, e.sim.bot_login());
+    assert!(comments[1].body.contains(&evidence_marker(&r2.digest())));
+
+    // The bot's own comment does count: a rerun posts nothing more.
+    let again = e.sweep().await;
+    assert!(again.applied.is_empty(), "{:?}", again.applied);
+    assert_eq!(e.sim.comments(OWNER, NAME, issue).len(), 2);
+}
+
+// ---------------------------------------------------------------------------
 // The CLI
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -870,7 +1287,37 @@ async fn cli_github_mode_sweeps_and_a_bad_invocation_is_a_usage_error() {
     assert_eq!(e.sim.issues(OWNER, NAME).len(), 1);
     assert!(e.sim.tokens().iter().all(|t| t.revoked));
 
-    // --github and --local together, or --github without --repo: exit 2.
+    // Handoff refs only: the record is persisted and its ref deleted.
+    let r2 = drift("nightly", "2026-12-02T01:00:00Z");
+    e.push_refs(&[&r2]);
+    let refs_only: Vec<String> = args
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 6 && *i != 7)
+        .map(|(_, a)| a.clone())
+        .chain(["--handoff-refs".to_owned()])
+        .collect();
+    let out = {
+        let run = run.clone();
+        tokio::task::spawn_blocking(move || run(refs_only))
+            .await
+            .expect("joins")
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("1 handoff ref(s)"), "{stdout}");
+    assert!(e.handoff_refs().is_empty(), "{stdout}");
+    assert_eq!(
+        e.file(&record_path(&r2).expect("path")).as_deref(),
+        Some(r2.bytes())
+    );
+
+    // --github and --local together, --github without --repo, --github
+    // without any handoff source, --handoff-refs without --github: exit 2.
     let mut both = args.clone();
     both.push("--local".to_owned());
     let no_repo: Vec<String> = args
@@ -879,7 +1326,22 @@ async fn cli_github_mode_sweeps_and_a_bad_invocation_is_a_usage_error() {
         .filter(|(i, _)| *i != 2 && *i != 3)
         .map(|(_, a)| a.clone())
         .collect();
-    for bad in [both, no_repo] {
+    let no_source: Vec<String> = args
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 6 && *i != 7)
+        .map(|(_, a)| a.clone())
+        .collect();
+    let refs_local: Vec<String> = [
+        "sweep",
+        "--local",
+        "--handoff-refs",
+        "--manifest",
+        "schedule.toml",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    for bad in [both, no_repo, no_source, refs_local] {
         let run = run.clone();
         let out = tokio::task::spawn_blocking(move || run(bad))
             .await

@@ -141,7 +141,9 @@ async fn every_simulator_response_in_a_full_flow_matches_the_description() {
     };
     let or = [("owner", OWNER), ("repo", REPO)];
 
-    // The App: installation, then a token for one repository.
+    // The App: itself, its installation, then a token for one repository.
+    let (s, app) = f.call(&jwt, Method::GET, "/app", &[], "", None).await;
+    assert_eq!((s, app["slug"].as_str()), (200, Some("benchops-test")));
     f.call(
         &jwt,
         Method::GET,
@@ -374,6 +376,58 @@ async fn every_simulator_response_in_a_full_flow_matches_the_description() {
         (s, nonff["message"].as_str()),
         (422, Some("Update is not a fast forward"))
     );
+    // Handoff refs: listed by prefix, then deleted (204). The description
+    // declares no body for delete's 422, while GitHub (and the simulator)
+    // send a JSON message with it, so that 422 is exercised in
+    // tests/sim/git.rs instead.
+    let matching = "/repos/{owner}/{repo}/git/matching-refs/{ref}";
+    let (s, heads) = f
+        .call(
+            &t,
+            Method::GET,
+            matching,
+            &[or[0], or[1], ("ref", "heads/")],
+            "",
+            None,
+        )
+        .await;
+    assert_eq!((s, heads.as_array().map(Vec::len)), (200, Some(2)));
+    let (s, _) = f
+        .call(
+            &t,
+            Method::POST,
+            "/repos/{owner}/{repo}/git/refs",
+            &or,
+            "",
+            Some(json!({"ref": "refs/heads/benchmark-result/one", "sha": c1})),
+        )
+        .await;
+    assert_eq!(s, 201);
+    let (s, handoffs) = f
+        .call(
+            &t,
+            Method::GET,
+            matching,
+            &[or[0], or[1], ("ref", "heads/benchmark-result/")],
+            "",
+            None,
+        )
+        .await;
+    assert_eq!(
+        (s, handoffs[0]["ref"].as_str()),
+        (200, Some("refs/heads/benchmark-result/one"))
+    );
+    let (s, gone) = f
+        .call(
+            &t,
+            Method::DELETE,
+            "/repos/{owner}/{repo}/git/refs/{ref}",
+            &[or[0], or[1], ("ref", "heads/benchmark-result/one")],
+            "",
+            None,
+        )
+        .await;
+    assert_eq!((s, gone), (204, Value::Null));
     let (s, file) = f
         .call(
             &t,

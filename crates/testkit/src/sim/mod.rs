@@ -44,7 +44,7 @@ pub use state::{AuthKind, LoggedRequest};
 use auth::{Access, Permissions};
 use git::{Change, Commit, Object, Signature};
 use handlers::Shared;
-use state::{App, Installation, Repo, State};
+use state::{Actor, App, Installation, Repo, State};
 
 /// The simulated App's id unless configured otherwise.
 pub const DEFAULT_APP_ID: u64 = 424_242;
@@ -117,6 +117,24 @@ pub struct IssueSnapshot {
     pub comments: Vec<String>,
 }
 
+/// A comment as the simulator holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommentSnapshot {
+    /// Its id.
+    pub id: u64,
+    /// Its author's login (`<slug>[bot]` for comments made with an
+    /// installation token).
+    pub author: String,
+    /// Whether the author is a bot.
+    pub bot: bool,
+    /// Its body.
+    pub body: String,
+}
+
+/// Where handoff refs live: the execution environment pushes one sealed
+/// record per ref under this prefix.
+pub const HANDOFF_REF_PREFIX: &str = "refs/heads/benchmark-result/";
+
 /// A label as the simulator holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LabelSnapshot {
@@ -170,8 +188,11 @@ impl GitHubSim {
             slug: config.app_slug.clone(),
             client_id: format!("Iv1.sim{:010}", config.app_id),
             bot_user_id: 900_000 + config.app_id % 100_000,
+            permissions: config.installation_permissions.clone(),
+            created_at: 0,
         };
         let mut st = State::new(app, salt);
+        st.app.created_at = st.now();
         st.rate_limit = config.rate_limit;
         let shared = Arc::new(Shared {
             state: Mutex::new(st),
@@ -493,6 +514,112 @@ impl GitHubSim {
         })
     }
 
+    /// Points `ref_name` (`heads/x` or `refs/heads/x`) at a new root commit
+    /// (no parent) whose tree holds exactly `files`, creating or
+    /// overwriting the ref, as a push by another party with its own
+    /// credentials would. Returns the commit id.
+    ///
+    /// # Panics
+    /// When the repository does not exist or a path is invalid.
+    pub fn push_ref(
+        &self,
+        owner: &str,
+        repo: &str,
+        ref_name: &str,
+        files: &[(&str, &[u8])],
+        message: &str,
+    ) -> String {
+        let full = if ref_name.starts_with("refs/") {
+            ref_name.to_owned()
+        } else {
+            format!("refs/{ref_name}")
+        };
+        self.with(|st| {
+            let now = st.now();
+            let r = st.repo_mut(owner, repo).expect("repository exists");
+            let changes: Vec<(String, Change)> = files
+                .iter()
+                .map(|(path, bytes)| {
+                    let sha = r.store.insert_blob(bytes.to_vec());
+                    (
+                        (*path).to_owned(),
+                        Change::Set {
+                            mode: "100644".to_owned(),
+                            sha,
+                        },
+                    )
+                })
+                .collect();
+            let tree = git::build_tree(&mut r.store, None, &changes).expect("seed paths are valid");
+            let sig = Signature {
+                name: "execution-environment".to_owned(),
+                email: "exec@example.invalid".to_owned(),
+                time: now,
+                offset_minutes: 0,
+            };
+            let sha = r.store.insert(Object::Commit(Commit {
+                tree,
+                parents: Vec::new(),
+                author: sig.clone(),
+                committer: sig,
+                message: message.to_owned(),
+            }));
+            r.refs.insert(full, sha.clone());
+            sha
+        })
+    }
+
+    /// Pushes a handoff ref `refs/heads/benchmark-result/<name>` holding one
+    /// file `file_name` (a sealed record is `<hex>.json`) at the root of
+    /// its commit, the layout `benchops-github`'s `handoff` module reads.
+    /// Returns the commit id.
+    pub fn push_handoff_ref(
+        &self,
+        owner: &str,
+        repo: &str,
+        name: &str,
+        file_name: &str,
+        bytes: &[u8],
+    ) -> String {
+        self.push_ref(
+            owner,
+            repo,
+            &format!("{HANDOFF_REF_PREFIX}{name}"),
+            &[(file_name, bytes)],
+            &format!("handoff {file_name}\n"),
+        )
+    }
+
+    /// Deletes a ref (`heads/x` or `refs/heads/x`) directly, as another
+    /// party would. Returns whether it existed.
+    pub fn delete_ref(&self, owner: &str, repo: &str, name: &str) -> bool {
+        let full = if name.starts_with("refs/") {
+            name.to_owned()
+        } else {
+            format!("refs/{name}")
+        };
+        self.with(|st| {
+            st.repo_mut(owner, repo)
+                .is_some_and(|r| r.refs.remove(&full).is_some())
+        })
+    }
+
+    /// Every ref whose full name starts with `prefix` (`refs/heads/`), with
+    /// the commit it points to, sorted by name.
+    pub fn refs(&self, owner: &str, repo: &str, prefix: &str) -> Vec<(String, String)> {
+        self.with(|st| {
+            st.repo(owner, repo)
+                .map(|r| {
+                    r.refs
+                        .iter()
+                        .filter(|(n, _)| n.starts_with(prefix))
+                        .map(|(n, s)| (n.clone(), s.clone()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+    }
+
     /// Moves a ref forward by one commit that changes no file, as another
     /// writer would (what the `ConcurrentRefMove` fault does). Returns the
     /// new tip, or `None` when the ref does not exist.
@@ -537,6 +664,68 @@ impl GitHubSim {
             out.sort_by_key(|i| i.number);
             out
         })
+    }
+
+    /// Every comment of an issue, oldest first, with its author.
+    pub fn comments(&self, owner: &str, repo: &str, number: u64) -> Vec<CommentSnapshot> {
+        self.with(|st| {
+            st.repo(owner, repo)
+                .and_then(|r| r.issues.iter().find(|i| i.number == number))
+                .map(|i| {
+                    i.comments
+                        .iter()
+                        .map(|c| CommentSnapshot {
+                            id: c.id,
+                            author: c.user.login.clone(),
+                            bot: c.user.bot,
+                            body: c.body.clone(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+    }
+
+    /// Comments on an issue as a person (`login`, a `User`), the way
+    /// someone would in the web interface: no token, no request log entry.
+    /// Returns the comment id, or `None` when the issue does not exist.
+    pub fn comment_as_user(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        login: &str,
+        body: &str,
+    ) -> Option<u64> {
+        self.with(|st| {
+            let now = st.now();
+            let id = st.next_id();
+            let user = Actor {
+                login: login.to_owned(),
+                id: 50_000 + id,
+                bot: false,
+            };
+            let issue = st
+                .repo_mut(owner, repo)?
+                .issues
+                .iter_mut()
+                .find(|i| i.number == number)?;
+            issue.comments.push(state::Comment {
+                id,
+                body: body.to_owned(),
+                user,
+                created_at: now,
+                updated_at: now,
+            });
+            issue.updated_at = now;
+            Some(id)
+        })
+    }
+
+    /// The login of the App's bot, `<slug>[bot]`: the author of every issue
+    /// and comment made with an installation token.
+    pub fn bot_login(&self) -> String {
+        format!("{}[bot]", self.config.app_slug)
     }
 
     /// Every label, in creation order.

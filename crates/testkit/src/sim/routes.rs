@@ -87,6 +87,18 @@ pub const OPERATIONS: &[Operation] = &[
     ),
     op(
         "GET",
+        "/repos/{owner}/{repo}/git/matching-refs/{ref}",
+        "git/list-matching-refs",
+        "https://docs.github.com/rest/git/refs#list-matching-references",
+    ),
+    op(
+        "DELETE",
+        "/repos/{owner}/{repo}/git/refs/{ref}",
+        "git/delete-ref",
+        "https://docs.github.com/rest/git/refs#delete-a-reference",
+    ),
+    op(
+        "GET",
         "/repos/{owner}/{repo}/contents/{path}",
         "repos/get-content",
         "https://docs.github.com/rest/repos/contents#get-repository-content",
@@ -144,6 +156,12 @@ pub const OPERATIONS: &[Operation] = &[
         "/repos/{owner}/{repo}/labels/{name}",
         "issues/get-label",
         "https://docs.github.com/rest/issues/labels#get-a-label",
+    ),
+    op(
+        "GET",
+        "/app",
+        "apps/get-authenticated",
+        "https://docs.github.com/rest/apps/apps#get-the-authenticated-app",
     ),
     op(
         "GET",
@@ -232,6 +250,18 @@ mod tests {
             id("DELETE", "/installation/token"),
             Some("apps/revoke-installation-access-token")
         );
+        assert_eq!(
+            id(
+                "GET",
+                "/repos/o/r/git/matching-refs/heads/benchmark-result/"
+            ),
+            Some("git/list-matching-refs")
+        );
+        assert_eq!(
+            id("DELETE", "/repos/o/r/git/refs/heads/benchmark-result/x"),
+            Some("git/delete-ref")
+        );
+        assert_eq!(id("GET", "/app"), Some("apps/get-authenticated"));
         assert_eq!(id("PUT", "/repos/o/r/issues/7"), None);
         assert_eq!(id("GET", "/repos/o/r/git/ref/"), None);
         assert_eq!(id("GET", "/repos/o/r/issues/7/comments/x"), None);

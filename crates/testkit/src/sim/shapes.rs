@@ -381,6 +381,29 @@ pub fn content_item(
     v
 }
 
+/// The account that owns the simulated App.
+pub const APP_OWNER: &str = "benchops-sim";
+
+/// An `integration` (`GET /app`).
+pub fn app(api: &str, app: &App, installations: usize) -> Value {
+    json!({
+        "id": app.id,
+        "slug": app.slug,
+        "node_id": format!("A_sim{}", app.id),
+        "client_id": app.client_id,
+        "owner": account(api, APP_OWNER, 30_000 + app.id % 10_000),
+        "name": app.slug,
+        "description": "The GitHub App of the benchops simulator.",
+        "external_url": "https://example.invalid/benchops",
+        "html_url": format!("{HTML}/apps/{}", app.slug),
+        "created_at": iso(app.created_at),
+        "updated_at": iso(app.created_at),
+        "permissions": permissions_json(&app.permissions),
+        "events": ["issues", "issue_comment", "push"],
+        "installations_count": installations,
+    })
+}
+
 /// An `installation`.
 pub fn installation(api: &str, app: &App, i: &Installation) -> Value {
     json!({

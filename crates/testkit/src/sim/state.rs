@@ -20,6 +20,10 @@ pub(crate) struct App {
     pub slug: String,
     pub client_id: String,
     pub bot_user_id: u64,
+    /// What the App asks installations for (`GET /app` reports it).
+    pub permissions: Permissions,
+    /// When the simulator started (the App's `created_at`).
+    pub created_at: i64,
 }
 
 impl App {

@@ -4,6 +4,7 @@ mod auth;
 mod faults;
 mod git;
 mod git_ids;
+mod handoff;
 mod issues;
 
 use benchops_testkit::GitHubSim;

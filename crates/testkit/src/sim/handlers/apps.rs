@@ -45,6 +45,19 @@ pub(crate) fn bucket_key(st: &SimState, caller: Option<Caller>) -> (String, u64)
     }
 }
 
+/// `GET /app` (App JWT): the App, with its slug.
+pub(crate) async fn get_app(State(sh): State<Sh>, Extension(ctx): Extension<Ctx>) -> Response {
+    respond((|| {
+        require_app(&ctx)?;
+        let st = sh.lock();
+        let installations = st.installations.len();
+        Ok(json_response(
+            StatusCode::OK,
+            &shapes::app(&sh.api, &st.app, installations),
+        ))
+    })())
+}
+
 /// `GET /repos/{owner}/{repo}/installation` (App JWT).
 pub(crate) async fn repo_installation(
     State(sh): State<Sh>,

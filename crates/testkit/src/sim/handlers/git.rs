@@ -590,6 +590,84 @@ pub(crate) async fn update_ref(
     })())
 }
 
+/// `GET /repos/{owner}/{repo}/git/matching-refs/{ref}`: every ref whose
+/// full name starts with `refs/{ref}` (a plain string prefix, so a
+/// trailing `/` limits the match to one directory), sorted by name,
+/// paginated like other lists (GitHub documents a `Link` header here).
+/// 409 in a repository without refs.
+pub(crate) async fn list_matching_refs(
+    State(sh): State<Sh>,
+    Extension(ctx): Extension<Ctx>,
+    Path((owner, repo, _)): Path<(String, String, String)>,
+    uri: Uri,
+) -> Response {
+    respond((|| {
+        let st = sh.lock();
+        let key = authorize(&st, &ctx, &owner, &repo, "contents", Access::Read)?;
+        let r = &st.repos[&key];
+        if r.refs.is_empty() {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "Git Repository is empty.",
+                ctx.docs,
+            ));
+        }
+        // The raw path keeps a trailing `/`, which is part of the prefix.
+        let raw = uri
+            .path()
+            .split_once("/git/matching-refs/")
+            .map_or("", |(_, rest)| rest);
+        let prefix = full_ref(&super::decode_component(raw));
+        let items: Vec<Value> = r
+            .refs
+            .iter()
+            .filter(|(name, _)| name.starts_with(&prefix))
+            .map(|(name, sha)| shapes::git_ref(&sh.api, r, name, sha))
+            .collect();
+        Ok(super::paginate(&sh.api, &uri, items))
+    })())
+}
+
+/// `DELETE /repos/{owner}/{repo}/git/refs/{ref}`: 204; 422 "Reference does
+/// not exist" for a missing ref, and for the default branch 422 "Cannot
+/// delete the default branch" (what GitHub's description calls "an
+/// attempt was made to delete the default branch").
+pub(crate) async fn delete_ref(
+    State(sh): State<Sh>,
+    Extension(ctx): Extension<Ctx>,
+    Path((owner, repo, name)): Path<(String, String, String)>,
+) -> Response {
+    respond((|| {
+        let mut st = sh.lock();
+        let key = authorize(&st, &ctx, &owner, &repo, "contents", Access::Write)?;
+        let r = st
+            .repos
+            .get_mut(&key)
+            .ok_or_else(|| ApiError::not_found(ctx.docs))?;
+        if r.refs.is_empty() {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "Git Repository is empty.",
+                ctx.docs,
+            ));
+        }
+        let name = full_ref(&name);
+        if name == format!("refs/heads/{}", r.default_branch) {
+            return Err(ApiError::unprocessable(
+                "Cannot delete the default branch",
+                ctx.docs,
+            ));
+        }
+        if r.refs.remove(&name).is_none() {
+            return Err(ApiError::unprocessable(
+                "Reference does not exist",
+                ctx.docs,
+            ));
+        }
+        Ok(StatusCode::NO_CONTENT.into_response())
+    })())
+}
+
 /// `GET /repos/{owner}/{repo}/contents/{path}[?ref=]`: a file (base64
 /// content) or a directory listing.
 pub(crate) async fn get_content(

@@ -349,7 +349,11 @@ pub(crate) fn router(sh: Sh) -> Router {
         .route("/repos/{owner}/{repo}/git/refs", post(git::create_ref))
         .route(
             "/repos/{owner}/{repo}/git/refs/{*ref}",
-            patch(git::update_ref),
+            patch(git::update_ref).delete(git::delete_ref),
+        )
+        .route(
+            "/repos/{owner}/{repo}/git/matching-refs/{*ref}",
+            get(git::list_matching_refs),
         )
         .route(
             "/repos/{owner}/{repo}/contents/{*path}",
@@ -375,6 +379,7 @@ pub(crate) fn router(sh: Sh) -> Router {
             "/repos/{owner}/{repo}/labels/{name}",
             get(issues::get_label),
         )
+        .route("/app", get(apps::get_app))
         .route(
             "/repos/{owner}/{repo}/installation",
             get(apps::repo_installation),
