@@ -5,7 +5,8 @@
 //! Creating an issue or a comment is never retried automatically (a 5xx may
 //! hide a success); the publisher finds its issues by a hidden marker first,
 //! which makes its own retries safe. Updates (title, body, labels, state)
-//! set absolute values and are retried like other idempotent requests.
+//! set absolute values and adding labels is a set union, so both are
+//! retried like other idempotent requests.
 
 use http::Method;
 use serde::{Deserialize, Serialize};
@@ -25,6 +26,12 @@ const CREATE_ISSUE: Op = Op::write(
 const UPDATE_ISSUE: Op = Op::write(
     "issues.update",
     "update issue",
+    Idempotency::Idempotent,
+    Phase::Issues,
+);
+const ADD_LABELS: Op = Op::write(
+    "issues.add_labels",
+    "add labels to issue",
     Idempotency::Idempotent,
     Phase::Issues,
 );
@@ -55,6 +62,20 @@ pub enum IssueState {
     Open,
     /// Closed.
     Closed,
+}
+
+/// Why an issue's state changed (`state_reason` of an update).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateReason {
+    /// Closed as done (a drift that cleared).
+    Completed,
+    /// Closed as not planned.
+    NotPlanned,
+    /// Closed as a duplicate of another issue.
+    Duplicate,
+    /// Reopened.
+    Reopened,
 }
 
 /// Which issues to list.
@@ -120,6 +141,13 @@ pub struct Issue {
     /// Its page on GitHub.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub html_url: Option<String>,
+    /// Its author, when GitHub reports one with a login.
+    #[serde(
+        default,
+        deserialize_with = "lenient_user",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub user: Option<User>,
     #[serde(default, skip_serializing)]
     pull_request: Option<serde_json::Value>,
 }
@@ -128,6 +156,11 @@ impl Issue {
     /// Whether the issue carries the label `name`.
     pub fn has_label(&self, name: &str) -> bool {
         self.labels.iter().any(|l| l.name == name)
+    }
+
+    /// The author's login, if known.
+    pub fn author(&self) -> Option<&str> {
+        self.user.as_ref().map(|u| u.login.as_str())
     }
 
     /// Whether this is a pull request (the issues endpoints list both).
@@ -148,7 +181,9 @@ pub struct NewIssue {
 }
 
 /// The body of `PATCH /repos/{owner}/{repo}/issues/{number}`; fields left
-/// `None` are not sent and stay as they are. `labels` replaces the set.
+/// `None` are not sent and stay as they are. `labels` replaces the set
+/// (to add labels without dropping any a person set meanwhile, use
+/// [`GitHubClient::add_labels`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct IssueUpdate {
     /// A new title.
@@ -163,6 +198,9 @@ pub struct IssueUpdate {
     /// A new state.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<IssueState>,
+    /// Why the state changes (GitHub ignores it unless `state` changes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_reason: Option<StateReason>,
 }
 
 /// The user behind an issue or a comment: only the login is read.
@@ -214,6 +252,11 @@ impl Comment {
     pub fn author(&self) -> Option<&str> {
         self.user.as_ref().map(|u| u.login.as_str())
     }
+}
+
+#[derive(Debug, Serialize)]
+struct AddLabels<'a> {
+    labels: &'a [String],
 }
 
 #[derive(Debug, Serialize)]
@@ -301,10 +344,47 @@ impl GitHubClient {
             .json(&UPDATE_ISSUE)
     }
 
-    /// Closes an issue (`state: closed`).
+    /// `POST /repos/{owner}/{repo}/issues/{number}/labels` with
+    /// `{"labels": [...]}`: adds the labels to the issue's set (never
+    /// removes one, so a label someone set since the issue was read is
+    /// kept) and returns the issue's labels afterwards. At least one label
+    /// is required.
+    pub async fn add_labels(
+        &self,
+        repo: &Repo,
+        number: u64,
+        labels: &[String],
+    ) -> Result<Vec<IssueLabel>, GitHubError> {
+        if let Some(bad) = labels.iter().find(|l| l.trim().is_empty()) {
+            return Err(GitHubError::InvalidInput {
+                what: "label name",
+                value: bad.clone(),
+                reason: "must not be empty",
+            });
+        }
+        if labels.is_empty() {
+            return Err(GitHubError::InvalidInput {
+                what: "labels",
+                value: String::new(),
+                reason: "at least one label is required",
+            });
+        }
+        let path = format!("{}/issues/{number}/labels", repo.api_path());
+        self.send(
+            &ADD_LABELS,
+            Method::POST,
+            &path,
+            Some(&AddLabels { labels }),
+        )
+        .await?
+        .json(&ADD_LABELS)
+    }
+
+    /// Closes an issue (`state: closed`, reason `completed`).
     pub async fn close_issue(&self, repo: &Repo, number: u64) -> Result<Issue, GitHubError> {
         let update = IssueUpdate {
             state: Some(IssueState::Closed),
+            state_reason: Some(StateReason::Completed),
             ..IssueUpdate::default()
         };
         self.update_issue(repo, number, &update).await
@@ -476,6 +556,41 @@ mod tests {
             serde_json::to_value(u).expect("serializes"),
             serde_json::json!({"state": "closed"})
         );
+        for (reason, text) in [
+            (StateReason::Completed, "completed"),
+            (StateReason::NotPlanned, "not_planned"),
+            (StateReason::Duplicate, "duplicate"),
+            (StateReason::Reopened, "reopened"),
+        ] {
+            let u = IssueUpdate {
+                state: Some(IssueState::Closed),
+                state_reason: Some(reason),
+                ..IssueUpdate::default()
+            };
+            assert_eq!(
+                serde_json::to_value(u).expect("serializes"),
+                serde_json::json!({"state": "closed", "state_reason": text})
+            );
+        }
+    }
+
+    #[test]
+    fn issue_authors_are_read_leniently() {
+        let i: Issue = serde_json::from_str(
+            r#"{"number":1,"title":"t","state":"open","user":{"login":"benchops[bot]","type":"Bot"}}"#,
+        )
+        .expect("parses");
+        assert_eq!(i.author(), Some("benchops[bot]"));
+        for user in [
+            "",
+            r#","user":null"#,
+            r#","user":{"id":2}"#,
+            r#","user":"x""#,
+        ] {
+            let json = format!(r#"{{"number":1,"title":"t","state":"open"{user}}}"#);
+            let i: Issue = serde_json::from_str(&json).expect("parses");
+            assert_eq!(i.author(), None, "{json}");
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! deserialize into this crate's response types: the types accept what
 //! GitHub documents, not only what the simulator sends.
 
-use benchops_github::{App, Comment, Commit, GitRef, Installation, Issue, Tree};
+use benchops_github::{App, Comment, Commit, GitRef, Installation, Issue, IssueLabel, Tree};
 use benchops_testkit::openapi::response_examples;
 use serde::de::DeserializeOwned;
 
@@ -63,6 +63,11 @@ fn documented_examples_deserialize_into_the_client_types() {
         "/repos/{owner}/{repo}/issues/{issue_number}/comments",
         "Comment",
     );
+    n += check::<IssueLabel>(
+        "POST",
+        "/repos/{owner}/{repo}/issues/{issue_number}/labels",
+        "IssueLabel",
+    );
     n += check::<Installation>("GET", "/repos/{owner}/{repo}/installation", "Installation");
     n += check::<GitRef>(
         "GET",
@@ -70,5 +75,5 @@ fn documented_examples_deserialize_into_the_client_types() {
         "GitRef",
     );
     n += check::<App>("GET", "/app", "App");
-    assert!(n >= 15, "{n} examples checked");
+    assert!(n >= 16, "{n} examples checked");
 }

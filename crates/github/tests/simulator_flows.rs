@@ -20,7 +20,7 @@ use std::time::Duration;
 use benchops_github::{
     AppId, AppKey, GitHubClient, GitHubError, GitSha, HandoffContent, InstallationToken,
     IssueState, IssueUpdate, LabelOutcome, LabelSpec, ManualClock, NewIssue, Phase, RefDeletion,
-    RefName, Repo, StateFilter, TreeFile,
+    RefName, Repo, StateFilter, StateReason, TreeFile,
 };
 use benchops_testkit::GitHubSim;
 use benchops_testkit::openapi;
@@ -939,6 +939,39 @@ async fn an_issues_token_manages_labels_issues_and_comments_across_pages() {
     assert_eq!(updated.title, "run-10 (drift)");
     assert!(!updated.has_label("bench:drift") && updated.has_label("bench:run"));
     assert_eq!(e.sim.issues(OWNER, NAME)[9].labels, ["bench:run"]);
+    // Adding labels keeps the ones the issue has, a person's included.
+    assert!(e.sim.add_label_as_user(OWNER, NAME, 10, "drift-accepted"));
+    let all = gh
+        .add_labels(&e.repo, 10, &["bench:drift".into(), "bench:run".into()])
+        .await
+        .expect("add labels");
+    assert_eq!(
+        all.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(),
+        ["bench:run", "drift-accepted", "bench:drift"]
+    );
+    assert_eq!(
+        e.sim.issues(OWNER, NAME)[9].labels,
+        ["bench:run", "drift-accepted", "bench:drift"]
+    );
+    // A state reason is stored as sent.
+    let dup = gh
+        .update_issue(
+            &e.repo,
+            11,
+            &IssueUpdate {
+                state: Some(IssueState::Closed),
+                state_reason: Some(StateReason::Duplicate),
+                ..IssueUpdate::default()
+            },
+        )
+        .await
+        .expect("close as duplicate");
+    assert_eq!(dup.state, IssueState::Closed);
+    assert_eq!(
+        e.sim.issues(OWNER, NAME)[10].state_reason.as_deref(),
+        Some("duplicate")
+    );
+    assert_eq!(dup.author(), Some(e.sim.bot_login().as_str()));
 
     // Comments, oldest first.
     let first = gh

@@ -777,7 +777,9 @@ async fn issue_updates_comments_and_labels() {
     forbid_blob_and_git_writes(&server).await;
     let issue = |state: &str| json!({"number": 9, "title": "t", "body": "b", "state": state, "labels": ["bench:drift"]});
     given("PATCH", "/repos/octo/bench/issues/9")
-        .and(body_json(json!({"state": "closed"})))
+        .and(body_json(
+            json!({"state": "closed", "state_reason": "completed"}),
+        ))
         .respond_with(gh(200, issue("closed"), "CL"))
         .expect(1)
         .mount(&server)
@@ -793,6 +795,18 @@ async fn issue_updates_comments_and_labels() {
             json!({"title": "new", "body": "<!-- m -->", "labels": ["a", "b"]}),
         ))
         .respond_with(gh(200, issue("open"), "UP"))
+        .expect(1)
+        .mount(&server)
+        .await;
+    given("POST", "/repos/octo/bench/issues/9/labels")
+        .and(body_json(json!({"labels": ["lane:nightly"]})))
+        .respond_with(gh(
+            200,
+            json!([{"id": 1, "name": "bench:drift", "color": "ff0000"},
+                   {"id": 3, "name": "drift-accepted", "color": "0e8a16"},
+                   {"id": 4, "name": "lane:nightly", "color": "1d76db"}]),
+            "AL",
+        ))
         .expect(1)
         .mount(&server)
         .await;
@@ -884,8 +898,19 @@ async fn issue_updates_comments_and_labels() {
         body: Some("<!-- m -->".into()),
         labels: Some(vec!["a".into(), "b".into()]),
         state: None,
+        state_reason: None,
     };
     gh.update_issue(&r, 9, &update).await.expect("update");
+    // Adding labels keeps every label the issue has (one set meanwhile).
+    let all = gh
+        .add_labels(&r, 9, &["lane:nightly".to_owned()])
+        .await
+        .expect("add labels");
+    assert_eq!(
+        all.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(),
+        ["bench:drift", "drift-accepted", "lane:nightly"]
+    );
+    assert!(gh.add_labels(&r, 9, &[]).await.is_err(), "nothing to add");
     let c = gh
         .create_comment(&r, 9, "still reproduces")
         .await

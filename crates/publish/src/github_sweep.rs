@@ -79,6 +79,23 @@
 //! silence an announcement nor stand in for a closing comment. See
 //! [`is_benchops_comment`].
 //!
+//! # Which issues count
+//!
+//! Likewise, an issue is benchops's only when the App's bot opened it
+//! ([`is_benchops_issue`]). An issue whose body carries a drift marker but
+//! whose author is anyone else (a person who copied a benchops issue, or
+//! an author GitHub does not report) is not read, not planned for and
+//! never written to: benchops opens its own issue for the key, and the
+//! report lists the other one ([`GitHubSweepReport::foreign_issues`]).
+//!
+//! # How actions are written
+//!
+//! `AddLabels` uses `POST …/issues/{n}/labels`, which adds to the issue's
+//! labels: a label a person set after the sweep listed the issues (the
+//! accepted label, say) is never dropped. `Close` sends `state_reason:
+//! completed`, `CloseDuplicate` `duplicate` and `Reopen` `reopened`, each
+//! in the same request as the body and state.
+//!
 //! # Crashes and retries
 //!
 //! The ref update is the only visible step of the persist: a crash before
@@ -112,7 +129,7 @@ use benchops_github::{
     AppClient, AppId, AppKey, Clock as ApiClock, GitHubClient, GitHubError, GitSha, HandoffContent,
     InstallationId, IssueState as ApiIssueState, IssueUpdate, LabelOutcome, LabelSpec, Metrics,
     NewIssue, PacingLimits, Phase, RefDeletion, RefName, Repo, RetryPolicy, Sleeper, StateFilter,
-    TreeEntry, TreeFile,
+    StateReason, TreeEntry, TreeFile,
 };
 use serde::Serialize;
 
@@ -578,6 +595,9 @@ pub struct GitHubSweepReport {
     pub applied: Vec<Applied>,
     /// The reconcile's notes.
     pub notes: Vec<Note>,
+    /// Issues with the drift label and a drift marker that the App's bot
+    /// did not open: ignored (see [`is_benchops_issue`]).
+    pub foreign_issues: Vec<ForeignIssue>,
     /// The phase tokens, in order.
     pub tokens: Vec<PhaseToken>,
     /// Request metrics of the whole sweep.
@@ -783,6 +803,7 @@ pub async fn sweep_github(
         labels: outcome.labels,
         applied: progress.applied.clone(),
         notes: outcome.notes,
+        foreign_issues: outcome.foreign,
         tokens: progress.tokens.clone(),
         metrics: cx.client.metrics(),
     })
@@ -1657,9 +1678,44 @@ pub fn is_benchops_comment(body: &str, author: Option<&str>, bot_login: &str) ->
     author == Some(bot_login) && body.contains("<!-- benchops:")
 }
 
+/// Whether an issue is benchops's own, so that it is reconciled: the App's
+/// bot (`bot_login`, `<slug>[bot]`) opened it. An issue by anyone else, or
+/// whose author GitHub does not report, never counts, whatever its body
+/// quotes.
+pub fn is_benchops_issue(author: Option<&str>, bot_login: &str) -> bool {
+    author == Some(bot_login)
+}
+
+/// An issue that looks like a drift issue (drift label and a drift marker)
+/// but was not opened by the App's bot: benchops leaves it alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ForeignIssue {
+    /// Its number.
+    pub issue: u64,
+    /// Its author, if GitHub reported one.
+    pub author: Option<String>,
+    /// The key its drift marker names, if it parses.
+    pub key: Option<String>,
+}
+
+impl fmt::Display for ForeignIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "#{} carries a benchops drift marker{} but was opened by {}, not benchops: ignored (benchops tracks the drift in its own issue)",
+            self.issue,
+            self.key
+                .as_ref()
+                .map_or_else(String::new, |k| format!(" ({k})")),
+            self.author.as_deref().unwrap_or("an unknown author")
+        )
+    }
+}
+
 struct ReconcileOutcome {
     labels: Vec<(String, LabelOutcome)>,
     notes: Vec<Note>,
+    foreign: Vec<ForeignIssue>,
 }
 
 fn label_specs(manifest: &Manifest, actions: &[Action]) -> Vec<LabelSpec> {
@@ -1727,10 +1783,15 @@ async fn apply_reconcile(
         .await
         .map_err(at("list drift issues"))?;
     let mut actual = Vec::with_capacity(listed.len());
+    let mut foreign = Vec::new();
     let mut label_sets: BTreeMap<u64, Vec<String>> = BTreeMap::new();
     for i in listed {
+        let author = i.author().map(str::to_owned);
+        let has_marker = i
+            .body
+            .as_deref()
+            .is_some_and(|b| b.contains("<!-- benchops:drift"));
         let names: Vec<String> = i.labels.iter().map(|l| l.name.clone()).collect();
-        label_sets.insert(i.number, names.clone());
         let state = match i.state {
             ApiIssueState::Open => reconcile::IssueState::Open,
             ApiIssueState::Closed => reconcile::IssueState::Closed,
@@ -1741,8 +1802,17 @@ async fn apply_reconcile(
             i.body.unwrap_or_default(),
             state,
             None,
-            names,
+            names.clone(),
         );
+        if has_marker && !is_benchops_issue(author.as_deref(), bot_login) {
+            foreign.push(ForeignIssue {
+                issue: i.number,
+                author,
+                key: issue.key.as_ref().map(ToString::to_string),
+            });
+            continue;
+        }
+        label_sets.insert(i.number, names);
         if issue.key.is_some() {
             let comments = gh
                 .list_comments(&cx.repo, i.number)
@@ -1764,6 +1834,7 @@ async fn apply_reconcile(
     let mut out = ReconcileOutcome {
         labels: Vec::new(),
         notes: plan.notes,
+        foreign,
     };
     if plan.actions.is_empty() {
         return Ok(out);
@@ -1791,9 +1862,10 @@ async fn apply(
     label_sets: &mut BTreeMap<u64, Vec<String>>,
 ) -> Result<Applied, GitHubError> {
     let repo = &cx.repo;
-    let set = |body: &str, state: Option<ApiIssueState>| IssueUpdate {
+    let set = |body: &str, state: Option<(ApiIssueState, StateReason)>| IssueUpdate {
         body: Some(body.to_owned()),
-        state,
+        state: state.map(|s| s.0),
+        state_reason: state.map(|s| s.1),
         ..IssueUpdate::default()
     };
     Ok(match action {
@@ -1823,23 +1895,16 @@ async fn apply(
             }
         }
         Action::AddLabels { issue, labels } => {
-            let mut all = label_sets.get(issue).cloned().unwrap_or_default();
-            let mut added = Vec::new();
-            for l in labels {
-                if !all.contains(l) {
-                    all.push(l.clone());
-                    added.push(l.clone());
-                }
-            }
-            let update = IssueUpdate {
-                labels: Some(all),
-                ..IssueUpdate::default()
-            };
-            let updated = gh.update_issue(repo, *issue, &update).await?;
-            label_sets.insert(
-                *issue,
-                updated.labels.iter().map(|l| l.name.clone()).collect(),
-            );
+            // Adds to the issue's labels (never a replacement): a label a
+            // person set since the listing stays.
+            let known = label_sets.get(issue).cloned().unwrap_or_default();
+            let added: Vec<String> = labels
+                .iter()
+                .filter(|l| !known.contains(l))
+                .cloned()
+                .collect();
+            let now = gh.add_labels(repo, *issue, labels).await?;
+            label_sets.insert(*issue, now.into_iter().map(|l| l.name).collect());
             Applied::LabelsAdded {
                 issue: *issue,
                 labels: added,
@@ -1867,12 +1932,14 @@ async fn apply(
             Applied::BodyUpdated { issue: *issue }
         }
         Action::Close { issue, body, .. } => {
-            gh.update_issue(repo, *issue, &set(body, Some(ApiIssueState::Closed)))
+            let closed = (ApiIssueState::Closed, StateReason::Completed);
+            gh.update_issue(repo, *issue, &set(body, Some(closed)))
                 .await?;
             Applied::Closed { issue: *issue }
         }
         Action::Reopen { issue, body } => {
-            gh.update_issue(repo, *issue, &set(body, Some(ApiIssueState::Open)))
+            let open = (ApiIssueState::Open, StateReason::Reopened);
+            gh.update_issue(repo, *issue, &set(body, Some(open)))
                 .await?;
             Applied::Reopened { issue: *issue }
         }
@@ -1881,7 +1948,8 @@ async fn apply(
             canonical,
             body,
         } => {
-            gh.update_issue(repo, *issue, &set(body, Some(ApiIssueState::Closed)))
+            let closed = (ApiIssueState::Closed, StateReason::Duplicate);
+            gh.update_issue(repo, *issue, &set(body, Some(closed)))
                 .await?;
             Applied::ClosedDuplicate {
                 issue: *issue,
@@ -2023,6 +2091,9 @@ pub fn render_summary(r: &GitHubSweepReport) -> String {
     }
     for n in &r.notes {
         let _ = writeln!(s, "  note: {}", render_note(n));
+    }
+    for f in &r.foreign_issues {
+        let _ = writeln!(s, "  note: {f}");
     }
     for t in &r.tokens {
         let _ = writeln!(

@@ -6,8 +6,11 @@
 //! uninterrupted result, a lost race on the ref, rate limits and 5xx, a
 //! create-only conflict, the lane-aware lifecycle, and the CLI; handoff
 //! refs (persisted, then deleted; invalid ones left in place; a crash at
-//! every request converging); and comment authorship (a person's copy of
-//! a benchops marker does not count).
+//! every request converging); comment authorship (a person's copy of
+//! a benchops marker does not count); and human decisions (a label a person
+//! adds mid-sweep survives benchops adding labels, closes carry their state
+//! reason, an issue a person opened with a copied drift marker is left
+//! alone).
 //!
 //! The client's clock is a `ManualClock` that is also its sleeper, so
 //! retry and pacing waits are instant and recorded.
@@ -1229,6 +1232,252 @@ async fn a_person_pasting_an_evidence_marker_does_not_suppress_the_announcement(
     let again = e.sweep().await;
     assert!(again.applied.is_empty(), "{:?}", again.applied);
     assert_eq!(e.sim.comments(OWNER, NAME, issue).len(), 2);
+}
+
+// ---------------------------------------------------------------------------
+// 8. Human decisions are never fought
+
+fn parse_large_key() -> benchops::reconcile::DriftKey {
+    benchops::reconcile::DriftKey::new(
+        benchops::CaseId::new("parse/large").expect("case"),
+        "wall_s",
+    )
+}
+
+#[tokio::test]
+async fn a_label_a_person_adds_while_the_sweep_runs_is_kept_when_benchops_adds_labels() {
+    let e = env().await;
+    e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+    e.sweep().await;
+    let issue = e.sim.issues(OWNER, NAME)[0].number;
+
+    // The sentinel lane sees the drift too: the plan adds `lane:sentinel`.
+    // A person accepts the drift after the sweep listed the issues and
+    // before it adds the label: the comment listing is slowed down, and
+    // the label is set as soon as the issue listing has answered.
+    e.hand_off(&[&drift("sentinel", "2026-12-02T03:00:00Z")]);
+    e.sim.clear_requests();
+    e.sim
+        .set_fault_plan(FaultPlan::new().rule(FaultRule::on_operation(
+            "issues/list-comments",
+            Fault::Latency(Duration::from_secs(2)),
+        )));
+    let person = async {
+        loop {
+            let listed = e
+                .sim
+                .requests()
+                .iter()
+                .any(|r| r.operation == Some("issues/list-for-repo") && r.status == Some(200));
+            if listed {
+                assert!(
+                    e.sim
+                        .add_label_as_user(OWNER, NAME, issue, "drift-accepted")
+                );
+                // The last request the sweep had started by then.
+                return e.sim.requests().iter().map(|r| r.seq).max();
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    };
+    let (report, labelled_after) = tokio::join!(e.sweep(), person);
+    assert!(
+        report.applied.iter().any(|a| matches!(
+            a,
+            Applied::LabelsAdded { labels, .. } if labels == &["lane:sentinel".to_owned()]
+        )),
+        "{:?}",
+        report.applied
+    );
+    let labels = &e.sim.issues(OWNER, NAME)[0].labels;
+    for l in [
+        "benchmark-drift",
+        "lane:nightly",
+        "lane:sentinel",
+        "drift-accepted",
+    ] {
+        assert!(labels.contains(&l.to_owned()), "{l} missing: {labels:?}");
+    }
+    // Labels were added, never set.
+    let log = e.sim.requests();
+    let add: Vec<_> = log
+        .iter()
+        .filter(|r| r.operation == Some("issues/add-labels"))
+        .collect();
+    assert_eq!(add.len(), 1);
+    assert_eq!(add[0].body, Some(json!({"labels": ["lane:sentinel"]})));
+    assert!(
+        Some(add[0].seq) > labelled_after,
+        "the person labelled the issue before benchops added its label"
+    );
+    assert!(
+        log.iter()
+            .filter(|r| r.operation == Some("issues/update"))
+            .all(|r| r.body.as_ref().is_none_or(|b| b.get("labels").is_none())),
+        "no request replaced the label set"
+    );
+    // The accepted label now silences the issue.
+    e.sim.clear_faults();
+    let again = e.sweep().await;
+    assert!(again.applied.is_empty(), "{:?}", again.applied);
+}
+
+#[tokio::test]
+async fn close_and_close_duplicate_send_their_state_reasons() {
+    let e = env().await;
+    e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+    e.sweep().await;
+    // A second benchops issue for the same key (as a lost race between two
+    // sweeps leaves one), opened by the App's bot.
+    let first = e.sim.issues(OWNER, NAME).remove(0);
+    let iid = e.sim.installation_id(OWNER).expect("installed");
+    let token = e.sim.mint_token(iid, &[("issues", "write")], None);
+    let bot = GitHubClient::builder()
+        .base_url(e.sim.base_url())
+        .build()
+        .expect("client")
+        .with_token(Token::new(token));
+    let repo = Repo::new(OWNER, NAME).expect("repo");
+    let dup = bot
+        .create_issue(
+            &repo,
+            &benchops_github::NewIssue {
+                title: first.title.clone(),
+                body: first.body.clone().expect("body"),
+                labels: first.labels.clone(),
+            },
+        )
+        .await
+        .expect("duplicate opened");
+
+    // Both lanes clear the drift: the canonical issue closes as completed,
+    // the duplicate as a duplicate.
+    e.hand_off(&[
+        &clean("nightly", "2026-12-02T01:00:00Z"),
+        &clean("sentinel", "2026-12-02T02:00:00Z"),
+    ]);
+    e.sim.clear_requests();
+    let report = e.sweep().await;
+    assert!(
+        report.applied.contains(&Applied::Closed {
+            issue: first.number
+        }) && report.applied.contains(&Applied::ClosedDuplicate {
+            issue: dup.number,
+            canonical: first.number
+        }),
+        "{:?}",
+        report.applied
+    );
+    let issues = e.sim.issues(OWNER, NAME);
+    let reasons: Vec<(&str, Option<&str>)> = issues
+        .iter()
+        .map(|i| (i.state.as_str(), i.state_reason.as_deref()))
+        .collect();
+    assert_eq!(
+        reasons,
+        [("closed", Some("completed")), ("closed", Some("duplicate"))]
+    );
+    // Sent explicitly, not left to the platform's default.
+    let sent: Vec<Value> = e
+        .sim
+        .requests()
+        .into_iter()
+        .filter(|r| r.operation == Some("issues/update"))
+        .filter_map(|r| r.body)
+        .filter(|b| b.get("state").is_some())
+        .map(|b| json!([b["state"], b["state_reason"]]))
+        .collect();
+    assert_eq!(sent.len(), 2, "one closing update per issue: {sent:?}");
+    assert!(sent.contains(&json!(["closed", "completed"])), "{sent:?}");
+    assert!(sent.contains(&json!(["closed", "duplicate"])), "{sent:?}");
+}
+
+#[tokio::test]
+async fn an_issue_a_person_opened_with_a_copied_drift_marker_is_left_alone() {
+    let e = env().await;
+    let body = format!(
+        "Same as the benchops issue, copied:\n{}\n",
+        drift_marker(&parse_large_key())
+    );
+    let theirs = e
+        .sim
+        .open_issue_as_user(
+            OWNER,
+            NAME,
+            "octocat",
+            "parse/large is slow",
+            &body,
+            &["benchmark-drift"],
+        )
+        .expect("opened");
+    e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+    let report = e.sweep().await;
+
+    // benchops opened its own issue; the person's is untouched.
+    let opened: Vec<u64> = report
+        .applied
+        .iter()
+        .filter_map(|a| match a {
+            Applied::Opened { issue, .. } => Some(*issue),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(opened.len(), 1, "{:?}", report.applied);
+    assert_ne!(opened[0], theirs);
+    assert!(
+        report
+            .applied
+            .iter()
+            .all(|a| !format!("{a:?}").contains(&format!("issue: {theirs},"))),
+        "{:?}",
+        report.applied
+    );
+    let issues = e.sim.issues(OWNER, NAME);
+    let person = issues.iter().find(|i| i.number == theirs).expect("theirs");
+    assert_eq!(
+        (
+            person.author.as_str(),
+            person.state.as_str(),
+            person.body.as_deref(),
+            &person.labels,
+            person.comments.len()
+        ),
+        (
+            "octocat",
+            "open",
+            Some(body.as_str()),
+            &vec!["benchmark-drift".to_owned()],
+            0
+        )
+    );
+    let ours = issues.iter().find(|i| i.number == opened[0]).expect("ours");
+    assert_eq!(ours.author, e.sim.bot_login());
+    // No write touched the person's issue, and its comments were not read.
+    let prefix = format!("/repos/{OWNER}/{NAME}/issues/{theirs}");
+    assert!(
+        e.sim
+            .requests()
+            .iter()
+            .all(|r| !r.path.starts_with(&prefix)),
+        "a request touched #{theirs}"
+    );
+    // Reported as a note.
+    assert_eq!(report.foreign_issues.len(), 1);
+    assert_eq!(report.foreign_issues[0].issue, theirs);
+    assert_eq!(report.foreign_issues[0].author.as_deref(), Some("octocat"));
+    assert_eq!(
+        report.foreign_issues[0].key.as_deref(),
+        Some(parse_large_key().to_string().as_str())
+    );
+    let summary = render_summary(&report);
+    assert!(
+        summary.contains(&format!("note: #{theirs} carries a benchops drift marker")),
+        "{summary}"
+    );
+    // Nothing to do on a rerun: no duplicate closed, nothing reopened.
+    let again = e.sweep().await;
+    assert!(again.applied.is_empty(), "{:?}", again.applied);
+    assert_eq!(again.foreign_issues, report.foreign_issues);
 }
 
 // ---------------------------------------------------------------------------

@@ -590,6 +590,31 @@ async fn every_simulator_response_in_a_full_flow_matches_the_description() {
         None,
     )
     .await;
+    let add = "/repos/{owner}/{repo}/issues/{issue_number}/labels";
+    let (s, added) = f
+        .call(
+            &t,
+            Method::POST,
+            add,
+            &one,
+            "",
+            Some(json!({"labels": ["drift-accepted", "perf-drift"]})),
+        )
+        .await;
+    let names: Vec<&str> = added
+        .as_array()
+        .expect("labels")
+        .iter()
+        .filter_map(|l| l["name"].as_str())
+        .collect();
+    assert_eq!(
+        (s, names),
+        (200, vec!["perf-drift", "lane:nightly", "drift-accepted"])
+    );
+    let (s, _) = f
+        .call(&t, Method::POST, add, &one, "", Some(json!({"labels": []})))
+        .await;
+    assert_eq!(s, 422);
     let comments = "/repos/{owner}/{repo}/issues/{issue_number}/comments";
     let (s, _) = f
         .call(

@@ -115,6 +115,9 @@ pub struct IssueSnapshot {
     pub labels: Vec<String>,
     /// Comment bodies, oldest first.
     pub comments: Vec<String>,
+    /// Its author's login (`<slug>[bot]` for issues made with an
+    /// installation token).
+    pub author: String,
 }
 
 /// A comment as the simulator holds it.
@@ -659,6 +662,7 @@ impl GitHubSim {
                         .filter_map(|id| r.label_by_id(*id).map(|l| l.name.clone()))
                         .collect(),
                     comments: i.comments.iter().map(|c| c.body.clone()).collect(),
+                    author: i.user.login.clone(),
                 })
                 .collect();
             out.sort_by_key(|i| i.number);
@@ -720,6 +724,95 @@ impl GitHubSim {
             issue.updated_at = now;
             Some(id)
         })
+    }
+
+    /// Opens an issue as a person (`login`, a `User`), the way someone
+    /// would in the web interface: no token, no request log entry. Labels
+    /// that do not exist are created (grey). Returns the issue number, or
+    /// `None` when the repository does not exist.
+    pub fn open_issue_as_user(
+        &self,
+        owner: &str,
+        repo: &str,
+        login: &str,
+        title: &str,
+        body: &str,
+        labels: &[&str],
+    ) -> Option<u64> {
+        self.with(|st| {
+            let now = st.now();
+            let id = st.next_id();
+            let ids: Vec<u64> = labels.iter().map(|_| st.next_id()).collect();
+            let user = Actor {
+                login: login.to_owned(),
+                id: 50_000 + id,
+                bot: false,
+            };
+            let r = st.repo_mut(owner, repo)?;
+            let labels = labels
+                .iter()
+                .zip(ids)
+                .map(|(name, fresh)| Self::label_id(r, name, fresh))
+                .collect();
+            let number = r.issues.iter().map(|i| i.number).max().unwrap_or(0) + 1;
+            r.issues.push(state::Issue {
+                id,
+                number,
+                title: title.to_owned(),
+                body: Some(body.to_owned()),
+                open: true,
+                state_reason: None,
+                labels,
+                user,
+                created_at: now,
+                updated_at: now,
+                closed_at: None,
+                closed_by: None,
+                comments: Vec::new(),
+            });
+            Some(number)
+        })
+    }
+
+    /// Adds a label to an issue as a person would in the web interface
+    /// (no token, no request log entry), creating the label (grey) if it
+    /// does not exist. Returns whether the issue exists.
+    pub fn add_label_as_user(&self, owner: &str, repo: &str, number: u64, label: &str) -> bool {
+        self.with(|st| {
+            let now = st.now();
+            let fresh = st.next_id();
+            let Some(r) = st.repo_mut(owner, repo) else {
+                return false;
+            };
+            if !r.issues.iter().any(|i| i.number == number) {
+                return false;
+            }
+            let id = Self::label_id(r, label, fresh);
+            let Some(issue) = r.issues.iter_mut().find(|i| i.number == number) else {
+                return false;
+            };
+            if !issue.labels.contains(&id) {
+                issue.labels.push(id);
+            }
+            issue.updated_at = now;
+            true
+        })
+    }
+
+    /// The id of the label `name`, created (grey) with id `fresh` if
+    /// missing.
+    fn label_id(r: &mut Repo, name: &str, fresh: u64) -> u64 {
+        if let Some(l) = r.label_by_name(name) {
+            return l.id;
+        }
+        r.labels.push(state::Label {
+            id: fresh,
+            name: name.to_owned(),
+            color: "ededed".to_owned(),
+            description: None,
+            default: false,
+        });
+        fresh
     }
 
     /// The login of the App's bot, `<slug>[bot]`: the author of every issue

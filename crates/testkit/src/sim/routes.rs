@@ -140,6 +140,12 @@ pub const OPERATIONS: &[Operation] = &[
         "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
     ),
     op(
+        "POST",
+        "/repos/{owner}/{repo}/issues/{issue_number}/labels",
+        "issues/add-labels",
+        "https://docs.github.com/rest/issues/labels#add-labels-to-an-issue",
+    ),
+    op(
         "GET",
         "/repos/{owner}/{repo}/labels",
         "issues/list-labels-for-repo",
@@ -260,6 +266,10 @@ mod tests {
         assert_eq!(
             id("DELETE", "/repos/o/r/git/refs/heads/benchmark-result/x"),
             Some("git/delete-ref")
+        );
+        assert_eq!(
+            id("POST", "/repos/o/r/issues/7/labels"),
+            Some("issues/add-labels")
         );
         assert_eq!(id("GET", "/app"), Some("apps/get-authenticated"));
         assert_eq!(id("PUT", "/repos/o/r/issues/7"), None);

@@ -338,6 +338,64 @@ pub(crate) async fn update(
     })())
 }
 
+/// `POST /repos/{owner}/{repo}/issues/{issue_number}/labels` with
+/// `{"labels": [...]}`: adds to the issue's labels (never removes one; a
+/// label it has already is kept once) and answers with all of them.
+/// Unknown labels are created as on create and update. An empty or
+/// missing list is a 422.
+pub(crate) async fn add_labels(
+    State(sh): State<Sh>,
+    Extension(ctx): Extension<Ctx>,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+    body: Bytes,
+) -> Response {
+    respond((|| {
+        let mut st = sh.lock();
+        let key = authorize(&st, &ctx, &owner, &repo, "issues", Access::Write)?;
+        let number = issue_number(&number, ctx.docs)?;
+        let body = object_body(&body, ctx.docs)?;
+        let names = match body.get("labels") {
+            Some(v) => label_names(v, ctx.docs)?,
+            None => Vec::new(),
+        };
+        if names.is_empty() {
+            return Err(ApiError::validation(
+                "Label",
+                "labels",
+                "missing_field",
+                ctx.docs,
+            ));
+        }
+        let now = st.now();
+        let mut fresh: Vec<u64> = (0..names.len()).map(|_| st.next_id()).collect();
+        let r = st
+            .repos
+            .get_mut(&key)
+            .ok_or_else(|| ApiError::not_found(ctx.docs))?;
+        find_issue(r, number, ctx.docs)?;
+        let ids = resolve_labels(r, &names, &mut fresh.drain(..));
+        let i = r
+            .issues
+            .iter_mut()
+            .find(|i| i.number == number)
+            .ok_or_else(|| ApiError::not_found(ctx.docs))?;
+        for id in ids {
+            if !i.labels.contains(&id) {
+                i.labels.push(id);
+            }
+        }
+        i.updated_at = now;
+        let i = find_issue(r, number, ctx.docs)?;
+        let items: Vec<Value> = i
+            .labels
+            .iter()
+            .filter_map(|id| r.label_by_id(*id))
+            .map(|l| shapes::label(&sh.api, r, l))
+            .collect();
+        Ok(json_response(StatusCode::OK, &Value::Array(items)))
+    })())
+}
+
 /// `GET /repos/{owner}/{repo}/issues/{issue_number}/comments`, oldest
 /// first, paginated.
 pub(crate) async fn list_comments(

@@ -372,6 +372,10 @@ pub(crate) fn router(sh: Sh) -> Router {
             get(issues::list_comments).post(issues::create_comment),
         )
         .route(
+            "/repos/{owner}/{repo}/issues/{number}/labels",
+            post(issues::add_labels),
+        )
+        .route(
             "/repos/{owner}/{repo}/labels",
             get(issues::list_labels).post(issues::create_label),
         )
