@@ -136,7 +136,8 @@ use serde::Serialize;
 use crate::history::{
     BaselineChange, BaselinePointer, HISTORY_BRANCH, HistoryError, HistoryInfo, PersistedRecord,
     Receipt, ReceiptBuilder, RecordEntry, RequestMetrics, SkippedEntry, SweepInfo, ValidatedEntry,
-    WorkflowRun, baseline_path, compact_slot, record_path,
+    WorkflowRun, baseline_path, compact_slot, lanes_with_proposals, plan_baseline_moves,
+    record_path,
 };
 use crate::ledger::Applied;
 use crate::sweep::{
@@ -1385,11 +1386,11 @@ async fn persist(
     planned: &[Planned],
     builder: &ReceiptBuilder,
 ) -> Result<Landed, Failure> {
-    let policies: BTreeMap<&LaneName, BaselinePolicy> = cx
+    let policies: BTreeMap<LaneName, BaselinePolicy> = cx
         .manifest
         .lanes
         .iter()
-        .map(|l| (&l.name, l.baseline))
+        .map(|l| (l.name.clone(), l.baseline))
         .collect();
     for attempt in 1..=MAX_ATTEMPTS {
         let state = read_tip(cx, gh).await?;
@@ -1430,47 +1431,18 @@ async fn persist(
             });
         }
 
-        // Baseline pointers of last-clean lanes, in record order (the
-        // rules of `history`).
-        let mut current: BTreeMap<LaneName, Option<BaselinePointer>> = BTreeMap::new();
-        let mut moved: BTreeMap<LaneName, (Option<Sha256Digest>, BaselinePointer)> =
-            BTreeMap::new();
-        for p in planned {
-            let r = p.sealed.record();
-            let Some(proposal) = &r.publication.baseline_proposal else {
-                continue;
-            };
-            let lane = &proposal.lane;
-            if policies.get(lane) != Some(&BaselinePolicy::LastClean) {
-                continue;
-            }
-            if !current.contains_key(lane) {
-                let at_tip = read_pointer(cx, gh, &state, lane).await?;
-                current.insert(lane.clone(), at_tip);
-            }
-            let on_branch = current.get(lane).cloned().flatten();
-            let latest = moved
-                .get(lane)
-                .map(|(_, ptr)| ptr.clone())
-                .or_else(|| on_branch.clone());
-            let newer = match &latest {
-                None => true,
-                Some(ptr) => slot_key(&ptr.slot).is_none_or(|s| p.slot > s),
-            };
-            if !newer {
-                continue;
-            }
-            let pointer = BaselinePointer {
-                schema: Contract::BaselinePointerV1.id().to_owned(),
-                lane: lane.clone(),
-                record: p.sealed.digest(),
-                path: p.path.clone(),
-                slot: r.slot.clone(),
-                policy: BaselinePolicy::LastClean,
-                previous: on_branch.as_ref().map(|ptr| ptr.record),
-            };
-            moved.insert(lane.clone(), (on_branch.map(|ptr| ptr.record), pointer));
+        // Baseline pointers of last-clean lanes, in record order, by the
+        // same rule as the local history.
+        let mut on_branch = BTreeMap::new();
+        for lane in lanes_with_proposals(planned.iter().map(|p| &p.sealed), &policies) {
+            let at_tip = read_pointer(cx, gh, &state, &lane).await?;
+            on_branch.insert(lane, at_tip);
         }
+        let moved = plan_baseline_moves(
+            planned.iter().map(|p| (&p.sealed, p.path.as_str())),
+            &policies,
+            &on_branch,
+        );
         let mut baseline_changes = Vec::new();
         for (lane, (from, pointer)) in &moved {
             let path = baseline_path(lane);

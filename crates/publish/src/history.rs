@@ -383,6 +383,72 @@ pub fn record_path(sealed: &SealedRecord) -> Result<String, HistoryError> {
     ))
 }
 
+/// The last-clean lanes for which some record proposes a baseline: the
+/// lanes whose current pointer [`plan_baseline_moves`] needs.
+pub fn lanes_with_proposals<'a>(
+    records: impl IntoIterator<Item = &'a SealedRecord>,
+    policies: &BTreeMap<LaneName, BaselinePolicy>,
+) -> BTreeSet<LaneName> {
+    records
+        .into_iter()
+        .filter_map(|s| s.record().publication.baseline_proposal.as_ref())
+        .map(|p| &p.lane)
+        .filter(|lane| policies.get(*lane) == Some(&BaselinePolicy::LastClean))
+        .cloned()
+        .collect()
+}
+
+/// Which baseline pointers move, and from what. Records are taken in the
+/// given order, each with its history path. A record's proposal moves its
+/// lane's pointer only when the lane's policy is `last-clean` and the
+/// record's slot is strictly newer than the pointer's (the one on the branch,
+/// from `on_branch`, or one an earlier record of this batch set). `previous`
+/// is always the pointer on the branch. Pure: both sweeps (local and GitHub)
+/// use it, so their pointers move by the same rule.
+pub fn plan_baseline_moves<'a>(
+    records: impl IntoIterator<Item = (&'a SealedRecord, &'a str)>,
+    policies: &BTreeMap<LaneName, BaselinePolicy>,
+    on_branch: &BTreeMap<LaneName, Option<BaselinePointer>>,
+) -> BTreeMap<LaneName, (Option<Sha256Digest>, BaselinePointer)> {
+    let mut moved: BTreeMap<LaneName, (Option<Sha256Digest>, BaselinePointer)> = BTreeMap::new();
+    for (sealed, path) in records {
+        let r = sealed.record();
+        let Some(proposal) = &r.publication.baseline_proposal else {
+            continue;
+        };
+        let lane = &proposal.lane;
+        if policies.get(lane) != Some(&BaselinePolicy::LastClean) {
+            continue;
+        }
+        let Some(slot) = Utc::parse(&r.slot) else {
+            continue;
+        };
+        let current = on_branch.get(lane).cloned().flatten();
+        let latest = moved
+            .get(lane)
+            .map(|(_, p)| p.clone())
+            .or_else(|| current.clone());
+        let newer = match &latest {
+            None => true,
+            Some(p) => Utc::parse(&p.slot).is_none_or(|s| slot > s),
+        };
+        if !newer {
+            continue;
+        }
+        let pointer = BaselinePointer {
+            schema: Contract::BaselinePointerV1.id().to_owned(),
+            lane: lane.clone(),
+            record: sealed.digest(),
+            path: path.to_owned(),
+            slot: r.slot.clone(),
+            policy: BaselinePolicy::LastClean,
+            previous: current.as_ref().map(|p| p.record),
+        };
+        moved.insert(lane.clone(), (current.map(|p| p.record), pointer));
+    }
+    moved
+}
+
 /// The history path of a lane's baseline pointer: `baselines/<lane>.json`.
 pub fn baseline_path(lane: &LaneName) -> String {
     format!("baselines/{lane}.json")
@@ -696,7 +762,6 @@ pub struct PersistOutcome {
 struct Verified {
     sealed: SealedRecord,
     path: String,
-    slot: Utc,
 }
 
 static SCRATCH_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -1171,48 +1236,19 @@ impl LocalHistory {
         }
 
         // 2. Baseline pointers of last-clean lanes, in input order.
-        let mut current: BTreeMap<LaneName, Option<BaselinePointer>> = BTreeMap::new();
-        let mut moved: BTreeMap<LaneName, (Option<Sha256Digest>, BaselinePointer)> =
-            BTreeMap::new();
-        for v in verified {
-            let r = v.sealed.record();
-            let Some(proposal) = &r.publication.baseline_proposal else {
-                continue;
+        let mut on_branch = BTreeMap::new();
+        for lane in lanes_with_proposals(verified.iter().map(|v| &v.sealed), policies) {
+            let at_tip = match &tip {
+                Some(t) => self.baseline_at(t, &lane)?,
+                None => None,
             };
-            let lane = &proposal.lane;
-            if policies.get(lane) != Some(&BaselinePolicy::LastClean) {
-                continue;
-            }
-            if !current.contains_key(lane) {
-                let at_tip = match &tip {
-                    Some(t) => self.baseline_at(t, lane)?,
-                    None => None,
-                };
-                current.insert(lane.clone(), at_tip);
-            }
-            let on_branch = current.get(lane).cloned().flatten();
-            let latest = moved
-                .get(lane)
-                .map(|(_, p)| p.clone())
-                .or_else(|| on_branch.clone());
-            let newer = match &latest {
-                None => true,
-                Some(p) => Utc::parse(&p.slot).is_none_or(|s| v.slot > s),
-            };
-            if !newer {
-                continue;
-            }
-            let pointer = BaselinePointer {
-                schema: Contract::BaselinePointerV1.id().to_owned(),
-                lane: lane.clone(),
-                record: v.sealed.digest(),
-                path: v.path.clone(),
-                slot: r.slot.clone(),
-                policy: BaselinePolicy::LastClean,
-                previous: on_branch.as_ref().map(|p| p.record),
-            };
-            moved.insert(lane.clone(), (on_branch.map(|p| p.record), pointer));
+            on_branch.insert(lane, at_tip);
         }
+        let moved = plan_baseline_moves(
+            verified.iter().map(|v| (&v.sealed, v.path.as_str())),
+            policies,
+            &on_branch,
+        );
         let mut baseline_changes = Vec::new();
         for (lane, (from, pointer)) in &moved {
             let bytes =
@@ -1359,9 +1395,9 @@ fn reverify(records: &[SealedRecord]) -> Result<Vec<Verified>, HistoryError> {
         }
         let sealed = verify(r.bytes(), Some(&digest))
             .map_err(|source| HistoryError::InvalidRecord { digest, source })?;
+        // The path also checks the slot.
         let path = record_path(&sealed)?;
-        let slot = parse_time("slot", &sealed.record().slot)?;
-        out.push(Verified { sealed, path, slot });
+        out.push(Verified { sealed, path });
     }
     Ok(out)
 }
