@@ -40,8 +40,11 @@
 //!      branch was created meanwhile) re-reads the tip, re-checks and
 //!      rebuilds, at most [`MAX_ATTEMPTS`] builds in all.
 //!    - A missing branch is created with `create_ref` on a first commit.
-//!    - Nothing new (every record present, no pointer moves): no commit and
-//!      no receipt.
+//!    - Nothing new (every record present, no pointer moves): a receipt-only
+//!      commit when the sweep saw at least one handoff (valid, already
+//!      present or invalid), so every such sweep leaves its receipt; no
+//!      commit when it saw none (nothing to record; an idle scheduled run
+//!      does not grow the branch).
 //!    - **Consumed handoff refs are deleted after the ref update
 //!      succeeded** (or after finding every record already present), and
 //!      only valid refs whose record is now in history: each is read again
@@ -108,7 +111,10 @@
 //! creation are never retried blindly by the client.
 //!
 //! A failed sweep returns a [`GitHubSweepError`] naming the phase and the
-//! step where it stopped, with what had been done ([`Progress`]); rerunning
+//! step where it stopped, with what had been done ([`Progress`]) and, once
+//! the sweep got past setup, a receipt whose `stopped` says the same
+//! ([`GitHubSweepError::receipt`]; a failed persist commits nothing, so the
+//! CLI writes it to `--receipt-out` or stderr); rerunning
 //! the same sweep converges unless [`GitHubSweepError::is_retryable`] says
 //! otherwise (a create-only conflict, a bad key, a bad manifest).
 
@@ -135,9 +141,9 @@ use serde::Serialize;
 
 use crate::history::{
     BaselineChange, BaselinePointer, HISTORY_BRANCH, HistoryError, HistoryInfo, PersistedRecord,
-    Receipt, ReceiptBuilder, RecordEntry, RequestMetrics, SkippedEntry, SweepInfo, ValidatedEntry,
-    WorkflowRun, baseline_path, compact_slot, lanes_with_proposals, plan_baseline_moves,
-    record_path,
+    Receipt, ReceiptBuilder, RecordEntry, RequestMetrics, SkippedEntry, Stopped, SweepInfo,
+    ValidatedEntry, WorkflowRun, baseline_path, compact_slot, lanes_with_proposals,
+    plan_baseline_moves, record_path,
 };
 use crate::ledger::Applied;
 use crate::sweep::{
@@ -437,6 +443,12 @@ pub struct GitHubSweepError {
     /// Why.
     #[source]
     pub cause: Box<Cause>,
+    /// The sweep's receipt with `stopped` set (canonical `receipt/v1`
+    /// bytes), once the sweep got past setup and the directory's
+    /// validation. A failed persist commits nothing, so this is the only
+    /// copy; after a failed reconcile it is the committed receipt (if any)
+    /// plus `stopped`. The CLI writes it to `--receipt-out` (or stderr).
+    pub receipt: Option<Vec<u8>>,
 }
 
 fn progress_line(p: &Progress) -> String {
@@ -462,6 +474,26 @@ fn progress_line(p: &Progress) -> String {
 }
 
 impl GitHubSweepError {
+    /// Attaches `receipt` with `stopped` set from this error (its phase,
+    /// step, cause and retryability) and the request metrics so far.
+    fn with_receipt(mut self, mut receipt: Receipt, requests: RequestMetrics) -> Self {
+        let phase = match self.phase {
+            SweepPhase::Validate => "validate",
+            SweepPhase::Setup | SweepPhase::Persist => "persist",
+            SweepPhase::Reconcile => "reconcile",
+        };
+        receipt.requests = requests;
+        self.receipt = receipt
+            .with_stop(Stopped {
+                phase: phase.to_owned(),
+                step: self.step.clone(),
+                error: sweep::error_line(self.cause.as_ref()),
+                retryable: self.is_retryable(),
+            })
+            .ok();
+        self
+    }
+
     /// Whether rerunning the same sweep can succeed without a person
     /// changing anything: false for a create-only conflict, corrupt history,
     /// bad options, key or manifest, and for GitHub refusing for lack of
@@ -666,6 +698,7 @@ impl Failure {
             step: self.step,
             progress: Box::new(progress.clone()),
             cause: self.cause,
+            receipt: None,
         }
     }
 }
@@ -693,6 +726,7 @@ pub fn sweep_github_blocking(
             cause: Box::new(Cause::Config {
                 reason: format!("failed to start a Tokio runtime: {e}"),
             }),
+            receipt: None,
         })?;
     rt.block_on(sweep_github(opts))
 }
@@ -728,6 +762,7 @@ pub async fn sweep_github(
         validated: Vec::new(),
         skipped: Vec::new(),
         requests: RequestMetrics::default(),
+        record_receipt: false,
     };
     if let Some(dir) = &opts.handoff {
         for h in &handoffs {
@@ -747,26 +782,49 @@ pub async fn sweep_github(
             }
         }
     }
-    let persist_err = |f: Failure, p: &Progress| f.into_error(SweepPhase::Persist, p);
-    let installation = cx
-        .app
-        .repo_installation(&cx.repo)
-        .await
-        .map_err(at("look up the App's installation"))
-        .map_err(|f| persist_err(f, &progress))?;
-    let contents = cx
+    // A failed persist commits nothing: its receipt goes with the error
+    // (the one that landed, when the failure came after the ref update).
+    let mut landed_receipt: Option<Receipt> = None;
+    let persist_err = |f: Failure, p: &Progress, b: &ReceiptBuilder, landed: Option<Receipt>| {
+        f.into_error(SweepPhase::Persist, p).with_receipt(
+            landed.unwrap_or_else(|| Receipt::unpersisted(b, None)),
+            cx.request_metrics(),
+        )
+    };
+    let installation = match cx.app.repo_installation(&cx.repo).await {
+        Ok(i) => i,
+        Err(e) => {
+            let f = at("look up the App's installation")(e);
+            return Err(persist_err(f, &progress, &builder, None));
+        }
+    };
+    let contents = match cx
         .phase_client(installation.id, Phase::Contents, &mut progress)
         .await
-        .map_err(|f| persist_err(f, &progress))?;
-    let persisted = contents_phase(&cx, &contents, &valid, &mut builder, &mut progress).await;
-    let persisted = cx
-        .end_phase(&contents, persisted, &mut progress)
-        .await
-        .map_err(|f| persist_err(f, &progress))?;
+    {
+        Ok(c) => c,
+        Err(f) => return Err(persist_err(f, &progress, &builder, None)),
+    };
+    let persisted = contents_phase(
+        &cx,
+        &contents,
+        &valid,
+        &mut builder,
+        &mut progress,
+        &mut landed_receipt,
+    )
+    .await;
+    let persisted = match cx.end_phase(&contents, persisted, &mut progress).await {
+        Ok(p) => p,
+        Err(f) => return Err(persist_err(f, &progress, &builder, landed_receipt)),
+    };
 
     // 3. Reconcile, with the issues-phase token. The App's slug names the
     // bot whose comments are benchops's own.
-    let rec_err = |f: Failure, p: &Progress| f.into_error(SweepPhase::Reconcile, p);
+    let rec_err = |f: Failure, p: &Progress| {
+        f.into_error(SweepPhase::Reconcile, p)
+            .with_receipt(persisted.receipt.clone(), cx.request_metrics())
+    };
     let app = cx
         .app
         .get_app()
@@ -1065,6 +1123,8 @@ struct Persisted {
     persisted: Vec<PersistedRecord>,
     baseline_changes: Vec<BaselineChange>,
     receipt_path: Option<String>,
+    /// The receipt (committed when `receipt_path` is Some).
+    receipt: Receipt,
     history: Vec<SealedRecord>,
 }
 
@@ -1198,6 +1258,7 @@ async fn contents_phase(
     dir_valid: &[SealedRecord],
     builder: &mut ReceiptBuilder,
     progress: &mut Progress,
+    landed_receipt: &mut Option<Receipt>,
 ) -> Result<Persisted, Failure> {
     let mut refs = if cx.handoff_refs {
         read_handoff_refs(cx, gh).await?
@@ -1226,7 +1287,10 @@ async fn contents_phase(
     valid.extend(refs.iter().filter_map(|r| r.sealed.clone()));
     let planned = plan_records(&valid)?;
 
+    // Every handoff seen is recorded, even when no record is new.
+    builder.record_receipt = !builder.validated.is_empty();
     let landed = persist(cx, gh, &planned, builder).await?;
+    *landed_receipt = Some(landed.receipt.clone());
     progress.persisted = true;
     progress.commit = landed.commit.as_ref().map(|c| c.as_str().to_owned());
     delete_consumed_refs(cx, gh, &mut refs, &landed.persisted, progress).await;
@@ -1238,6 +1302,7 @@ async fn contents_phase(
         persisted: landed.persisted,
         baseline_changes: landed.baseline_changes,
         receipt_path: landed.receipt_path,
+        receipt: landed.receipt,
         history,
     })
 }
@@ -1372,6 +1437,8 @@ struct Landed {
     persisted: Vec<PersistedRecord>,
     baseline_changes: Vec<BaselineChange>,
     receipt_path: Option<String>,
+    /// The receipt (committed when `receipt_path` is Some).
+    receipt: Receipt,
     /// Every file path at the tip.
     paths: BTreeSet<String>,
     /// Records whose bytes this sweep wrote or compared, by path.
@@ -1466,18 +1533,6 @@ async fn persist(
             .iter()
             .map(|p| (p.path.clone(), p.sealed.clone()))
             .collect();
-        if files.is_empty() {
-            return Ok(Landed {
-                commit: None,
-                paths: state.files.into_keys().collect(),
-                tip: state.tip,
-                attempts: 0,
-                persisted,
-                baseline_changes,
-                receipt_path: None,
-                known,
-            });
-        }
 
         // The receipt, with the request metrics so far.
         let receipt = Receipt {
@@ -1493,6 +1548,7 @@ async fn persist(
                 attempts: attempt,
             },
             requests: cx.request_metrics(),
+            stopped: None,
         };
         let receipt_bytes = canonical(&receipt, Contract::ReceiptV1, "receipt")?;
         let started = compact_slot(&builder.sweep.started_at)
@@ -1503,20 +1559,39 @@ async fn persist(
             &started[4..6],
             Sha256Digest::of(&receipt_bytes).hex()
         );
-        if let (Some(entry), Some(tip)) = (state.files.get(&receipt_path), &state.tip) {
-            let f = gh
-                .get_file(&cx.repo, &receipt_path, tip.as_str())
-                .await
-                .map_err(at(format!("read {receipt_path}")))?;
-            if f.bytes != receipt_bytes {
-                return Err(Failure::new(
-                    format!("check {receipt_path}"),
-                    Cause::Conflict {
-                        path: receipt_path,
-                        blob: entry.sha.as_str().to_owned(),
-                    },
-                ));
+        // Nothing new and nothing to record (or that receipt is already
+        // there): no commit.
+        let mut receipt_present = false;
+        if !files.is_empty() || builder.record_receipt {
+            if let (Some(entry), Some(tip)) = (state.files.get(&receipt_path), &state.tip) {
+                let f = gh
+                    .get_file(&cx.repo, &receipt_path, tip.as_str())
+                    .await
+                    .map_err(at(format!("read {receipt_path}")))?;
+                if f.bytes != receipt_bytes {
+                    return Err(Failure::new(
+                        format!("check {receipt_path}"),
+                        Cause::Conflict {
+                            path: receipt_path,
+                            blob: entry.sha.as_str().to_owned(),
+                        },
+                    ));
+                }
+                receipt_present = true;
             }
+        }
+        if files.is_empty() && (!builder.record_receipt || receipt_present) {
+            return Ok(Landed {
+                commit: None,
+                paths: state.files.into_keys().collect(),
+                tip: state.tip,
+                attempts: 0,
+                persisted,
+                baseline_changes,
+                receipt_path: None,
+                receipt,
+                known,
+            });
         }
         files.push(TreeFile {
             path: receipt_path.clone(),
@@ -1576,6 +1651,7 @@ async fn persist(
             persisted,
             baseline_changes,
             receipt_path: Some(receipt_path),
+            receipt,
             paths,
             known,
         });
@@ -2008,11 +2084,17 @@ pub fn render_summary(r: &GitHubSweepReport) -> String {
         HISTORY_BRANCH,
         r.repo
     );
+    let nothing_new = r.new_records() == 0 && r.baseline_changes.is_empty();
     match (&r.commit, &r.tip) {
         (Some(c), _) => {
             let _ = writeln!(
                 s,
-                "  commit {} (attempt {}){}",
+                "  {}commit {} (attempt {}){}",
+                if nothing_new {
+                    "nothing new: receipt-only "
+                } else {
+                    ""
+                },
                 short_commit(c),
                 r.persist_attempts,
                 r.receipt_path
@@ -2021,10 +2103,17 @@ pub fn render_summary(r: &GitHubSweepReport) -> String {
             );
         }
         (None, Some(t)) => {
-            let _ = writeln!(s, "  nothing new: no commit, tip stays {}", short_commit(t));
+            let _ = writeln!(
+                s,
+                "  nothing new: no commit (no handoff, nothing to record), tip stays {}",
+                short_commit(t)
+            );
         }
         (None, None) => {
-            let _ = writeln!(s, "  nothing new: the branch does not exist yet");
+            let _ = writeln!(
+                s,
+                "  nothing new: no commit (no handoff, nothing to record); the branch does not exist yet"
+            );
         }
     }
     for b in &r.baseline_changes {

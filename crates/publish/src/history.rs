@@ -35,9 +35,12 @@
 //! - A record already at its path with the same bytes is a no-op
 //!   (`already_present`); other bytes at that path stop the persist with
 //!   [`HistoryError::Conflict`] before anything is built.
-//! - A commit is made only when a record or a baseline pointer is new. The
-//!   receipt rides in that commit; an all-no-op persist writes nothing (its
-//!   receipt is still returned).
+//! - A commit is made when a record or a baseline pointer is new, and the
+//!   receipt rides in it. With [`ReceiptBuilder::record_receipt`] (the
+//!   sweeps set it when they saw at least one handoff) an all-no-op persist
+//!   still commits its receipt alone (a receipt-only commit); without it an
+//!   all-no-op persist writes nothing (its receipt is still returned). A
+//!   sweep with no handoffs has nothing to record and makes no commit.
 //! - Commits are deterministic: fixed author and committer
 //!   (`benchops-publish`), dates from the receipt's `sweep.finished_at`, and
 //!   a message derived from the content. Because the ref update is the only
@@ -658,6 +661,55 @@ pub struct Receipt {
     pub history: HistoryInfo,
     /// API traffic.
     pub requests: RequestMetrics,
+    /// Where a failed sweep stopped (None: it did not fail before the
+    /// receipt was written). Omitted from the JSON when None, so receipts
+    /// of sweeps that did not stop keep their bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<Stopped>,
+}
+
+/// `receipt.stopped`: the phase and step where a failed sweep stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stopped {
+    /// `validate`, `persist` or `reconcile`.
+    pub phase: String,
+    /// The step within the phase.
+    pub step: String,
+    /// The error, with every cause, on one line.
+    pub error: String,
+    /// Whether rerunning the same sweep can succeed as is.
+    pub retryable: bool,
+}
+
+impl Receipt {
+    /// This receipt with `stopped` set, as canonical `receipt/v1` bytes.
+    pub fn with_stop(mut self, stopped: Stopped) -> Result<Vec<u8>, HistoryError> {
+        self.stopped = Some(stopped);
+        canonical_checked(&self, Contract::ReceiptV1)
+            .map_err(|reasons| HistoryError::InvalidReceipt { reasons })
+    }
+
+    /// The receipt of a sweep that stopped before anything was persisted:
+    /// the builder's verdicts, nothing persisted, no baseline change, and
+    /// `parent` the tip last seen (if any).
+    pub fn unpersisted(builder: &ReceiptBuilder, parent: Option<String>) -> Receipt {
+        Receipt {
+            schema: Contract::ReceiptV1.id().to_owned(),
+            sweep: builder.sweep.clone(),
+            validated: builder.validated.clone(),
+            persisted: Vec::new(),
+            skipped: builder.skipped.clone(),
+            baseline_changes: Vec::new(),
+            history: HistoryInfo {
+                branch: HISTORY_BRANCH.to_owned(),
+                parent,
+                attempts: 1,
+            },
+            requests: builder.requests.clone(),
+            stopped: None,
+        }
+    }
 }
 
 /// What the caller knows about the sweep; [`LocalHistory::persist`] adds
@@ -675,6 +727,14 @@ pub struct ReceiptBuilder {
     pub skipped: Vec<SkippedEntry>,
     /// API traffic (zeros for local).
     pub requests: RequestMetrics,
+    /// Commit the receipt even when no record or baseline pointer is new
+    /// (a receipt-only commit). Sweeps set it when they saw at least one
+    /// handoff (valid, already present or invalid), so every such sweep
+    /// leaves its receipt; a sweep with no handoffs has nothing to record
+    /// and leaves it false (no commit per idle scheduled run). Still
+    /// create-only: a receipt already at its path with the same bytes is a
+    /// no-op.
+    pub record_receipt: bool,
 }
 
 impl ReceiptBuilder {
@@ -690,6 +750,7 @@ impl ReceiptBuilder {
             validated: Vec::new(),
             skipped: Vec::new(),
             requests: RequestMetrics::default(),
+            record_receipt: false,
         }
     }
 }
@@ -1292,6 +1353,7 @@ impl LocalHistory {
                 attempts: attempt,
             },
             requests: builder.requests.clone(),
+            stopped: None,
         };
         let receipt_bytes = canonical_checked(&receipt, Contract::ReceiptV1)
             .map_err(|reasons| HistoryError::InvalidReceipt { reasons })?;
@@ -1317,17 +1379,22 @@ impl LocalHistory {
             receipt: receipt_bytes.clone(),
             receipt_path: receipt_path.clone(),
         };
-        if new_files.is_empty() {
+        if new_files.is_empty() && !builder.record_receipt {
             return Ok(unchanged(None));
         }
         if let Some(t) = &tip
             && let Some(oid) = self.blobs(t, &[receipt_path.as_str()])?.get(&receipt_path)
-            && self.blob(oid)? != receipt_bytes
         {
-            return Err(HistoryError::Conflict {
-                path: receipt_path,
-                existing: oid.clone(),
-            });
+            if self.blob(oid)? != receipt_bytes {
+                return Err(HistoryError::Conflict {
+                    path: receipt_path,
+                    existing: oid.clone(),
+                });
+            }
+            if new_files.is_empty() {
+                // A receipt-only commit whose receipt is already there.
+                return Ok(unchanged(None));
+            }
         }
         new_files.push((receipt_path.clone(), receipt_bytes.clone()));
 

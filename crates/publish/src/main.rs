@@ -5,7 +5,7 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -111,6 +111,14 @@ enum Command {
         /// coverage, labels and baseline policies.
         #[arg(long, value_name = "FILE")]
         manifest: PathBuf,
+        /// When the sweep fails after validating: write its receipt, whose
+        /// `stopped` says the phase and step where it stopped and whether a
+        /// rerun can succeed, to FILE (atomic write). A failed persist
+        /// commits nothing, so this is the receipt's only copy. Without
+        /// this option the receipt is printed to stderr as one JSON line
+        /// after the error.
+        #[arg(long, value_name = "FILE")]
+        receipt_out: Option<PathBuf>,
     },
 }
 
@@ -166,11 +174,20 @@ fn main() -> ExitCode {
             handoff,
             handoff_refs,
             manifest,
+            receipt_out,
         } => {
             if github {
-                sweep_github(repo, app_id, app_key_file, handoff, handoff_refs, manifest)
+                sweep_github(
+                    repo,
+                    app_id,
+                    app_key_file,
+                    handoff,
+                    handoff_refs,
+                    manifest,
+                    receipt_out.as_deref(),
+                )
             } else if let Some(dir) = local {
-                sweep_local(dir, manifest)
+                sweep_local(dir, manifest, receipt_out.as_deref())
             } else {
                 eprintln!("error: pass --local [DIR] or --github");
                 ExitCode::from(2)
@@ -179,7 +196,25 @@ fn main() -> ExitCode {
     }
 }
 
-fn sweep_local(dir: PathBuf, manifest: PathBuf) -> ExitCode {
+/// Writes a stopped sweep's receipt to `out` (atomically), or prints it to
+/// stderr as one JSON line.
+fn emit_receipt(receipt: Option<&[u8]>, out: Option<&Path>) {
+    let Some(bytes) = receipt else {
+        return;
+    };
+    match out {
+        Some(path) => match benchops::fsio::write_atomic(path, bytes) {
+            Ok(()) => eprintln!("receipt written to {}", path.display()),
+            Err(e) => {
+                eprintln!("error: failed to write the receipt: {}", error_chain(&e));
+                eprintln!("{}", String::from_utf8_lossy(bytes));
+            }
+        },
+        None => eprintln!("{}", String::from_utf8_lossy(bytes)),
+    }
+}
+
+fn sweep_local(dir: PathBuf, manifest: PathBuf, receipt_out: Option<&Path>) -> ExitCode {
     let opts = benchops_publish::sweep::LocalSweepOptions::new(dir, manifest);
     match benchops_publish::sweep::sweep_local(&opts) {
         Ok(report) => {
@@ -197,6 +232,7 @@ fn sweep_local(dir: PathBuf, manifest: PathBuf) -> ExitCode {
         }
         Err(e) => {
             eprintln!("error: {}", error_chain(&e));
+            emit_receipt(e.receipt.as_deref(), receipt_out);
             ExitCode::from(2)
         }
     }
@@ -209,6 +245,7 @@ fn sweep_github(
     handoff: Option<PathBuf>,
     handoff_refs: bool,
     manifest: PathBuf,
+    receipt_out: Option<&Path>,
 ) -> ExitCode {
     use benchops_publish::github_sweep as gs;
     let (Some(repo), Some(app_id), Some(app_key_file), true) = (
@@ -262,6 +299,7 @@ fn sweep_github(
                     "rerunning will not help until the cause above is fixed"
                 }
             );
+            emit_receipt(e.receipt.as_deref(), receipt_out);
             ExitCode::from(2)
         }
     }

@@ -19,7 +19,11 @@
 //!    file is left in place and they are never persisted.
 //! 2. **Persist** the valid records with [`LocalHistory::persist`]: one
 //!    commit with the receipt (trigger `local`) and the baseline pointers
-//!    the manifest's lane policies allow; nothing new means no commit.
+//!    the manifest's lane policies allow. A sweep that saw at least one
+//!    handoff (valid, already present or invalid) always commits its
+//!    receipt, alone when no record is new (a receipt-only commit); a sweep
+//!    with no handoffs has nothing to record and makes no commit (so an
+//!    idle scheduled run does not grow the branch).
 //! 3. **Reconcile** every record in history (not only this sweep's) against
 //!    the ledger with [`benchops::reconcile::reconcile`], applying the plan
 //!    one action at a time with an atomic write of the whole ledger after
@@ -28,6 +32,12 @@
 //!    or wrote; if a person (or another sweep) changed it, the plan is
 //!    recomputed from the new file (at most [`MAX_REPLANS`] times).
 //! 4. **Report**: a [`SweepReport`], rendered by [`render_summary`].
+//!
+//! A sweep that fails in the persist or reconcile phase returns a
+//! [`SweepFailure`] carrying a receipt whose `stopped` says where it
+//! stopped and whether a rerun can succeed as is. A failed persist commits
+//! nothing, so that receipt exists only there (the CLI writes it to
+//! `--receipt-out`, or prints it on stderr).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
@@ -43,8 +53,8 @@ use benchops::seal::{IssueKind, SealedRecord, verify};
 use benchops::{LaneName, Sha256Digest};
 
 use crate::history::{
-    BaselineChange, HistoryError, LocalHistory, PersistedRecord, ReceiptBuilder, SkippedEntry,
-    ValidatedEntry, compact_slot,
+    BaselineChange, HistoryError, LocalHistory, PersistedRecord, Receipt, ReceiptBuilder,
+    SkippedEntry, Stopped, ValidatedEntry, compact_slot,
 };
 use crate::ledger::{Applied, Ledger, LedgerError};
 use crate::validate::{IssueOut, digest_from_file_name};
@@ -402,17 +412,108 @@ pub enum SweepError {
     },
 }
 
+impl SweepError {
+    /// Whether rerunning the same sweep can succeed without a person
+    /// changing anything: false for a bad manifest, a create-only conflict
+    /// or corrupt history, and an unreadable or invalid ledger.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            SweepError::History { source, .. } => source.is_retryable(),
+            SweepError::LedgerBusy { .. }
+            | SweepError::ListHandoffs { .. }
+            | SweepError::Quarantine { .. } => true,
+            SweepError::NoDirectory { .. }
+            | SweepError::ManifestRead { .. }
+            | SweepError::Manifest(_)
+            | SweepError::Ledger(_) => false,
+        }
+    }
+}
+
+/// A local sweep that stopped: the error and, once the validate phase has
+/// finished, the sweep's receipt with `stopped` set (canonical
+/// `receipt/v1` bytes). When the persist failed that receipt was not
+/// committed; when the reconcile failed it is the committed receipt (if
+/// any) plus `stopped`.
+#[derive(Debug)]
+pub struct SweepFailure {
+    /// What stopped the sweep.
+    pub error: Box<SweepError>,
+    /// The receipt saying where it stopped (None: it stopped before the
+    /// validate phase finished).
+    pub receipt: Option<Vec<u8>>,
+}
+
+impl fmt::Display for SweepFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for SweepFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(self.error.as_ref())
+    }
+}
+
+impl SweepFailure {
+    /// Whether rerunning the same sweep can succeed as is.
+    pub fn is_retryable(&self) -> bool {
+        self.error.is_retryable()
+    }
+}
+
+impl<E: Into<SweepError>> From<E> for SweepFailure {
+    fn from(e: E) -> Self {
+        SweepFailure {
+            error: Box::new(e.into()),
+            receipt: None,
+        }
+    }
+}
+
+/// The error and every cause, on one line.
+pub(crate) fn error_line(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
+}
+
+/// `receipt` with `stopped` set from the error; None when even that receipt
+/// cannot be built (the error itself still stops the sweep).
+fn stopped_receipt(
+    receipt: Receipt,
+    phase: &str,
+    step: &str,
+    error: &SweepError,
+) -> Option<Vec<u8>> {
+    receipt
+        .with_stop(Stopped {
+            phase: phase.to_owned(),
+            step: step.to_owned(),
+            error: error_line(error),
+            retryable: error.is_retryable(),
+        })
+        .ok()
+}
+
 // ---------------------------------------------------------------------------
 // The sweep
 
 /// Runs a local sweep: validate, persist, reconcile, report. See the module
 /// documentation.
-pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> {
+pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepFailure> {
     let started_at = opts.clock.now();
     if !opts.dir.is_dir() {
         return Err(SweepError::NoDirectory {
             path: opts.dir.clone(),
-        });
+        }
+        .into());
     }
     let text =
         std::fs::read_to_string(&opts.manifest).map_err(|source| SweepError::ManifestRead {
@@ -446,7 +547,6 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
         path: history_path.clone(),
         source,
     };
-    let history = LocalHistory::open_or_init(&history_path).map_err(hist_err)?;
     let finished_at = opts.clock.now();
     let mut builder = ReceiptBuilder::local(started_at.clone(), finished_at.clone());
     for h in &handoffs {
@@ -465,26 +565,66 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
             });
         }
     }
+    // Every handoff seen is recorded, even when no record is new.
+    builder.record_receipt = !handoffs.is_empty();
     let policies: BTreeMap<LaneName, BaselinePolicy> = manifest
         .lanes
         .iter()
         .map(|l| (l.name.clone(), l.baseline))
         .collect();
-    let outcome = history
-        .persist(&valid, &builder, &policies)
-        .map_err(hist_err)?;
+    let mut tip_seen = None;
+    let persisted = LocalHistory::open_or_init(&history_path)
+        .map_err(|e| ("open the history repository", e))
+        .and_then(|history| {
+            tip_seen = history.tip().ok().flatten();
+            let outcome = history
+                .persist(&valid, &builder, &policies)
+                .map_err(|e| ("persist to benchmark-history", e))?;
+            Ok((history, outcome))
+        });
+    let (history, outcome) = match persisted {
+        Ok(done) => done,
+        Err((step, e)) => {
+            let error = hist_err(e);
+            let receipt = stopped_receipt(
+                Receipt::unpersisted(&builder, tip_seen),
+                "persist",
+                step,
+                &error,
+            );
+            return Err(SweepFailure {
+                error: Box::new(error),
+                receipt,
+            });
+        }
+    };
     let tip = outcome.commit.clone().or_else(|| outcome.parent.clone());
 
-    // 3. Reconcile over all of history.
-    let entries = history.list_records(None).map_err(hist_err)?;
-    let mut records = Vec::with_capacity(entries.len());
-    for e in &entries {
-        records.push(history.read_record(&e.path).map_err(hist_err)?);
-    }
-    let applied = apply_reconcile(opts, &manifest, &records)?;
-
-    // 4. Health.
-    let latest = history.latest_per_lane().map_err(hist_err)?;
+    // 3. Reconcile over all of history; 4. health.
+    let reconciled = (|| -> Result<_, (&'static str, SweepError)> {
+        let read = |e| ("read history", hist_err(e));
+        let entries = history.list_records(None).map_err(read)?;
+        let mut records = Vec::with_capacity(entries.len());
+        for e in &entries {
+            records.push(history.read_record(&e.path).map_err(read)?);
+        }
+        let applied =
+            apply_reconcile(opts, &manifest, &records).map_err(|e| ("apply the reconcile", e))?;
+        let latest = history.latest_per_lane().map_err(read)?;
+        Ok((records, applied, latest))
+    })();
+    let (records, applied, latest) = match reconciled {
+        Ok(done) => done,
+        Err((step, error)) => {
+            let receipt = serde_json::from_slice::<Receipt>(&outcome.receipt)
+                .ok()
+                .and_then(|r| stopped_receipt(r, "reconcile", step, &error));
+            return Err(SweepFailure {
+                error: Box::new(error),
+                receipt,
+            });
+        }
+    };
     let health = health(&manifest, &latest, &records);
 
     Ok(SweepReport {
@@ -885,7 +1025,18 @@ pub fn render_summary(r: &SweepReport) -> String {
         r.already_present(),
         r.history.display()
     );
+    let nothing_new = r.new_records() == 0 && r.baseline_changes.is_empty();
     match (&r.commit, &r.tip) {
+        (Some(c), _) if nothing_new => {
+            let _ = writeln!(
+                s,
+                "  nothing new: receipt-only commit {}{}",
+                short_commit(c),
+                r.receipt_path
+                    .as_ref()
+                    .map_or_else(String::new, |p| format!(", receipt {p}"))
+            );
+        }
         (Some(c), _) => {
             let _ = writeln!(
                 s,
@@ -897,10 +1048,17 @@ pub fn render_summary(r: &SweepReport) -> String {
             );
         }
         (None, Some(t)) => {
-            let _ = writeln!(s, "  nothing new: no commit, tip stays {}", short_commit(t));
+            let _ = writeln!(
+                s,
+                "  nothing new: no commit (no handoff, nothing to record), tip stays {}",
+                short_commit(t)
+            );
         }
         (None, None) => {
-            let _ = writeln!(s, "  nothing new: the branch does not exist yet");
+            let _ = writeln!(
+                s,
+                "  nothing new: no commit (no handoff, nothing to record); the branch does not exist yet"
+            );
         }
     }
     for b in &r.baseline_changes {

@@ -948,3 +948,35 @@ fn issue_links_point_at_the_paths_the_store_writes() {
         record_path(&sealed).expect("path")
     );
 }
+
+#[test]
+fn record_receipt_commits_a_receipt_alone_when_nothing_is_new() {
+    let (_d, h) = fresh();
+    let a = record("nightly", "2026-11-30T01:00:00Z", false);
+    h.persist(std::slice::from_ref(&a), &builder(), &policies())
+        .expect("persists");
+    let tip = h.tip().expect("tip");
+    let records = h.list_records(None).expect("lists");
+
+    let mut later = ReceiptBuilder::local("2026-12-01T02:00:00Z", "2026-12-01T02:00:05Z");
+    later.record_receipt = true;
+    let out = h
+        .persist(std::slice::from_ref(&a), &later, &policies())
+        .expect("persists");
+    let commit = out.commit.clone().expect("a receipt-only commit");
+    assert_eq!(out.parent, tip);
+    assert!(out.persisted.iter().all(|p| p.already_present));
+    let path = out.receipt_path.clone().expect("the receipt is written");
+    assert!(path.starts_with("receipts/2026/12/"), "{path}");
+    assert_eq!(show(&h, &path).as_deref(), Some(out.receipt.as_slice()));
+    assert_eq!(h.tip().expect("tip").as_deref(), Some(commit.as_str()));
+    assert_eq!(
+        h.list_records(None).expect("lists"),
+        records,
+        "no new record"
+    );
+    assert_eq!(commit_count(&h), 2);
+
+    let v: Value = serde_json::from_slice(&out.receipt).expect("JSON");
+    assert!(v.get("stopped").is_none(), "no stop: the member is omitted");
+}

@@ -202,7 +202,7 @@ type IssueView = (
 /// The repository as a comparison sees it: subtree ids of the records and
 /// baseline pointers, how many receipts and commits; issues and comments;
 /// labels.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Normalized {
     results_tree: Option<String>,
     baselines_tree: Option<String>,
@@ -210,6 +210,19 @@ struct Normalized {
     commits: usize,
     issues: Vec<IssueView>,
     labels: Vec<(String, String)>,
+}
+
+impl Normalized {
+    /// Every sweep that saw a handoff commits a receipt (alone when nothing
+    /// is new), so a rerun adds receipt-only commits: this checks one
+    /// receipt per commit and drops both counts, leaving records, baseline
+    /// pointers, issues, comments and labels to compare.
+    fn settled(mut self) -> Normalized {
+        assert_eq!(self.receipts, self.commits, "one receipt per commit");
+        self.receipts = 0;
+        self.commits = 0;
+        self
+    }
 }
 
 impl Env {
@@ -547,27 +560,29 @@ async fn a_full_sweep_persists_sealed_bytes_opens_one_issue_and_uses_one_token_p
         "{summary}"
     );
 
-    // 2. A rerun changes nothing: no commit, no issue, no comment.
+    // 2. A rerun (another time, same handoffs) records only its receipt:
+    // no new record, no issue, no comment.
     let tip = e.tip();
     let before = e.sim.issues(OWNER, NAME);
     e.sim.clear_requests();
     let again = e.sweep().await;
-    assert_eq!(again.commit, None);
     assert_eq!((again.new_records(), again.already_present()), (0, 1));
     assert!(again.applied.is_empty(), "{:?}", again.applied);
-    assert_eq!(e.tip(), tip);
+    assert!(again.commit.is_some(), "a receipt-only commit");
+    assert_ne!(e.tip(), tip);
+    let receipt_path = again.receipt_path.as_ref().expect("a new receipt");
+    assert_ne!(Some(receipt_path), report.receipt_path.as_ref());
+    let receipt: Value =
+        serde_json::from_slice(&e.file(receipt_path).expect("receipt")).expect("receipt JSON");
+    assert_eq!(receipt["persisted"][0]["already_present"], true);
+    assert_eq!(receipt["history"]["parent"].as_str(), tip.as_deref());
     assert_eq!(e.sim.issues(OWNER, NAME), before);
     let writes: Vec<&str> = e
         .sim
         .requests()
         .iter()
         .filter_map(|r| r.operation)
-        .filter(|op| {
-            op.starts_with("git/create")
-                || *op == "git/update-ref"
-                || op.starts_with("issues/create")
-                || *op == "issues/update"
-        })
+        .filter(|op| op.starts_with("issues/create") || *op == "issues/update")
         .collect();
     assert!(writes.is_empty(), "{writes:?}");
     assert!(e.sim.tokens().iter().all(|t| t.revoked));
@@ -629,11 +644,20 @@ async fn a_crash_after_any_request_converges_to_the_uninterrupted_result() {
         e.sim.clear_faults();
         let rerun = e.sweep().await;
         let got = e.normalized().await;
-        assert_eq!(got, want, "k = {k}: stopped with {err}; rerun {rerun:?}");
-        // And a third sweep has nothing left to do.
+        // A crash after the ref update leaves one more (receipt-only)
+        // commit; records, pointers, issues and comments are the same.
+        assert!(got.receipts <= want.receipts + 1, "k = {k}: {got:?}");
+        assert_eq!(
+            got.settled(),
+            want.clone().settled(),
+            "k = {k}: stopped with {err}; rerun {rerun:?}"
+        );
+        // And a third sweep has nothing left to do but record its receipt.
         let third = e.sweep().await;
         assert!(
-            third.commit.is_none() && third.applied.is_empty(),
+            third.new_records() == 0
+                && third.baseline_changes.is_empty()
+                && third.applied.is_empty(),
             "k = {k}"
         );
     }
@@ -781,19 +805,10 @@ async fn two_sweeps_racing_on_the_same_handoffs_converge() {
     assert!(a.is_ok() || b.is_ok(), "{a:?} {b:?}");
     e.sweep().await;
     let got = e.normalized().await;
+    assert_eq!(got.receipts, got.commits, "one receipt per commit");
     assert_eq!(
-        (
-            &got.results_tree,
-            &got.baselines_tree,
-            got.receipts,
-            &got.labels
-        ),
-        (
-            &want.results_tree,
-            &want.baselines_tree,
-            want.receipts,
-            &want.labels
-        )
+        (&got.results_tree, &got.baselines_tree, &got.labels),
+        (&want.results_tree, &want.baselines_tree, &want.labels)
     );
     // One open issue per key, with the same body and evidence as the
     // uninterrupted run; an issue both sweeps opened is closed as a
@@ -811,7 +826,7 @@ async fn two_sweeps_racing_on_the_same_handoffs_converge() {
         assert_eq!(comments, want_comments);
     }
     let again = e.sweep().await;
-    assert!(again.applied.is_empty() && again.commit.is_none());
+    assert!(again.applied.is_empty() && again.new_records() == 0);
 }
 
 // ---------------------------------------------------------------------------
@@ -857,10 +872,10 @@ async fn lanes_a_sentinel_pass_keeps_a_comprehensive_drift_open_both_lanes_close
     for rec in [&s2, &c3] {
         assert!(closing.contains(&rec.digest().to_string()), "{closing}");
     }
-    // Stays closed.
+    // Stays closed (the rerun records only its receipt).
     let r = e.sweep().await;
     assert!(
-        r.applied.is_empty() && r.commit.is_none(),
+        r.applied.is_empty() && r.new_records() == 0 && r.baseline_changes.is_empty(),
         "{:?}",
         r.applied
     );
@@ -1016,10 +1031,11 @@ async fn handoff_refs_are_persisted_then_deleted_and_invalid_ones_stay_reported(
     let tip = e.tip();
     e.sim.clear_requests();
     let again = e.sweep_refs().await;
-    assert_eq!(again.commit, None);
+    assert!(again.commit.is_some(), "a receipt-only commit");
+    assert_eq!(again.new_records(), 0);
     assert_eq!(again.quarantined(), 2);
     assert!(again.applied.is_empty());
-    assert_eq!(e.tip(), tip);
+    assert_ne!(e.tip(), tip);
     assert_eq!(e.handoff_refs(), invalid);
     assert!(
         !e.sim
@@ -1170,11 +1186,19 @@ async fn a_crash_after_any_request_of_a_handoff_ref_sweep_converges() {
         e.sim.clear_faults();
         let rerun = e.sweep_refs().await;
         let got = e.normalized().await;
-        assert_eq!(got, want, "k = {k}: stopped with {err}; rerun {rerun:?}");
+        assert!(got.receipts <= want.receipts + 1, "k = {k}: {got:?}");
+        assert_eq!(
+            got.settled(),
+            want.clone().settled(),
+            "k = {k}: stopped with {err}; rerun {rerun:?}"
+        );
         assert_eq!(e.handoff_refs(), want_refs, "k = {k}: stopped with {err}");
         let third = e.sweep_refs().await;
         assert!(
-            third.commit.is_none() && third.applied.is_empty() && third.refs_left() == 0,
+            third.new_records() == 0
+                && third.baseline_changes.is_empty()
+                && third.applied.is_empty()
+                && third.refs_left() == 0,
             "k = {k}"
         );
         assert_eq!(e.handoff_refs(), want_refs);
@@ -1602,4 +1626,184 @@ async fn cli_github_mode_sweeps_and_a_bad_invocation_is_a_usage_error() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+// ---------------------------------------------------------------------------
+// Receipts: every sweep that saw a handoff, and where a failed one stopped
+
+#[tokio::test]
+async fn a_sweep_with_no_handoffs_makes_no_commit() {
+    let e = env().await;
+    let idle = e.sweep().await;
+    assert!(idle.handoffs.is_empty());
+    assert_eq!(
+        (idle.commit.clone(), idle.receipt_path.clone()),
+        (None, None)
+    );
+    assert_eq!(e.tip(), None, "no branch, nothing to record");
+
+    let r1 = drift("nightly", "2026-12-01T01:00:00Z");
+    e.hand_off(&[&r1]);
+    let first = e.sweep().await;
+    let tip = e.tip();
+    assert_eq!(first.commit, tip);
+    fs::remove_file(e.handoff.join(r1.file_name())).expect("handoff consumed");
+    for _ in 0..2 {
+        e.sim.clear_requests();
+        let idle = e.sweep().await;
+        assert_eq!(
+            (idle.commit.clone(), idle.receipt_path.clone()),
+            (None, None)
+        );
+        assert!(idle.applied.is_empty(), "{:?}", idle.applied);
+        assert_eq!(e.tip(), tip, "the branch does not move");
+        let writes: Vec<&str> = e
+            .sim
+            .requests()
+            .iter()
+            .filter_map(|r| r.operation)
+            .filter(|op| op.starts_with("git/create") || *op == "git/update-ref")
+            .collect();
+        assert!(writes.is_empty(), "{writes:?}");
+    }
+    let n = e.normalized().await;
+    assert_eq!((n.receipts, n.commits), (1, 1));
+}
+
+/// Runs the CLI against the simulator with `--handoff` and `extra`.
+async fn cli_sweep(e: &Env, extra: Vec<String>) -> std::process::Output {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_benchops-publish"));
+    c.args(["sweep", "--github", "--repo", &format!("{OWNER}/{NAME}")])
+        .args(["--app-id", &e.sim.app_id().to_string()])
+        .arg("--handoff")
+        .arg(&e.handoff)
+        .arg("--manifest")
+        .arg(&e.manifest)
+        .args(extra)
+        .env("GITHUB_API_URL", e.sim.base_url())
+        .env("BENCHOPS_APP_KEY_FILE", &e.key)
+        .env("GITHUB_EVENT_NAME", "schedule");
+    for v in [
+        "GITHUB_RUN_ID",
+        "GITHUB_RUN_ATTEMPT",
+        "GITHUB_WORKFLOW",
+        "GITHUB_SERVER_URL",
+    ] {
+        c.env_remove(v);
+    }
+    tokio::task::spawn_blocking(move || c.output().expect("the binary runs"))
+        .await
+        .expect("joins")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_reconcile_writes_a_receipt_that_says_where_it_stopped() {
+    let e = env().await;
+    let r1 = drift("nightly", "2026-12-01T01:00:00Z");
+    e.hand_off(&[&r1]);
+    // Opening the issue fails (issue creation is never retried blindly):
+    // the reconcile dies after the persist landed.
+    e.sim.set_fault_plan(
+        FaultPlan::new()
+            .rule(FaultRule::on_operation("issues/create", Fault::Status(502)).forever()),
+    );
+    let out_file = e.handoff.parent().expect("tmp").join("receipt.json");
+    let out = cli_sweep(
+        &e,
+        vec!["--receipt-out".to_owned(), out_file.display().to_string()],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("reconcile phase"), "{stderr}");
+    let receipt: Value =
+        serde_json::from_slice(&fs::read(&out_file).expect("a receipt file")).expect("JSON");
+    benchops::schema::Contract::ReceiptV1
+        .validate(&receipt)
+        .expect("a valid receipt/v1");
+    assert_eq!(receipt["stopped"]["phase"], "reconcile", "{receipt}");
+    assert_eq!(receipt["stopped"]["retryable"], true, "{receipt}");
+    assert!(
+        receipt["stopped"]["step"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty()),
+        "{receipt}"
+    );
+    // The persist landed: the record is in history, with its own receipt
+    // (without `stopped`); the file is that receipt plus where it stopped.
+    assert_eq!(
+        e.file(&record_path(&r1).expect("path")).as_deref(),
+        Some(r1.bytes())
+    );
+    assert_eq!(receipt["persisted"][0]["already_present"], false);
+    let n = e.normalized().await;
+    assert_eq!((n.receipts, n.commits), (1, 1));
+    assert!(e.sim.issues(OWNER, NAME).is_empty());
+
+    // Without --receipt-out it is printed to stderr as one JSON line after
+    // the error.
+    let out = cli_sweep(&e, Vec::new()).await;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let printed: Value =
+        serde_json::from_str(stderr.lines().last().expect("a line")).expect("one JSON line");
+    assert_eq!(printed["stopped"]["phase"], "reconcile");
+    assert_eq!(printed["stopped"]["retryable"], true);
+
+    // Once the fault is gone a rerun converges: one issue.
+    e.sim.clear_faults();
+    let done = e.sweep().await;
+    assert_eq!(done.new_records(), 0);
+    assert_eq!(e.sim.issues(OWNER, NAME).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_only_conflict_writes_a_persist_receipt_that_is_not_retryable() {
+    let e = env().await;
+    let r1 = drift("nightly", "2026-12-01T01:00:00Z");
+    let path = record_path(&r1).expect("path");
+    e.sim.commit_files(
+        OWNER,
+        NAME,
+        "benchmark-history",
+        &[(path.as_str(), b"{\"not\":\"the record\"}")],
+        "someone else\n",
+    );
+    let tip = e.tip();
+    e.hand_off(&[&r1]);
+
+    // The library: the error carries the receipt.
+    let err = e.try_sweep().await.expect_err("a create-only conflict");
+    let receipt: Value =
+        serde_json::from_slice(err.receipt.as_deref().expect("a receipt")).expect("JSON");
+    assert_eq!(receipt["stopped"]["phase"], "persist");
+    assert_eq!(receipt["stopped"]["retryable"], false);
+    assert_eq!(receipt["stopped"]["step"], format!("check {path}"));
+    assert_eq!(receipt["persisted"], json!([]), "nothing persisted");
+    assert_eq!(receipt["validated"][0]["valid"], true);
+
+    // The CLI: written to --receipt-out, never committed.
+    let out_file = e.handoff.parent().expect("tmp").join("receipt.json");
+    let out = cli_sweep(
+        &e,
+        vec!["--receipt-out".to_owned(), out_file.display().to_string()],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let written: Value =
+        serde_json::from_slice(&fs::read(&out_file).expect("a receipt file")).expect("JSON");
+    benchops::schema::Contract::ReceiptV1
+        .validate(&written)
+        .expect("a valid receipt/v1");
+    assert_eq!(written["stopped"]["phase"], "persist", "{written}");
+    assert_eq!(written["stopped"]["retryable"], false, "{written}");
+    assert!(
+        written["stopped"]["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("create-only")),
+        "{written}"
+    );
+    assert_eq!(e.tip(), tip, "nothing was written");
+    assert_eq!(e.normalized().await.receipts, 0);
 }

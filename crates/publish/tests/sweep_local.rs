@@ -250,7 +250,7 @@ fn first_sweep_persists_and_opens_one_drift_issue_with_labels_and_evidence() {
 }
 
 #[test]
-fn a_second_sweep_with_nothing_new_changes_nothing() {
+fn a_second_sweep_with_nothing_new_records_only_its_receipt() {
     let e = env();
     e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
     let first = e.sweep();
@@ -261,9 +261,20 @@ fn a_second_sweep_with_nothing_new_changes_nothing() {
 
     let mut o = e.opts();
     o.clock = Clock::fixed("2026-12-03T00:00:00.000Z"); // another time, same inputs
+    let records = e.history().list_records(None).expect("lists");
     let second = sweep_local(&o).expect("sweep");
-    assert_eq!(second.commit, None, "no new commit");
-    assert_eq!(second.tip, first.commit);
+    // The sweep saw a handoff, so it leaves its receipt: a receipt-only
+    // commit on top of the first, with no new record.
+    let commit = second.commit.clone().expect("a receipt-only commit");
+    assert_eq!(second.tip.as_deref(), Some(commit.as_str()));
+    assert_eq!(e.history().list_records(None).expect("lists"), records);
+    let receipt_path = second.receipt_path.clone().expect("a receipt");
+    assert_ne!(Some(&receipt_path), first.receipt_path.as_ref());
+    assert!(
+        receipt_path.starts_with("receipts/2026/12/"),
+        "{receipt_path}"
+    );
+    assert!(second.baseline_changes.is_empty());
     assert_eq!((second.new_records(), second.already_present()), (0, 1));
     assert!(second.applied.is_empty(), "{:?}", second.applied);
     assert!(!second.ledger_created);
@@ -275,7 +286,42 @@ fn a_second_sweep_with_nothing_new_changes_nothing() {
         mtime,
         "the ledger was not rewritten"
     );
-    assert!(render_summary(&second).contains("nothing new: no commit"));
+    assert!(
+        render_summary(&second).contains("nothing new: receipt-only commit"),
+        "{}",
+        render_summary(&second)
+    );
+}
+
+#[test]
+fn a_sweep_with_no_handoffs_makes_no_commit() {
+    let e = env();
+    // No branch yet, no handoff: nothing to record.
+    let idle = e.sweep();
+    assert!(idle.handoffs.is_empty());
+    assert_eq!((idle.commit.clone(), idle.tip.clone()), (None, None));
+    assert_eq!(idle.receipt_path, None);
+    assert_eq!(e.history().tip().expect("tip"), None);
+
+    // After a sweep that persisted, removing the handoff makes the next
+    // (scheduled) sweeps idle: the branch does not move.
+    let r1 = drift("nightly", "2026-12-01T01:00:00Z");
+    e.hand_off(&[&r1]);
+    let first = e.sweep();
+    let tip = first.commit.clone().expect("a commit");
+    fs::remove_file(e.dir.join("sealed").join(r1.file_name())).expect("handoff consumed");
+    for _ in 0..2 {
+        let idle = e.sweep();
+        assert_eq!(idle.commit, None);
+        assert_eq!(idle.receipt_path, None);
+        assert_eq!(idle.tip.as_deref(), Some(tip.as_str()));
+        assert!(idle.applied.is_empty(), "{:?}", idle.applied);
+    }
+    assert_eq!(
+        e.history().tip().expect("tip").as_deref(),
+        Some(tip.as_str())
+    );
+    assert!(render_summary(&e.sweep()).contains("nothing new: no commit"));
 }
 
 #[test]
@@ -377,10 +423,36 @@ fn a_tampered_handoff_is_quarantined_with_a_reason_and_never_persisted() {
     assert!(summary.contains("QUARANTINED"), "{summary}");
     assert!(summary.contains("source left in place"), "{summary}");
 
-    // A rerun quarantines it again (no-op copy) and still reports it.
+    // A rerun quarantines it again (no-op copy), still reports it and
+    // records its receipt (the quarantine among its verdicts), with no new
+    // record.
     let again = e.sweep();
     assert_eq!(again.quarantined(), 1);
-    assert_eq!(again.commit, None);
+    assert_eq!(again.new_records(), 0);
+    let receipt_path = again.receipt_path.clone().expect("a receipt-only commit");
+    let receipt: Value = serde_json::from_slice(
+        &Command::new("git")
+            .arg("--git-dir")
+            .arg(e.dir.join("history.git"))
+            .args(["show", &format!("benchmark-history:{receipt_path}")])
+            .output()
+            .expect("git runs")
+            .stdout,
+    )
+    .expect("receipt JSON");
+    assert_eq!(receipt["skipped"].as_array().map(Vec::len), Some(1));
+    let listed_again: Vec<_> = e
+        .history()
+        .list_records(None)
+        .expect("lists")
+        .into_iter()
+        .map(|r| r.digest)
+        .collect();
+    assert_eq!(
+        listed_again,
+        vec![good.digest()],
+        "still only the valid record"
+    );
 }
 
 #[test]
@@ -460,6 +532,57 @@ fn a_corrupt_ledger_stops_the_sweep_naming_the_file() {
     .expect("w");
     let err = sweep_local(&e.opts()).expect_err("refused");
     assert!(err.to_string().contains("issues.json"), "{err}");
+    // The record was persisted before the reconcile stopped; the receipt
+    // that goes with the error says where.
+    assert_eq!(e.history().list_records(None).expect("lists").len(), 1);
+    let receipt: Value =
+        serde_json::from_slice(err.receipt.as_deref().expect("a receipt")).expect("JSON");
+    benchops::schema::Contract::ReceiptV1
+        .validate(&receipt)
+        .expect("a valid receipt/v1");
+    assert_eq!(receipt["stopped"]["phase"], "reconcile");
+    assert_eq!(receipt["stopped"]["step"], "apply the reconcile");
+    assert_eq!(receipt["stopped"]["retryable"], false);
+    assert!(
+        receipt["stopped"]["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("issues.json")),
+        "{receipt}"
+    );
+    assert_eq!(receipt["persisted"][0]["already_present"], false);
+
+    // The CLI: the receipt goes to --receipt-out, or to stderr as one JSON
+    // line after the error.
+    let out_file = e.dir.join("stopped.receipt.json");
+    let cli = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_benchops-publish"))
+            .args(["sweep", "--local"])
+            .arg(&e.dir)
+            .arg("--manifest")
+            .arg(&e.manifest)
+            .args(extra)
+            .output()
+            .expect("runs")
+    };
+    let out = cli(&["--receipt-out", out_file.to_str().expect("UTF-8")]);
+    assert_eq!(out.status.code(), Some(2));
+    let written: Value =
+        serde_json::from_slice(&fs::read(&out_file).expect("receipt file")).expect("receipt JSON");
+    assert_eq!(written["stopped"]["phase"], "reconcile");
+    assert_eq!(written["stopped"]["retryable"], false);
+    let out = cli(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr.lines().last().expect("a line");
+    let printed: Value = serde_json::from_str(last).expect("one JSON line");
+    assert_eq!(printed["stopped"]["phase"], "reconcile");
+    assert!(
+        stderr
+            .lines()
+            .next()
+            .is_some_and(|l| l.starts_with("error: ")),
+        "{stderr}"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -488,7 +611,7 @@ fn a_crash_after_any_ledger_write_converges_to_the_uninterrupted_result() {
     assert!(n >= 5, "a plan worth crashing in: {:?}", full.applied);
     assert_eq!(full.closed(), 1);
     let want_ledger = reference.ledger_bytes();
-    let want_tip = reference.history().tip().expect("tip");
+    let want_records = reference.history().list_records(None).expect("lists");
     assert!(reference.sweep().applied.is_empty(), "converged");
 
     for k in 0..=n {
@@ -506,7 +629,12 @@ fn a_crash_after_any_ledger_write_converges_to_the_uninterrupted_result() {
             String::from_utf8(want_ledger.clone()).expect("UTF-8"),
             "k={k}"
         );
-        assert_eq!(e.history().tip().expect("tip"), want_tip, "k={k}");
+        // Each rerun adds a receipt-only commit; the records are the same.
+        assert_eq!(
+            e.history().list_records(None).expect("lists"),
+            want_records,
+            "k={k}"
+        );
         assert!(e.sweep().applied.is_empty(), "k={k}: converged");
     }
 }
