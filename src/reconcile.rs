@@ -82,6 +82,14 @@
 //! already or accepted; note `Duplicates` either way. An issue whose key has no
 //! evidence in history is left alone (note `UnknownKey`).
 //!
+//! Two racing sweeps can also both post the same comment. When benchops's own
+//! comments on the canonical issue (unless accepted) carry the same evidence or
+//! closed marker more than once, the earliest (lowest comment id) is kept and
+//! each later comment whose every marker an earlier kept comment carries is
+//! deleted with `DeleteDuplicateComment`, after the key's other actions and
+//! before `CloseDuplicate`. Deleting a repeat removes no announcement, so it
+//! changes no other action.
+//!
 //! # Idempotence and retries
 //!
 //! Every action is one write request and every write is recorded by a marker
@@ -334,6 +342,17 @@ pub struct ActualIssue {
     pub commented_evidence: BTreeSet<Sha256Digest>,
     /// Epochs that have a closing comment.
     pub closing_comments: BTreeSet<Sha256Digest>,
+    /// The comments read, by id, with the markers each carries.
+    pub comments: Vec<IssueComment>,
+}
+
+/// One comment benchops wrote, as read back: its id and the markers in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssueComment {
+    /// The platform's comment id (ascending in creation order).
+    pub id: u64,
+    /// The markers it carries, in text order.
+    pub markers: Vec<CommentMarker>,
 }
 
 impl ActualIssue {
@@ -380,35 +399,65 @@ impl ActualIssue {
             body_evidence,
             commented_evidence: BTreeSet::new(),
             closing_comments: BTreeSet::new(),
+            comments: Vec::new(),
         }
     }
 
-    /// Adds what the issue's comments mark (evidence and closing comments).
+    /// Adds what the issue's comments mark (evidence and closing comments),
+    /// each comment given as its id and its text.
     #[must_use]
-    pub fn with_comments<I>(mut self, comments: I) -> Self
+    pub fn with_comments<I, S>(mut self, comments: I) -> Self
     where
-        I: IntoIterator,
-        I::Item: AsRef<str>,
+        I: IntoIterator<Item = (u64, S)>,
+        S: AsRef<str>,
     {
-        for c in comments {
+        for (id, c) in comments {
+            let mut found = Vec::new();
             for (kind, words) in markers(c.as_ref()) {
                 let digest = |f| marker_field(&words, f).and_then(|v| v.parse().ok());
                 match kind {
                     "benchops:evidence" => {
                         if let Some(d) = digest("record") {
                             self.commented_evidence.insert(d);
+                            found.push(CommentMarker::Evidence { record: d });
                         }
                     }
                     "benchops:closed" => {
                         if let Some(d) = digest("epoch") {
                             self.closing_comments.insert(d);
+                            found.push(CommentMarker::Closed { epoch: d });
                         }
                     }
                     _ => {}
                 }
             }
+            self.comments.push(IssueComment { id, markers: found });
         }
         self
+    }
+
+    /// Comments that repeat what earlier comments already mark: walking the
+    /// comments by ascending id, a comment with at least one marker, all of
+    /// which an earlier kept comment carries. The earliest of each marker is
+    /// kept, and a comment is never a duplicate while it carries a marker
+    /// nothing earlier does. Ascending ids, each once.
+    pub fn duplicate_comments(&self) -> Vec<u64> {
+        let mut by_id: Vec<&IssueComment> = self.comments.iter().collect();
+        by_id.sort_by_key(|c| c.id);
+        by_id.dedup_by_key(|c| c.id);
+        let mut seen: BTreeSet<CommentMarker> = BTreeSet::new();
+        let mut out = Vec::new();
+        for c in by_id {
+            if c.markers.is_empty() {
+                continue;
+            }
+            if c.markers.iter().all(|m| seen.contains(m)) {
+                out.push(c.id);
+            } else {
+                seen.extend(c.markers.iter().copied());
+            }
+        }
+        out
     }
 
     /// Who closed it; `None` while open.
@@ -711,7 +760,7 @@ fn evidence_entry(h: &HistoryRecord<'_>, key: &DriftKey, summary: &str) -> Evide
 // ---------------------------------------------------------------------------
 
 /// What a comment's marker records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum CommentMarker {
     /// Announces one evidence record.
     Evidence {
@@ -777,6 +826,14 @@ pub enum Action {
         issue: u64,
         /// The new body (state marker `open`).
         body: String,
+    },
+    /// Delete a comment benchops wrote that repeats the marker of an
+    /// earlier one (two racing sweeps both posted it).
+    DeleteDuplicateComment {
+        /// The issue.
+        issue: u64,
+        /// The comment to delete (never the earliest carrying its marker).
+        comment_id: u64,
     },
     /// Set state closed (reason `duplicate`) and a body without the drift
     /// marker, in one request.
@@ -966,6 +1023,7 @@ pub fn reconcile(
             None => cx.no_issue(status),
             Some((canonical, others)) => {
                 cx.existing(status, canonical);
+                cx.duplicate_comments(canonical);
                 cx.duplicates(key, canonical.number, others);
             }
         }
@@ -1169,6 +1227,20 @@ impl Cx<'_> {
             marker: CommentMarker::Closed { epoch: s.epoch },
             body,
         });
+    }
+
+    /// Deletes repeated benchops comments on the canonical issue (not on an
+    /// accepted one: benchops writes nothing there).
+    fn duplicate_comments(&mut self, issue: &ActualIssue) {
+        if issue.has_label(&self.labels.accepted) {
+            return;
+        }
+        for comment_id in issue.duplicate_comments() {
+            self.act(Action::DeleteDuplicateComment {
+                issue: issue.number,
+                comment_id,
+            });
+        }
     }
 
     fn duplicates(&mut self, key: &DriftKey, canonical: u64, others: &[&ActualIssue]) {
@@ -1667,9 +1739,12 @@ mod tests {
         );
         let issue = ActualIssue::from_body(7, "t", body, IssueState::Closed, None, vec![])
             .with_comments([
-                format!("{}\nhello", evidence_marker(&d2)),
-                closed_marker(&d2),
-                "<!-- benchops:evidence record=sha256:nothex -->".to_owned(),
+                (1, format!("{}\nhello", evidence_marker(&d2))),
+                (2, closed_marker(&d2)),
+                (
+                    3,
+                    "<!-- benchops:evidence record=sha256:nothex -->".to_owned(),
+                ),
             ]);
         assert_eq!(issue.key, Some(key("wall_s")));
         assert_eq!(
@@ -1692,6 +1767,34 @@ mod tests {
             vec![],
         );
         assert_eq!(plain.closed_by(), Some(Closer::Human));
+    }
+
+    #[test]
+    fn duplicate_comments_keep_the_earliest_of_each_marker() {
+        let d1 = Sha256Digest::of(b"1");
+        let d2 = Sha256Digest::of(b"2");
+        let issue = ActualIssue::from_body(
+            7,
+            "t",
+            drift_marker(&key("wall_s")),
+            IssueState::Open,
+            None,
+            vec![],
+        )
+        .with_comments([
+            (30, evidence_marker(&d1)),
+            (10, evidence_marker(&d1)),
+            (20, "no marker".to_owned()),
+            (
+                40,
+                format!("{}{}", evidence_marker(&d1), closed_marker(&d2)),
+            ),
+            (50, closed_marker(&d2)),
+            (60, evidence_marker(&d2)),
+        ]);
+        // 30 repeats 10; 40 carries a closed marker nothing earlier does, so
+        // it stays; 50 repeats 40's closed marker.
+        assert_eq!(issue.duplicate_comments(), vec![30, 50]);
     }
 
     #[test]

@@ -218,11 +218,15 @@ struct LedgerIssue {
     state_reason: Option<String>,
     labels: BTreeSet<String>,
     comments: Vec<String>,
+    /// The id of each comment, parallel to `comments`.
+    comment_ids: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Ledger {
     issues: BTreeMap<u64, LedgerIssue>,
+    /// The last comment id handed out (ids ascend across the ledger).
+    last_comment_id: u64,
 }
 
 impl Ledger {
@@ -238,7 +242,7 @@ impl Ledger {
                     i.state_reason.clone(),
                     i.labels.iter().cloned().collect(),
                 )
-                .with_comments(&i.comments)
+                .with_comments(i.comment_ids.iter().copied().zip(&i.comments))
             })
             .collect()
     }
@@ -267,6 +271,7 @@ impl Ledger {
                         state_reason: None,
                         labels: labels.iter().cloned().collect(),
                         comments: vec![],
+                        comment_ids: vec![],
                     },
                 );
             }
@@ -283,7 +288,15 @@ impl Ledger {
                     CommentMarker::Closed { epoch } => closed_marker(epoch),
                 };
                 assert!(body.contains(&m), "comment body carries its marker");
-                self.get(*issue).comments.push(body.clone());
+                self.push_comment(*issue, body.clone());
+            }
+            Action::DeleteDuplicateComment { issue, comment_id } => {
+                let i = self.get(*issue);
+                // Deleting a comment that is already gone is not an error.
+                if let Some(at) = i.comment_ids.iter().position(|c| c == comment_id) {
+                    i.comment_ids.remove(at);
+                    i.comments.remove(at);
+                }
             }
             Action::UpdateBody { issue, body } => self.get(*issue).body = body.clone(),
             Action::Close { issue, body, .. } => {
@@ -319,6 +332,15 @@ impl Ledger {
         let i = self.get(n);
         i.state = IssueState::Closed;
         i.state_reason = Some(reason.into());
+    }
+
+    fn push_comment(&mut self, n: u64, body: String) -> u64 {
+        self.last_comment_id += 1;
+        let id = self.last_comment_id;
+        let i = self.get(n);
+        i.comments.push(body);
+        i.comment_ids.push(id);
+        id
     }
 
     fn human_reopen(&mut self, n: u64) {
@@ -441,6 +463,9 @@ impl World {
                         .join(", ")
                 ),
                 Action::Reopen { issue, .. } => format!("reopen #{issue}"),
+                Action::DeleteDuplicateComment { issue, comment_id } => {
+                    format!("delete-comment #{issue} {comment_id}")
+                }
                 Action::CloseDuplicate {
                     issue, canonical, ..
                 } => format!("close-duplicate #{issue} of #{canonical}"),
@@ -1320,6 +1345,7 @@ fn issues_for_unknown_keys_and_foreign_issues_are_left_alone() {
             state_reason: None,
             labels: BTreeSet::new(),
             comments: vec![],
+            comment_ids: vec![],
         },
     );
     w.ledger.issues.insert(
@@ -1331,6 +1357,7 @@ fn issues_for_unknown_keys_and_foreign_issues_are_left_alone() {
             state_reason: None,
             labels: BTreeSet::new(),
             comments: vec![],
+            comment_ids: vec![],
         },
     );
     assert!(w.sweep().is_empty());
@@ -1341,4 +1368,57 @@ fn issues_for_unknown_keys_and_foreign_issues_are_left_alone() {
             issue: 8
         }]
     );
+}
+
+#[test]
+fn racing_sweeps_duplicate_comments_are_deleted_keeping_the_earliest() {
+    let mut w = World::new(subset_sentinel());
+    w.add(
+        "C1",
+        "comprehensive",
+        "2026-11-01T01:00:00Z",
+        &[("parse/large", Spec::Drift(1.3))],
+    );
+    w.sweep();
+    w.add(
+        "C2",
+        "comprehensive",
+        "2026-11-02T01:00:00Z",
+        &[("parse/large", Spec::Drift(1.31))],
+    );
+    // Two sweeps plan against the same ledger and both post the comment.
+    let plan = w.plan_for(&w.ledger);
+    w.ledger.apply_all(&plan.actions);
+    w.ledger.apply_all(&plan.actions);
+    let i = w.issue(1);
+    assert_eq!(i.comments.len(), 2);
+    assert_eq!(i.comments[0], i.comments[1], "the same comment twice");
+    let (first, second) = (i.comment_ids[0], i.comment_ids[1]);
+    assert!(first < second);
+
+    // One delete, of the later copy; then nothing (checked by `sweep`).
+    assert_eq!(w.sweep(), [format!("delete-comment #1 {second}")]);
+    assert_eq!(w.issue(1).comment_ids, [first]);
+    assert!(w.sweep().is_empty());
+
+    // A person's comments are never counted, so never deleted; a repeated
+    // closing comment is deleted like an evidence one.
+    w.add(
+        "C3",
+        "comprehensive",
+        "2026-11-03T01:00:00Z",
+        &[("parse/large", Spec::Pass(1.0))],
+    );
+    let plan = w.plan_for(&w.ledger);
+    w.ledger.apply_all(&plan.actions);
+    let closing = w
+        .issue(1)
+        .comments
+        .last()
+        .cloned()
+        .expect("closing comment");
+    let again = w.ledger.push_comment(1, closing);
+    assert_eq!(w.sweep(), [format!("delete-comment #1 {again}")]);
+    assert!(w.sweep().is_empty());
+    assert_eq!(w.issue(1).comments.len(), 2, "evidence C2 and the closing");
 }

@@ -43,6 +43,14 @@ const CREATE_COMMENT: Op = Op::write(
     Phase::Issues,
 );
 const LIST_COMMENTS: Op = Op::read("issues.list_comments", "list issue comments");
+// Idempotent: deleting a comment twice finds it gone the second time, which
+// `delete_comment` reports as `AlreadyGone`.
+const DELETE_COMMENT: Op = Op::write(
+    "issues.delete_comment",
+    "delete issue comment",
+    Idempotency::Idempotent,
+    Phase::Issues,
+);
 const GET_LABEL: Op = Op::read("labels.get", "get label");
 const CREATE_LABEL: Op = Op::write(
     "labels.create",
@@ -308,6 +316,16 @@ impl LabelSpec {
     }
 }
 
+/// What [`GitHubClient::delete_comment`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CommentDeletion {
+    /// The comment was deleted (204).
+    Deleted,
+    /// It did not exist (404): deleted already, by us or someone else.
+    AlreadyGone,
+}
+
 /// What [`GitHubClient::ensure_labels`] found or did for one label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -460,6 +478,26 @@ impl GitHubClient {
             repo.api_path()
         );
         self.get_all(&LIST_COMMENTS, path).await
+    }
+
+    /// `DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}`: 204 is
+    /// [`CommentDeletion::Deleted`]; 404 is [`CommentDeletion::AlreadyGone`],
+    /// so deleting is idempotent (also when a retry follows a deletion whose
+    /// response was lost). An issues-phase write.
+    pub async fn delete_comment(
+        &self,
+        repo: &Repo,
+        comment_id: u64,
+    ) -> Result<CommentDeletion, GitHubError> {
+        let path = format!("{}/issues/comments/{comment_id}", repo.api_path());
+        match self
+            .send(&DELETE_COMMENT, Method::DELETE, &path, None::<&()>)
+            .await
+        {
+            Ok(_) => Ok(CommentDeletion::Deleted),
+            Err(e) if e.is_not_found() => Ok(CommentDeletion::AlreadyGone),
+            Err(e) => Err(e),
+        }
     }
 
     /// Makes sure every label exists: `GET …/labels/{name}`; on 404,

@@ -73,8 +73,8 @@ pub use error::{ApiErrorDetail, GitHubError};
 pub use git::{Blob, Commit, FileContents, GitRef, RefDeletion, Tree, TreeEntry, TreeFile};
 pub use handoff::{HANDOFF_REF_PREFIX, HandoffContent, HandoffFile, HandoffRef};
 pub use issues::{
-    Comment, Issue, IssueLabel, IssueState, IssueUpdate, LabelOutcome, LabelSpec, NewIssue,
-    StateFilter, StateReason, User,
+    Comment, CommentDeletion, Issue, IssueLabel, IssueState, IssueUpdate, LabelOutcome, LabelSpec,
+    NewIssue, StateFilter, StateReason, User,
 };
 pub use metrics::{Metrics, OperationMetrics};
 pub use names::{GitSha, RefName, Repo};

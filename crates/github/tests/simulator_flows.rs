@@ -18,9 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use benchops_github::{
-    AppId, AppKey, GitHubClient, GitHubError, GitSha, HandoffContent, InstallationToken,
-    IssueState, IssueUpdate, LabelOutcome, LabelSpec, ManualClock, NewIssue, Phase, RefDeletion,
-    RefName, Repo, StateFilter, StateReason, TreeFile,
+    AppId, AppKey, CommentDeletion, GitHubClient, GitHubError, GitSha, HandoffContent,
+    InstallationToken, IssueState, IssueUpdate, LabelOutcome, LabelSpec, ManualClock, NewIssue,
+    Phase, RefDeletion, RefName, Repo, StateFilter, StateReason, TreeFile,
 };
 use benchops_testkit::GitHubSim;
 use benchops_testkit::openapi;
@@ -799,6 +799,91 @@ async fn phase_tokens_are_enforced_by_the_client_and_by_the_simulator() {
         (Some("git/create-tree"), Some(403))
     );
     assert_eq!(e.ref_sha("main"), main_before);
+
+    e.assert_contract(&[&contents, &issues]);
+}
+
+#[tokio::test]
+async fn comments_are_deleted_idempotently_with_the_issues_permission_only() {
+    let e = Env::new().await;
+    let contents = e.token(Phase::Contents).await;
+    let issues = e.token(Phase::Issues).await;
+    let gh = e.client.with_installation_token(&issues);
+    let issue = gh
+        .create_issue(&e.repo, &new_issue("t", &[]))
+        .await
+        .expect("issue");
+    let keep = gh
+        .create_comment(&e.repo, issue.number, "<!-- benchops:x -->")
+        .await
+        .expect("comment");
+    let copy = gh
+        .create_comment(&e.repo, issue.number, "<!-- benchops:x -->")
+        .await
+        .expect("comment");
+
+    // A contents-phase client refuses before sending anything.
+    let ghc = e.client.with_installation_token(&contents);
+    let sent = e.sim.requests().len();
+    let err = ghc
+        .delete_comment(&e.repo, copy.id)
+        .await
+        .expect_err("contents phase");
+    assert!(
+        matches!(
+            err,
+            GitHubError::PhaseForbids {
+                phase: Phase::Contents,
+                needs: Phase::Issues,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(e.sim.requests().len(), sent, "nothing was sent");
+    // Without the client's check, the simulator refuses with 403.
+    let raw = e.client.with_token(contents.token.clone());
+    let err = raw
+        .delete_comment(&e.repo, copy.id)
+        .await
+        .expect_err("the server enforces the permission");
+    assert!(matches!(err, GitHubError::Forbidden { .. }), "{err:?}");
+    let last = e.sim.requests().pop().expect("logged");
+    assert_eq!(
+        (last.method.as_str(), last.operation, last.status),
+        ("DELETE", Some("issues/delete-comment"), Some(403))
+    );
+    assert_eq!(e.sim.comments(OWNER, NAME, issue.number).len(), 2);
+
+    // 204, then 404 is "already gone": deleting is idempotent.
+    assert_eq!(
+        gh.delete_comment(&e.repo, copy.id).await.expect("deleted"),
+        CommentDeletion::Deleted
+    );
+    assert_eq!(
+        gh.delete_comment(&e.repo, copy.id).await.expect("gone"),
+        CommentDeletion::AlreadyGone
+    );
+    let statuses: Vec<Option<u16>> = e
+        .sim
+        .requests()
+        .iter()
+        .filter(|r| r.operation == Some("issues/delete-comment"))
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(statuses, [Some(403), Some(204), Some(404)]);
+    let left: Vec<u64> = e
+        .sim
+        .comments(OWNER, NAME, issue.number)
+        .iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(left, [keep.id]);
+    let listed = gh
+        .list_comments(&e.repo, issue.number)
+        .await
+        .expect("listed");
+    assert_eq!(listed.len(), 1);
 
     e.assert_contract(&[&contents, &issues]);
 }

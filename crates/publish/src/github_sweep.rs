@@ -97,7 +97,10 @@
 //! labels: a label a person set after the sweep listed the issues (the
 //! accepted label, say) is never dropped. `Close` sends `state_reason:
 //! completed`, `CloseDuplicate` `duplicate` and `Reopen` `reopened`, each
-//! in the same request as the body and state.
+//! in the same request as the body and state. `DeleteDuplicateComment`
+//! (two racing sweeps both posted the same marker; the earliest comment is
+//! kept) uses `DELETE …/issues/comments/{id}`, where a 404 means a racing
+//! sweep deleted it already and counts as done.
 //!
 //! # Crashes and retries
 //!
@@ -107,8 +110,9 @@
 //! action is one request whose effect the next plan reads back (markers in
 //! bodies and comments, states, labels), so a crash between two actions is
 //! healed by the next sweep, which recomputes the plan from what exists and
-//! applies only the rest: no duplicate issue or comment. Issue and comment
-//! creation are never retried blindly by the client.
+//! applies only the rest: no duplicate issue or comment survives (two
+//! sweeps racing may both post one; the next sweep deletes the later copy).
+//! Issue and comment creation are never retried blindly by the client.
 //!
 //! A failed sweep returns a [`GitHubSweepError`] naming the phase and the
 //! step where it stopped, with what had been done ([`Progress`]) and, once
@@ -1814,6 +1818,9 @@ fn describe(a: &Action) -> String {
         Action::UpdateBody { issue, .. } => format!("update the body of #{issue}"),
         Action::Close { issue, .. } => format!("close #{issue}"),
         Action::Reopen { issue, .. } => format!("reopen #{issue}"),
+        Action::DeleteDuplicateComment { issue, comment_id } => {
+            format!("delete duplicate comment {comment_id} on #{issue}")
+        }
         Action::CloseDuplicate { issue, .. } => format!("close duplicate #{issue}"),
     }
 }
@@ -1870,7 +1877,7 @@ async fn apply_reconcile(
                 comments
                     .iter()
                     .filter(|c| is_benchops_comment(&c.body, c.author(), bot_login))
-                    .map(|c| c.body.as_str()),
+                    .map(|c| (c.id, c.body.as_str())),
             );
         }
         actual.push(issue);
@@ -1990,6 +1997,14 @@ async fn apply(
             gh.update_issue(repo, *issue, &set(body, Some(open)))
                 .await?;
             Applied::Reopened { issue: *issue }
+        }
+        Action::DeleteDuplicateComment { issue, comment_id } => {
+            // 404 (gone already: a racing sweep deleted it) is success.
+            gh.delete_comment(repo, *comment_id).await?;
+            Applied::DeletedDuplicateComment {
+                issue: *issue,
+                comment_id: *comment_id,
+            }
         }
         Action::CloseDuplicate {
             issue,

@@ -6,6 +6,7 @@
 //! {
 //!   "schema": "benchops-issue-ledger/v1",
 //!   "next_number": 2,
+//!   "next_comment_id": 2,
 //!   "issues": [
 //!     {
 //!       "number": 1,
@@ -14,7 +15,7 @@
 //!       "state": "open",
 //!       "state_reason": null,
 //!       "labels": ["benchmark-drift", "lane:nightly"],
-//!       "comments": [{ "author": "benchops", "body": "<!-- benchops:evidence record=sha256:… -->\n…" }]
+//!       "comments": [{ "id": 1, "author": "benchops", "body": "<!-- benchops:evidence record=sha256:… -->\n…" }]
 //!     }
 //!   ]
 //! }
@@ -24,7 +25,14 @@
 //! always has the same bytes (no timestamps), so a sweep that changes
 //! nothing writes nothing. Every member is required and unknown members are
 //! refused, so a typo in a hand edit is an error naming the file, not a
-//! silently ignored field.
+//! silently ignored field. Two members may be left out: a comment's `id`
+//! and `next_comment_id` (ledgers written before comments had ids, and
+//! comments appended by hand). On load, every comment without an id (or
+//! with id 0) is numbered in file order from `next_comment_id` (at least one
+//! more than every id present), and the next write stores the ids. Comment
+//! ids are unique across the ledger and ascend in creation order, as on
+//! GitHub; the reconcile keeps the earliest of benchops comments that carry
+//! the same marker and deletes the others (`DeleteDuplicateComment`).
 //!
 //! People edit the file by hand, as they would click on GitHub:
 //!
@@ -34,7 +42,8 @@
 //! - accept: add the accepted label (`drift-accepted` by default) to
 //!   `labels`;
 //! - reopen: `"state": "open"`;
-//! - discuss: append `{"author": "<you>", "body": "…"}` to `comments`.
+//! - discuss: append `{"author": "<you>", "body": "…"}` to `comments` (no
+//!   `id` needed: it gets one on load).
 //!   Only comments whose author is `benchops` are read for markers.
 
 use std::path::{Path, PathBuf};
@@ -72,6 +81,11 @@ impl From<LedgerState> for IssueState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LedgerComment {
+    /// Its id, unique in the ledger, ascending in creation order. 0 (or
+    /// absent in the file): not numbered yet; [`Ledger::from_bytes`]
+    /// numbers it.
+    #[serde(default)]
+    pub id: u64,
     /// Who wrote it (`benchops` for the publisher).
     pub author: String,
     /// The text (benchops comments carry a hidden marker).
@@ -107,6 +121,10 @@ pub struct Ledger {
     pub schema: String,
     /// The number the next opened issue gets; greater than every number.
     pub next_number: u64,
+    /// The id the next comment gets; greater than every comment id (absent
+    /// in older ledgers: computed on load).
+    #[serde(default)]
+    pub next_comment_id: u64,
     /// Issues, in the order they were opened.
     pub issues: Vec<LedgerIssue>,
 }
@@ -204,6 +222,13 @@ pub enum Applied {
         /// The issue.
         issue: u64,
     },
+    /// A comment that repeated an earlier one's marker was deleted.
+    DeletedDuplicateComment {
+        /// The issue.
+        issue: u64,
+        /// The deleted comment.
+        comment_id: u64,
+    },
     /// Closed as a duplicate.
     ClosedDuplicate {
         /// The duplicate.
@@ -229,6 +254,9 @@ impl std::fmt::Display for Applied {
             Applied::BodyUpdated { issue } => write!(f, "#{issue} body updated"),
             Applied::Closed { issue } => write!(f, "#{issue} closed (completed)"),
             Applied::Reopened { issue } => write!(f, "#{issue} reopened"),
+            Applied::DeletedDuplicateComment { issue, comment_id } => {
+                write!(f, "#{issue} duplicate comment {comment_id} deleted")
+            }
             Applied::ClosedDuplicate { issue, canonical } => {
                 write!(f, "#{issue} closed as a duplicate of #{canonical}")
             }
@@ -248,6 +276,7 @@ impl Ledger {
         Ledger {
             schema: LEDGER_SCHEMA.to_owned(),
             next_number: 1,
+            next_comment_id: 1,
             issues: Vec::new(),
         }
     }
@@ -272,7 +301,7 @@ impl Ledger {
 
     /// Parses and checks ledger bytes; `path` only names the file in errors.
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Ledger, LedgerError> {
-        let ledger: Ledger = serde_json::from_slice(bytes).map_err(|e| LedgerError::Parse {
+        let mut ledger: Ledger = serde_json::from_slice(bytes).map_err(|e| LedgerError::Parse {
             path: path.to_path_buf(),
             reason: e.to_string(),
         })?;
@@ -304,7 +333,38 @@ impl Ledger {
                 )));
             }
         }
+        let mut ids = std::collections::BTreeSet::new();
+        for (i, issue) in ledger.issues.iter().enumerate() {
+            for (j, c) in issue.comments.iter().enumerate() {
+                if c.id != 0 && !ids.insert(c.id) {
+                    return Err(invalid(format!(
+                        "$.issues[{i}].comments[{j}].id: comment id {} appears more than once",
+                        c.id
+                    )));
+                }
+            }
+        }
+        ledger.number_comments();
         Ok(ledger)
+    }
+
+    /// Gives every comment without an id (0) the next id, in file order, and
+    /// makes `next_comment_id` greater than every id.
+    fn number_comments(&mut self) {
+        let max = self
+            .issues
+            .iter()
+            .flat_map(|i| i.comments.iter().map(|c| c.id))
+            .max()
+            .unwrap_or(0);
+        let mut next = self.next_comment_id.max(max + 1);
+        for c in self.issues.iter_mut().flat_map(|i| i.comments.iter_mut()) {
+            if c.id == 0 {
+                c.id = next;
+                next += 1;
+            }
+        }
+        self.next_comment_id = next;
     }
 
     /// The canonical file bytes: pretty JSON and a final newline.
@@ -348,7 +408,7 @@ impl Ledger {
                     i.comments
                         .iter()
                         .filter(|c| c.author == BENCHOPS_AUTHOR)
-                        .map(|c| c.body.as_str()),
+                        .map(|c| (c.id, c.body.as_str())),
                 )
             })
             .collect()
@@ -399,10 +459,13 @@ impl Ledger {
                 marker,
                 body,
             } => {
+                let id = self.next_comment_id.max(1);
                 self.find_mut(*issue, path)?.comments.push(LedgerComment {
+                    id,
                     author: BENCHOPS_AUTHOR.to_owned(),
                     body: body.clone(),
                 });
+                self.next_comment_id = id + 1;
                 match marker {
                     CommentMarker::Evidence { record } => Applied::Commented {
                         issue: *issue,
@@ -427,6 +490,17 @@ impl Ledger {
                 self.find_mut(*issue, path)?
                     .set(body, LedgerState::Open, "reopened");
                 Applied::Reopened { issue: *issue }
+            }
+            Action::DeleteDuplicateComment { issue, comment_id } => {
+                // Already gone (a racing sweep deleted it) is not an error,
+                // as a 404 is not on GitHub.
+                self.find_mut(*issue, path)?
+                    .comments
+                    .retain(|c| c.id != *comment_id);
+                Applied::DeletedDuplicateComment {
+                    issue: *issue,
+                    comment_id: *comment_id,
+                }
             }
             Action::CloseDuplicate {
                 issue,
@@ -506,10 +580,14 @@ mod tests {
         )
         .expect("comments");
         l.issues[0].comments.push(LedgerComment {
+            id: 0,
             author: "someone".into(),
             body: benchops::reconcile::evidence_marker(&Sha256Digest::of(b"copied")),
         });
         let back = Ledger::from_bytes(&l.to_bytes(), p).expect("parses");
+        // The person's comment, appended without an id, is numbered on load.
+        l.issues[0].comments[1].id = 2;
+        l.next_comment_id = 3;
         assert_eq!(back, l);
         let actual = back.actual_issues();
         assert_eq!(actual[0].key, Some(key()));
@@ -528,6 +606,77 @@ mod tests {
             ),
             Err(LedgerError::NoSuchIssue { number: 9, .. })
         ));
+    }
+
+    #[test]
+    fn ledgers_without_comment_ids_are_numbered_on_load() {
+        let p = Path::new("issues.json");
+        let old = r#"{"schema":"benchops-issue-ledger/v1","next_number":3,"issues":[
+            {"number":1,"title":"","body":"","state":"open","state_reason":null,"labels":[],
+             "comments":[{"author":"benchops","body":"a"},{"author":"x","body":"b"}]},
+            {"number":2,"title":"","body":"","state":"open","state_reason":null,"labels":[],
+             "comments":[{"id":7,"author":"benchops","body":"c"},{"author":"benchops","body":"d"}]}]}"#;
+        let l = Ledger::from_bytes(old.as_bytes(), p).expect("an old ledger loads");
+        let ids: Vec<Vec<u64>> = l
+            .issues
+            .iter()
+            .map(|i| i.comments.iter().map(|c| c.id).collect())
+            .collect();
+        assert_eq!(ids, [vec![8, 9], vec![7, 10]]);
+        assert_eq!(l.next_comment_id, 11);
+        // Written back, the ids are stored and load unchanged.
+        let again = Ledger::from_bytes(&l.to_bytes(), p).expect("parses");
+        assert_eq!(again, l);
+
+        let dup = old.replace(r#""author":"x""#, r#""id":7,"author":"x""#);
+        let e = Ledger::from_bytes(dup.as_bytes(), p).expect_err("duplicate id");
+        assert!(
+            e.to_string()
+                .contains("comment id 7 appears more than once"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn deleting_a_duplicate_comment_is_idempotent() {
+        let p = Path::new("issues.json");
+        let mut l = Ledger::empty();
+        l.apply(
+            &Action::Open {
+                key: key(),
+                title: "t".into(),
+                body: drift_marker(&key()),
+                labels: vec![],
+            },
+            p,
+        )
+        .expect("opens");
+        let d = Sha256Digest::of(b"r");
+        let comment = Action::Comment {
+            issue: 1,
+            marker: CommentMarker::Evidence { record: d },
+            body: benchops::reconcile::evidence_marker(&d),
+        };
+        l.apply(&comment, p).expect("comments");
+        l.apply(&comment, p).expect("comments again (a race)");
+        assert_eq!(l.actual_issues()[0].duplicate_comments(), [2]);
+        let delete = Action::DeleteDuplicateComment {
+            issue: 1,
+            comment_id: 2,
+        };
+        for _ in 0..2 {
+            assert_eq!(
+                l.apply(&delete, p).expect("deletes"),
+                Applied::DeletedDuplicateComment {
+                    issue: 1,
+                    comment_id: 2
+                }
+            );
+            assert_eq!(l.issues[0].comments.len(), 1);
+            assert_eq!(l.issues[0].comments[0].id, 1);
+        }
+        assert!(l.actual_issues()[0].duplicate_comments().is_empty());
+        assert_eq!(l.next_comment_id, 3, "ids are never reused");
     }
 
     #[test]

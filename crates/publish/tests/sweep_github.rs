@@ -810,20 +810,20 @@ async fn two_sweeps_racing_on_the_same_handoffs_converge() {
         (&got.results_tree, &got.baselines_tree, &got.labels),
         (&want.results_tree, &want.baselines_tree, &want.labels)
     );
-    // One open issue per key, with the same body and evidence as the
-    // uninterrupted run; an issue both sweeps opened is closed as a
-    // duplicate by the next sweep. Comments are compared as a set: GitHub
-    // has no compare-and-swap on issues, so two sweeps that plan from the
-    // same state can both post one comment (workflows serialize sweeps with
-    // a `concurrency` group).
+    // One open issue per key, with the same body, evidence and comments as
+    // the uninterrupted run; an issue both sweeps opened is closed as a
+    // duplicate by the next sweep. GitHub has no compare-and-swap on issues,
+    // so two sweeps that plan from the same state can both post one comment;
+    // the next sweep deletes the later copy, so the comments are the same
+    // list, in the same order, with no duplicate.
     for w in &want.issues {
         let same: Vec<&IssueView> = got.issues.iter().filter(|g| g.1 == w.1).collect();
         let tracking: Vec<&&IssueView> = same.iter().filter(|g| g.3 == "open").collect();
         assert_eq!(tracking.len(), 1, "{:#?}", got.issues);
         assert_eq!((&tracking[0].2, &tracking[0].4), (&w.2, &w.4));
-        let comments: std::collections::BTreeSet<&String> = tracking[0].5.iter().collect();
-        let want_comments: std::collections::BTreeSet<&String> = w.5.iter().collect();
-        assert_eq!(comments, want_comments);
+        assert_eq!(tracking[0].5, w.5, "comments as a list");
+        let unique: std::collections::BTreeSet<&String> = tracking[0].5.iter().collect();
+        assert_eq!(unique.len(), tracking[0].5.len(), "no duplicate comment");
     }
     let again = e.sweep().await;
     assert!(again.applied.is_empty() && again.new_records() == 0);
@@ -1414,6 +1414,67 @@ async fn close_and_close_duplicate_send_their_state_reasons() {
     assert_eq!(sent.len(), 2, "one closing update per issue: {sent:?}");
     assert!(sent.contains(&json!(["closed", "completed"])), "{sent:?}");
     assert!(sent.contains(&json!(["closed", "duplicate"])), "{sent:?}");
+}
+
+#[tokio::test]
+async fn a_comment_two_sweeps_both_posted_is_deleted_keeping_the_earliest() {
+    let e = env().await;
+    e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+    e.sweep().await;
+    e.hand_off(&[&drift("nightly", "2026-12-02T01:00:00Z")]);
+    e.sweep().await;
+    let issue = e.sim.issues(OWNER, NAME).remove(0);
+    let before = e.sim.comments(OWNER, NAME, issue.number);
+    assert_eq!(before.len(), 1, "{before:?}");
+    let first = &before[0];
+    assert!(first.bot);
+
+    // The comment a racing sweep posted too, by the App's bot; and a person
+    // quoting it, which is not benchops's and stays.
+    let iid = e.sim.installation_id(OWNER).expect("installed");
+    let token = e.sim.mint_token(iid, &[("issues", "write")], None);
+    let bot = GitHubClient::builder()
+        .base_url(e.sim.base_url())
+        .build()
+        .expect("client")
+        .with_token(Token::new(token));
+    let repo = Repo::new(OWNER, NAME).expect("repo");
+    let copy = bot
+        .create_comment(&repo, issue.number, &first.body)
+        .await
+        .expect("duplicate posted");
+    let quoted = e
+        .sim
+        .comment_as_user(OWNER, NAME, issue.number, "someone", &first.body)
+        .expect("person comments");
+    assert!(first.id < copy.id);
+
+    e.sim.clear_requests();
+    let report = e.sweep().await;
+    assert_eq!(
+        report.applied,
+        [Applied::DeletedDuplicateComment {
+            issue: issue.number,
+            comment_id: copy.id
+        }]
+    );
+    let deletes: Vec<Option<u16>> = e
+        .sim
+        .requests()
+        .iter()
+        .filter(|r| r.operation == Some("issues/delete-comment"))
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(deletes, [Some(204)]);
+    let ids: Vec<u64> = e
+        .sim
+        .comments(OWNER, NAME, issue.number)
+        .iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(ids, [first.id, quoted]);
+    let again = e.sweep().await;
+    assert!(again.applied.is_empty(), "{:?}", again.applied);
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use benchops::reconcile::{Note, drift_marker, evidence_marker};
 use benchops::seal::{SealedRecord, seal_json};
 use benchops_publish::history::{LocalHistory, record_path};
-use benchops_publish::ledger::{BENCHOPS_AUTHOR, Ledger, LedgerState};
+use benchops_publish::ledger::{Applied, BENCHOPS_AUTHOR, Ledger, LedgerState};
 use benchops_publish::sweep::{
     AfterWrite, Clock, LocalSweepOptions, SweepReport, render_summary, sweep_local,
 };
@@ -697,6 +697,7 @@ fn a_human_closed_issue_is_not_reopened() {
         l.issues[0]
             .comments
             .push(benchops_publish::ledger::LedgerComment {
+                id: 0,
                 author: "maintainer".into(),
                 body: "expected: we switched parsers".into(),
             });
@@ -728,6 +729,52 @@ fn a_human_closed_issue_is_not_reopened() {
     assert!(render_summary(&report).contains("closed by a person: #1"));
 
     // Nothing more on the next sweep.
+    assert!(e.sweep().applied.is_empty());
+}
+
+#[test]
+fn a_duplicated_benchops_comment_is_deleted_keeping_the_earliest() {
+    let e = env();
+    e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+    e.sweep();
+    let r2 = drift("nightly", "2026-12-02T01:00:00Z");
+    e.hand_off(&[&r2]);
+    assert_eq!(e.sweep().commented(), 1);
+    // Two racing sweeps both posted the comment: the copy was appended
+    // later (without an id, as by hand: it is numbered on load), and a
+    // person quoted it.
+    e.edit_ledger(|l| {
+        let mut copy = l.issues[0].comments[0].clone();
+        copy.id = 0;
+        let mut quote = copy.clone();
+        quote.author = "maintainer".into();
+        l.issues[0].comments.push(copy);
+        l.issues[0].comments.push(quote);
+    });
+    let before = e.ledger();
+    let ids: Vec<u64> = before.issues[0].comments.iter().map(|c| c.id).collect();
+    assert_eq!(ids.len(), 3);
+    assert!(ids[0] < ids[1] && ids[1] < ids[2], "{ids:?}");
+
+    let report = e.sweep();
+    assert_eq!(
+        report.applied,
+        [Applied::DeletedDuplicateComment {
+            issue: 1,
+            comment_id: ids[1]
+        }]
+    );
+    assert!(render_summary(&report).contains(&format!("#1 duplicate comment {} deleted", ids[1])));
+    let l = e.ledger();
+    let kept: Vec<u64> = l.issues[0].comments.iter().map(|c| c.id).collect();
+    assert_eq!(
+        kept,
+        [ids[0], ids[2]],
+        "the earliest and the person's quote"
+    );
+    let comments = benchops_comments(&l, 1);
+    assert_eq!(comments.len(), 1);
+    assert!(comments[0].contains(&evidence_marker(&r2.digest())));
     assert!(e.sweep().applied.is_empty());
 }
 

@@ -35,6 +35,7 @@ OPERATIONS = [
     ("patch", "/repos/{owner}/{repo}/issues/{issue_number}"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
     ("post", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
+    ("delete", "/repos/{owner}/{repo}/issues/comments/{comment_id}"),
     ("post", "/repos/{owner}/{repo}/issues/{issue_number}/labels"),
     ("get", "/repos/{owner}/{repo}/labels"),
     ("post", "/repos/{owner}/{repo}/labels"),

@@ -627,6 +627,31 @@ async fn every_simulator_response_in_a_full_flow_matches_the_description() {
         )
         .await;
     assert_eq!(s, 201);
+    let (s, copy) = f
+        .call(
+            &t,
+            Method::POST,
+            comments,
+            &one,
+            "",
+            Some(json!({"body": "still reproduces"})),
+        )
+        .await;
+    assert_eq!(s, 201);
+    // The description lists only 204 for a deletion (GitHub answers 404
+    // for a comment that is gone; the flows test that, not the contract).
+    let copy_id = copy["id"].as_u64().expect("comment id").to_string();
+    let (s, _) = f
+        .call(
+            &t,
+            Method::DELETE,
+            "/repos/{owner}/{repo}/issues/comments/{comment_id}",
+            &[or[0], or[1], ("comment_id", copy_id.as_str())],
+            "",
+            None,
+        )
+        .await;
+    assert_eq!(s, 204);
     let (s, _) = f
         .call(&t, Method::POST, comments, &one, "", Some(json!({})))
         .await;

@@ -140,6 +140,12 @@ pub const OPERATIONS: &[Operation] = &[
         "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
     ),
     op(
+        "DELETE",
+        "/repos/{owner}/{repo}/issues/comments/{comment_id}",
+        "issues/delete-comment",
+        "https://docs.github.com/rest/issues/comments#delete-an-issue-comment",
+    ),
+    op(
         "POST",
         "/repos/{owner}/{repo}/issues/{issue_number}/labels",
         "issues/add-labels",
@@ -270,6 +276,10 @@ mod tests {
         assert_eq!(
             id("POST", "/repos/o/r/issues/7/labels"),
             Some("issues/add-labels")
+        );
+        assert_eq!(
+            id("DELETE", "/repos/o/r/issues/comments/42"),
+            Some("issues/delete-comment")
         );
         assert_eq!(id("GET", "/app"), Some("apps/get-authenticated"));
         assert_eq!(id("PUT", "/repos/o/r/issues/7"), None);

@@ -472,6 +472,36 @@ pub(crate) async fn create_comment(
     })())
 }
 
+/// `DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}`: 204, or
+/// 404 when no issue of the repository has the comment (also when it was
+/// deleted already). Needs issues write.
+pub(crate) async fn delete_comment(
+    State(sh): State<Sh>,
+    Extension(ctx): Extension<Ctx>,
+    Path((owner, repo, comment_id)): Path<(String, String, String)>,
+) -> Response {
+    respond((|| {
+        let mut st = sh.lock();
+        let key = authorize(&st, &ctx, &owner, &repo, "issues", Access::Write)?;
+        let id: u64 = comment_id
+            .parse()
+            .map_err(|_| ApiError::not_found(ctx.docs))?;
+        let now = st.now();
+        let r = st
+            .repos
+            .get_mut(&key)
+            .ok_or_else(|| ApiError::not_found(ctx.docs))?;
+        let found = r.issues.iter_mut().find_map(|i| {
+            let at = i.comments.iter().position(|c| c.id == id)?;
+            Some((i, at))
+        });
+        let (issue, at) = found.ok_or_else(|| ApiError::not_found(ctx.docs))?;
+        issue.comments.remove(at);
+        issue.updated_at = now;
+        Ok(StatusCode::NO_CONTENT.into_response())
+    })())
+}
+
 /// `GET /repos/{owner}/{repo}/labels`, by name, paginated.
 pub(crate) async fn list_labels(
     State(sh): State<Sh>,

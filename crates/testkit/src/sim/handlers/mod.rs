@@ -368,6 +368,10 @@ pub(crate) fn router(sh: Sh) -> Router {
             get(issues::get_one).patch(issues::update),
         )
         .route(
+            "/repos/{owner}/{repo}/issues/comments/{comment_id}",
+            delete(issues::delete_comment),
+        )
+        .route(
             "/repos/{owner}/{repo}/issues/{number}/comments",
             get(issues::list_comments).post(issues::create_comment),
         )
