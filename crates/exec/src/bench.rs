@@ -683,11 +683,15 @@ pub fn metric_values(r: &child::ChildResult) -> Vec<MetricValue> {
     let mut seen = BTreeMap::new();
     for m in &r.metrics {
         // A metric reported twice keeps its last value.
-        seen.insert(m.name.clone(), (m.unit.clone(), m.value));
+        seen.insert(m.name.clone(), m);
     }
-    for (name, (unit, value)) in seen {
+    for (name, m) in seen {
         if !out.iter().any(|x| x.name == name) {
-            out.push(mv(&name, &unit, value));
+            let mut v = mv(&name, &m.unit, m.value);
+            if m.higher_is_better {
+                v.direction = Direction::HigherIsBetter;
+            }
+            out.push(v);
         }
     }
     out

@@ -254,6 +254,10 @@ pub struct Metric {
     pub value: Option<Finite>,
     /// The unit.
     pub unit: String,
+    /// `true` when larger is better (throughput); the line's optional
+    /// `"direction": "higher_is_better"`. Absent means lower is better.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub higher_is_better: bool,
 }
 
 /// A stdout line that looked like a metric but was rejected.
@@ -920,7 +924,7 @@ fn metric_from_object(
     }
     if let Some(key) = object
         .keys()
-        .find(|k| !matches!(k.as_str(), "metric" | "value" | "unit"))
+        .find(|k| !matches!(k.as_str(), "metric" | "value" | "unit" | "direction"))
     {
         return Err(format!("unknown key {key:?}"));
     }
@@ -940,7 +944,22 @@ fn metric_from_object(
         Some(Value::String(s)) => s.clone(),
         Some(_) => return Err("\"unit\" must be a string".to_owned()),
     };
-    Ok(Metric { name, value, unit })
+    let higher_is_better = match object.get("direction") {
+        None => false,
+        Some(Value::String(d)) if d == "lower_is_better" => false,
+        Some(Value::String(d)) if d == "higher_is_better" => true,
+        Some(_) => {
+            return Err(
+                "\"direction\" must be \"lower_is_better\" or \"higher_is_better\"".to_owned(),
+            );
+        }
+    };
+    Ok(Metric {
+        name,
+        value,
+        unit,
+        higher_is_better,
+    })
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

@@ -245,6 +245,30 @@ printf '%s' '{"metric":"last","value":3,"unit":"B"}'
 }
 
 #[test]
+fn metric_lines_may_say_which_way_is_better() {
+    let script = r#"printf '%s\n' \
+  '{"metric":"ops","value":5,"unit":"ops/s","direction":"higher_is_better"}' \
+  '{"metric":"lat","value":2,"unit":"ms","direction":"lower_is_better"}' \
+  '{"metric":"odd","value":1,"unit":"s","direction":"sideways"}'"#;
+    let mut spec = sh(script);
+    spec.json_metrics = true;
+    let (_dir, r) = run(&spec);
+    let dirs: Vec<(&str, bool)> = r
+        .metrics
+        .iter()
+        .map(|m| (m.name.as_str(), m.higher_is_better))
+        .collect();
+    assert_eq!(dirs, [("ops", true), ("lat", false)]);
+    assert_eq!(r.metric_errors.len(), 1, "{:?}", r.metric_errors);
+    assert!(r.metric_errors[0].reason.contains("direction"));
+    // Lower-is-better, the default, is not written, so older results read
+    // the same.
+    let raw = serde_json::to_value(&r).expect("encodes");
+    assert_eq!(raw["metrics"][0]["higher_is_better"], true);
+    assert!(raw["metrics"][1].get("higher_is_better").is_none());
+}
+
+#[test]
 fn metrics_are_not_parsed_unless_asked() {
     let (_dir, r) = run(&sh(r#"echo '{"metric":"ops","value":1,"unit":"s"}'"#));
     assert!(r.metrics.is_empty() && r.metric_errors.is_empty());

@@ -16,7 +16,7 @@ schema = "benchmark-intent/v1"
 name = "mix"
 command = ["sh", "-c", """
 case {mode} in
-  ok) echo '{"metric": "answer", "value": 42, "unit": "count"}' ;;
+  ok) echo '{"metric": "answer", "value": 42, "unit": "count", "direction": "higher_is_better"}' ;;
   fail) exit 3 ;;
   mixed)
     case "$BENCHOPS_REPETITION" in
@@ -177,6 +177,11 @@ fn submit_exit_status_analyze_from_separate_processes() {
     let ok_answer = metric(&cases[0], "answer").expect("answer metric");
     assert_eq!(ok_answer["summary"]["n"], 5);
     assert_eq!(ok_answer["summary"]["median"], 42);
+    assert_eq!(ok_answer["direction"], "higher_is_better");
+    assert_eq!(
+        metric(&cases[0], "wall_s").expect("wall")["direction"],
+        "lower_is_better"
+    );
     assert!(
         metric(&cases[1], "wall_s").is_none(),
         "a point with no success has no aggregates"
