@@ -16,12 +16,12 @@
 //! retry and pacing waits are instant and recorded.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use benchops::reconcile::{drift_marker, evidence_marker};
-use benchops::seal::{SealedRecord, seal_json};
+use benchops::seal::SealedRecord;
 use benchops_github::{GitHubClient, GitSha, ManualClock, Repo, Token};
 use benchops_publish::github_sweep::{
     Cause, ClientSettings, GitHubSweepError, GitHubSweepOptions, GitHubSweepReport, RefOutcome,
@@ -31,6 +31,7 @@ use benchops_publish::history::record_path;
 use benchops_publish::ledger::Applied;
 use benchops_publish::sweep::Clock;
 use benchops_testkit::GitHubSim;
+use benchops_testkit::records::{clean, drift, drift_both};
 use benchops_testkit::sim::auth::TEST_APP_PRIVATE_KEY_PEM;
 use benchops_testkit::sim::{AuthKind, Fault, FaultPlan, FaultRule};
 use serde_json::{Value, json};
@@ -82,77 +83,6 @@ completion_window_minutes = 180
 cases = ["*"]
 baseline = "last-clean"
 "#;
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn draft() -> Value {
-    let bytes = fs::read(workspace_root().join("examples/result.draft.json"))
-        .expect("example draft readable");
-    serde_json::from_slice(&bytes).expect("example draft is JSON")
-}
-
-fn with_lane_slot(mut v: Value, lane: &str, slot: &str) -> Value {
-    v["lane"] = json!(lane);
-    v["slot"] = json!(slot);
-    v["started_at"] = json!(slot);
-    v["finished_at"] = json!(slot);
-    v["baseline"]["lane"] = json!(lane);
-    v
-}
-
-fn seal(v: &Value) -> SealedRecord {
-    seal_json(&serde_json::to_vec(v).expect("serializes")).expect("fixture seals")
-}
-
-/// `parse/large` drifts on `wall_s`, `parse/small` passes.
-fn drift(lane: &str, slot: &str) -> SealedRecord {
-    seal(&with_lane_slot(draft(), lane, slot))
-}
-
-/// Both `parse/large` and `parse/small` drift on `wall_s`.
-fn drift_both(lane: &str, slot: &str) -> SealedRecord {
-    let mut v = with_lane_slot(draft(), lane, slot);
-    let small = &mut v["cases"][0];
-    assert_eq!(small["id"], "parse/small");
-    small["outcome"] = json!("drift");
-    small["drift"]["verdict"] = json!("confirmed");
-    v["case_counts"] = json!({"total": 4, "pass": 0, "drift": 2, "skipped": 1, "error": 1});
-    v["publication"] = json!({
-        "drift_reports": [
-            {"case": "parse/large", "metric": "wall_s", "summary": "wall_s median rose from 0.25 to 0.31 (+24%)"},
-            {"case": "parse/small", "metric": "wall_s", "summary": "wall_s median rose from 0.22 to 0.25 (+14%)"}
-        ],
-        "cleared": [],
-        "baseline_proposal": null
-    });
-    seal(&v)
-}
-
-/// Clean: `parse/small` and `parse/large` pass; proposes itself as baseline.
-fn clean(lane: &str, slot: &str) -> SealedRecord {
-    let mut v = with_lane_slot(draft(), lane, slot);
-    let mut cases: Vec<Value> = v["cases"]
-        .as_array()
-        .expect("cases")
-        .iter()
-        .filter(|c| c["id"] == "parse/small" || c["id"] == "parse/large")
-        .cloned()
-        .collect();
-    cases[1]["outcome"] = json!("pass");
-    cases[1]["drift"] = Value::Null;
-    v["cases"] = Value::Array(cases);
-    v["runs"] = json!({"total": 15, "succeeded": 15, "failed": 0, "incomplete": 0,
-        "missing": 0, "stale": 0, "scheduler_inconsistent": 0});
-    v["case_counts"] = json!({"total": 2, "pass": 2, "drift": 0, "skipped": 0, "error": 0});
-    v["publication"] = json!({
-        "drift_reports": [],
-        "cleared": ["parse/large", "parse/small"],
-        "baseline_proposal": {"lane": lane, "reason": "clean run"}
-    });
-    seal(&v)
-}
 
 // ---------------------------------------------------------------------------
 // Environment

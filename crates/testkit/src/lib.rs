@@ -10,6 +10,7 @@
 use std::path::PathBuf;
 
 pub mod openapi;
+pub mod records;
 pub mod sim;
 
 pub use sim::GitHubSim;
