@@ -374,15 +374,19 @@ pub fn compact_slot(slot: &str) -> Result<String, HistoryError> {
 
 /// The history path of a sealed record:
 /// `results/<lane>/<yyyy>/<mm>/<YYYYMMDDTHHMMSSZ>--<hex>.json`.
+/// The layout is defined once, in the core
+/// ([`benchops::reconcile::default_history_path`], which issue links use);
+/// this checks the slot first.
 pub fn record_path(sealed: &SealedRecord) -> Result<String, HistoryError> {
     let r = sealed.record();
-    let slot = parse_time("slot", &r.slot)?;
-    Ok(format!(
-        "results/{}/{}/{}--{}.json",
-        r.lane,
-        slot.year_month(),
-        slot.compact(),
-        sealed.digest().hex()
+    parse_time("slot", &r.slot)?;
+    Ok(benchops::reconcile::default_history_path(
+        &benchops::reconcile::RecordRef {
+            lane: r.lane.clone(),
+            slot: r.slot.clone(),
+            finished_at: r.finished_at.clone(),
+            digest: sealed.digest(),
+        },
     ))
 }
 
