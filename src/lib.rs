@@ -5,21 +5,25 @@
 //! Callers inject those.
 
 pub mod analysis;
+pub mod baseline;
 pub mod classify;
 pub mod digest;
 pub mod fsio;
 pub mod intent;
 pub mod jcs;
+pub mod layout;
 pub mod manifest;
 pub mod names;
 pub mod num;
 pub mod path;
 pub mod plan;
+pub mod receipt;
 pub mod reconcile;
 pub mod record;
 pub mod schema;
 pub mod seal;
 pub mod stats;
+pub mod time;
 
 pub use digest::Sha256Digest;
 pub use names::{CaseId, LaneName};

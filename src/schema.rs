@@ -132,6 +132,21 @@ pub fn schema_tag(doc: &Value) -> Option<(&str, u64)> {
     Some((name, version.parse().ok()?))
 }
 
+/// A contract document as canonical bytes, checked against its schema
+/// first: every violation (with its JSON path) or the RFC 8785 bytes.
+pub fn canonical_contract_bytes<T: serde::Serialize>(
+    doc: &T,
+    contract: Contract,
+) -> Result<Vec<u8>, Vec<String>> {
+    let value = serde_json::to_value(doc).map_err(|e| vec![e.to_string()])?;
+    contract.validate(&value).map_err(|v| {
+        v.iter()
+            .map(|v| format!("{}: {}", v.path, v.reason))
+            .collect::<Vec<_>>()
+    })?;
+    Ok(crate::jcs::canonical_bytes(&value))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

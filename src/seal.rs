@@ -389,6 +389,15 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
             "fingerprint is not the digest of the canonical facts".into(),
         );
     }
+    for (field, value) in [
+        ("slot", &r.slot),
+        ("started_at", &r.started_at),
+        ("finished_at", &r.finished_at),
+    ] {
+        if let Err(e) = crate::time::Utc::parse(value) {
+            push(root.key(field), format!("not a valid instant: {}", e.reason));
+        }
+    }
     match (parse_utc(&r.started_at), parse_utc(&r.finished_at)) {
         (Some(s), Some(f)) if f < s => {
             push(
@@ -540,25 +549,11 @@ fn check_summary(
 }
 
 /// Parses the RFC 3339 UTC timestamps the contracts use into a comparable
-/// tuple (seconds since a fixed epoch-free origin, nanoseconds).
+/// pair (seconds since the Unix epoch, nanoseconds); see [`crate::time`].
 pub(crate) fn parse_utc(s: &str) -> Option<(i64, u32)> {
-    let s = s.strip_suffix('Z')?;
-    let (date, time) = s.split_once('T')?;
-    let mut d = date.split('-').map(|x| x.parse::<i64>().ok());
-    let (y, mo, da) = (d.next()??, d.next()??, d.next()??);
-    let (hms, frac) = match time.split_once('.') {
-        Some((a, b)) => (a, b),
-        None => (time, ""),
-    };
-    let mut t = hms.split(':').map(|x| x.parse::<i64>().ok());
-    let (h, mi, se) = (t.next()??, t.next()??, t.next()??);
-    let nanos = if frac.is_empty() {
-        0
-    } else {
-        format!("{frac:0<9}").get(..9)?.parse().ok()?
-    };
-    let days = y * 372 + mo * 31 + da;
-    Some((((days * 24 + h) * 60 + mi) * 60 + se, nanos))
+    crate::time::Utc::parse(s)
+        .ok()
+        .map(|t| (t.unix_seconds(), t.subsec_nanos()))
 }
 
 #[cfg(test)]

@@ -1,11 +1,12 @@
-//! `benchops-exec bench`: plan, submit, refresh, analyze and cancel
-//! benchmarks. Every command works from a fresh process: all it needs is in
-//! the state directory and in what the backend reports.
+//! `benchops-exec bench` and `benchops-exec child`: plan, submit, run one
+//! child, refresh, analyze, cancel and list benchmarks. Every command works
+//! from a fresh process: all it needs is in the state directory and in what
+//! the backend reports, which this module reaches only through
+//! [`crate::backend`].
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use benchops::Sha256Digest;
@@ -19,12 +20,12 @@ use benchops::plan::{self, Plan};
 use benchops::record::{Direction, RunCounts};
 use serde::Serialize;
 
+use crate::backend::{self, Backend, BackendError, Job, Task};
 use crate::child::{self, AttemptIdentity, ChildSpec, Exit};
-use crate::procfs;
-use crate::state::{
-    BackendHandles, BenchmarkRecord, CANCEL_SCHEMA, Cancellation, IndexSet, LocalHandle,
-    SUBMISSION_SCHEMA, StateDir, StateError, Submission,
-};
+use crate::state::{BenchmarkRecord, StateDir, StateError, Submission};
+
+pub use crate::backend::LocalOptions;
+pub use crate::state::{host_name, now_rfc3339};
 
 /// Errors of the bench commands.
 #[derive(Debug, thiserror::Error)]
@@ -47,18 +48,9 @@ pub enum BenchError {
     /// State could not be read or written.
     #[error(transparent)]
     State(#[from] StateError),
-    /// A wrapper process could not be started.
-    #[error("failed to start the wrapper for child {index}")]
-    Spawn {
-        /// The child.
-        index: u64,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The current executable could not be found (to start wrappers).
-    #[error("failed to locate the benchops-exec executable")]
-    CurrentExe(#[source] std::io::Error),
+    /// The backend could not launch, observe or stop children.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
     /// The child wrapper failed.
     #[error(transparent)]
     Child(#[from] child::ChildError),
@@ -85,9 +77,6 @@ pub enum BenchError {
     /// Nothing was submitted for this benchmark.
     #[error("benchmark {0} has no submission")]
     NotSubmitted(Sha256Digest),
-    /// The scheduler refused or could not be reached.
-    #[error("scheduler error: {0}")]
-    Scheduler(String),
     /// A lock file could not be used.
     #[error("failed to lock concurrency slot {path}")]
     Lock {
@@ -143,25 +132,6 @@ pub fn plan(state: &StateDir, intent_path: &Path) -> Result<Planned, BenchError>
     })
 }
 
-/// Options of a local submission.
-#[derive(Debug, Clone)]
-pub struct LocalOptions {
-    /// Concurrency slots (children running at once).
-    pub slots: u32,
-    /// Path of the `benchops-exec` binary that runs children; the current
-    /// executable when `None`.
-    pub exe: Option<PathBuf>,
-}
-
-impl Default for LocalOptions {
-    fn default() -> Self {
-        LocalOptions {
-            slots: 1,
-            exe: None,
-        }
-    }
-}
-
 /// What a submission did.
 #[derive(Debug)]
 pub struct Submitted {
@@ -171,90 +141,71 @@ pub struct Submitted {
     pub attempt: u32,
     /// Number of children started.
     pub children: u64,
-    /// The wrapper processes, so a waiting caller can reap them.
+    /// The wrapper processes, so a waiting caller can reap them (local
+    /// backend only).
     pub processes: Vec<std::process::Child>,
+    /// One line for humans: what was submitted, and where.
+    pub note: String,
+    /// How often a waiting caller should look again.
+    pub poll: Duration,
 }
 
-/// Plans `intent_path` and starts every child as a detached local process.
+/// Plans `intent_path`, claims the next attempt and launches every child on
+/// `backend`, then returns at once: `benchops-exec bench submit`.
 ///
-/// There is no dispatcher: each wrapper starts at once in its own process
-/// group, takes concurrency slot `index % slots` with `flock` (blocking), and
-/// then runs its child. Nothing but the files and the processes holds state,
-/// so the caller may exit immediately.
-pub fn submit_local(
+/// Locally there is no dispatcher: each wrapper starts at once in its own
+/// process group, takes concurrency slot `index % slots` with `flock`
+/// (blocking), and then runs its child. On Slurm each chunk is one job
+/// array. Nothing but the files and the backend holds state, so the caller
+/// may exit immediately.
+pub fn submit(
     state: &StateDir,
     intent_path: &Path,
-    opts: &LocalOptions,
+    backend: &Backend,
 ) -> Result<Submitted, BenchError> {
     let planned = plan(state, intent_path)?;
     let digest = planned.digest;
     let attempt = state.claim_attempt(&digest)?;
-    let exe = match &opts.exe {
-        Some(p) => p.clone(),
-        None => std::env::current_exe().map_err(BenchError::CurrentExe)?,
-    };
-    let slots = opts.slots.max(1);
-    let root = fs::canonicalize(state.root()).unwrap_or_else(|_| state.root().to_path_buf());
-    let mut handles = Vec::new();
-    let mut processes = Vec::new();
-    let count = planned.plan.len();
-    for index in 0..count {
-        let dir = state.attempt_dir(&digest, index, attempt);
-        fs::create_dir_all(&dir).map_err(|source| StateError::CreateDir {
-            path: dir.clone(),
-            source,
-        })?;
-        let log = fs::File::create(dir.join("wrapper.log"))
-            .map_err(|source| BenchError::Spawn { index, source })?;
-        let mut cmd = Command::new(&exe);
-        cmd.arg("child")
-            .arg("--state")
-            .arg(&root)
-            .arg("--benchmark")
-            .arg(digest.hex())
-            .arg("--index")
-            .arg(index.to_string())
-            .arg("--attempt")
-            .arg(attempt.to_string())
-            .arg("--slots")
-            .arg(slots.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(log));
-        for var in child::env_remove_publication_credentials() {
-            cmd.env_remove(var);
-        }
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        let proc = cmd
-            .spawn()
-            .map_err(|source| BenchError::Spawn { index, source })?;
-        let pid = proc.id();
-        handles.push(LocalHandle {
-            index,
-            pid,
-            start_ticks: procfs::start_ticks(pid).unwrap_or(0),
-        });
-        processes.push(proc);
-    }
-    let submission = Submission {
-        schema: SUBMISSION_SCHEMA.into(),
-        benchmark: digest,
+    let job = Job {
+        state,
+        digest,
+        plan: &planned.plan,
         attempt,
-        submitted_at: now_rfc3339(),
-        indices: IndexSet::Range { count },
-        backend: BackendHandles::Local {
-            host: host_name(),
-            slots,
-            handles,
-        },
     };
-    state.write_submission(&submission)?;
+    let launched = backend.launch(&job)?;
     Ok(Submitted {
         digest,
         attempt,
-        children: count,
-        processes,
+        children: planned.plan.len(),
+        processes: launched.processes,
+        note: launched.note,
+        poll: launched.poll,
     })
+}
+
+/// What `benchops-exec child` did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRun {
+    /// The child index the task resolved to.
+    pub index: u64,
+    /// The recorded result; `None` when the attempt was cancelled before
+    /// the child started.
+    pub result: Option<child::ChildResult>,
+}
+
+/// Runs the child that `task` names as attempt `attempt`:
+/// `benchops-exec child`. With `slots`, first takes the local concurrency
+/// slot `index % slots`.
+pub fn run_task(
+    state: &StateDir,
+    digest: &Sha256Digest,
+    attempt: u32,
+    task: Task,
+    slots: Option<u32>,
+) -> Result<TaskRun, BenchError> {
+    let (index, restart) = task.resolve()?;
+    let result = run_child_entry(state, digest, index, attempt, slots, restart)?;
+    Ok(TaskRun { index, result })
 }
 
 /// Runs child `index` of a benchmark as attempt `attempt`: the entry point of
@@ -317,7 +268,7 @@ pub fn run_child_entry(
         attempt,
         child_digest: planned.to_string(),
     };
-    let dir = crate::slurm::attempt_dir(state, digest, index, attempt, restart);
+    let dir = state.attempt_dir(digest, index, attempt, restart);
     Ok(Some(child::run_child(&spec, &id, &dir)?))
 }
 
@@ -397,7 +348,7 @@ pub struct Status {
     pub children: Vec<ChildStatus>,
     /// The raw scheduler evidence (Slurm only): the calls made, their wall
     /// time, and what squeue and sacct printed.
-    pub scheduler: Option<crate::slurm::Snapshot>,
+    pub scheduler: Option<backend::slurm::Snapshot>,
 }
 
 /// Observes every child of a benchmark from the files and the backend.
@@ -415,18 +366,10 @@ pub fn refresh(state: &StateDir, digest: &Sha256Digest) -> Result<Status, BenchE
         result_grace_s: 30.0,
         running_limit_s: timeout.map(|t| t + 60.0),
     };
-    let now = jiff::Timestamp::now();
-    // One scheduler snapshot covering every Slurm submission: a fixed number
-    // of scheduler calls however many children there are.
-    let slurm_chunks: Vec<crate::state::SlurmChunk> = subs
-        .iter()
-        .filter_map(|s| match &s.backend {
-            BackendHandles::Slurm { chunks, .. } => Some(chunks.clone()),
-            BackendHandles::Local { .. } => None,
-        })
-        .flatten()
-        .collect();
-    let snapshot = (!slurm_chunks.is_empty()).then(|| crate::slurm::Snapshot::take(&slurm_chunks));
+    // One backend snapshot covering every submission: a fixed number of
+    // scheduler calls however many children there are.
+    let observation = backend::observe(&subs, jiff::Timestamp::now());
+    let now = observation.now();
     let mut counts = RunCounts::default();
     let mut active = 0u64;
     let mut children = Vec::with_capacity(plan.len() as usize);
@@ -452,23 +395,12 @@ pub fn refresh(state: &StateDir, digest: &Sha256Digest) -> Result<Status, BenchE
             ));
             continue;
         };
-        let (dir, restart) = match &sub.backend {
-            BackendHandles::Slurm { .. } => {
-                crate::slurm::latest_attempt_dir(state, digest, index, sub.attempt)
-            }
-            BackendHandles::Local { .. } => (state.attempt_dir(digest, index, sub.attempt), 0),
-        };
-        let started_exists = dir.join("started.json").exists();
+        let backend::ChildEvidence {
+            dir,
+            restart,
+            backend,
+        } = observation.child(state, digest, sub, index);
         let sub_cancelled = state.is_cancelled(digest, sub.attempt);
-        let backend = match &sub.backend {
-            BackendHandles::Local { handles, .. } => {
-                local_backend(handles, index, sub_cancelled, started_exists)
-            }
-            BackendHandles::Slurm { chunks, .. } => match &snapshot {
-                Some(snap) => snap.evidence(chunks, index, restart, now, sub),
-                None => BackendEvidence::Unknown("no scheduler snapshot".into()),
-            },
-        };
         let (evidence, out) = gather(&dir, sub, index, digest, sub_cancelled, now, backend);
         let classified = classify::classify(&evidence, &policy);
         // A stale result of a requeued task is not the end: the scheduler
@@ -496,7 +428,7 @@ pub fn refresh(state: &StateDir, digest: &Sha256Digest) -> Result<Status, BenchE
         counts,
         terminal,
         children,
-        scheduler: snapshot,
+        scheduler: observation.slurm,
     })
 }
 
@@ -530,29 +462,6 @@ pub fn describe_exit(exit: &Exit) -> String {
         Exit::Signaled { signal, name } => format!("signal {signal} ({name})"),
         Exit::TimedOut { after_s, .. } => format!("timed out after {after_s} s"),
         Exit::SpawnFailed { error } => format!("failed to start: {error}"),
-    }
-}
-
-fn local_backend(
-    handles: &[LocalHandle],
-    index: u64,
-    cancelled: bool,
-    started: bool,
-) -> BackendEvidence {
-    match handles.iter().find(|h| h.index == index) {
-        Some(h) if procfs::is_alive(h.pid, h.start_ticks) => {
-            if started {
-                BackendEvidence::Running
-            } else {
-                BackendEvidence::Pending("waiting for a concurrency slot".into())
-            }
-        }
-        Some(h) if cancelled && !started => BackendEvidence::FinishedFailed(format!(
-            "cancelled before it started (wrapper pid {} ended)",
-            h.pid
-        )),
-        Some(h) => BackendEvidence::Gone(format!("wrapper pid {} is no longer running", h.pid)),
-        None => BackendEvidence::Gone("the submission has no process for this child".into()),
     }
 }
 
@@ -633,7 +542,7 @@ pub fn analyze(state: &StateDir, digest: &Sha256Digest) -> Result<(Status, Analy
     let mut runs = Vec::with_capacity(status.children.len());
     for c in &status.children {
         let metrics = if c.classified.class == RunClass::Succeeded {
-            let dir = crate::slurm::attempt_dir(state, digest, c.index, c.attempt, c.restart);
+            let dir = state.attempt_dir(digest, c.index, c.attempt, c.restart);
             child::read_result(&dir.join("result.json"))
                 .map(|r| metric_values(&r))
                 .unwrap_or_default()
@@ -706,81 +615,42 @@ pub struct Cancelled {
     pub actions: Vec<String>,
 }
 
-/// Cancels a benchmark: records the cancellation first (so wrappers that
-/// have not started yet will not start), then stops running commands
-/// (SIGTERM to their process group) and waiting wrappers.
+/// Cancels the latest submission of a benchmark: records the cancellation
+/// first (so wrappers that have not started yet will not start), then stops
+/// what still runs (locally, `SIGTERM` to the process groups of running
+/// commands and to waiting wrappers; on Slurm, one `scancel`).
 pub fn cancel(state: &StateDir, digest: &Sha256Digest) -> Result<Cancelled, BenchError> {
     state.load_record(digest)?;
     let subs = state.submissions(digest)?;
     let Some(latest) = subs.last() else {
         return Err(BenchError::NotSubmitted(*digest));
     };
-    let mut actions = Vec::new();
-    if let BackendHandles::Slurm { .. } = &latest.backend {
-        let record = Cancellation {
-            schema: CANCEL_SCHEMA.into(),
-            requested_at: now_rfc3339(),
-            actions: vec!["scancel the array jobs".into()],
-        };
-        state.write_cancel(digest, latest.attempt, &record)?;
-        actions.extend(crate::slurm::cancel(latest)?);
-    }
-    if let BackendHandles::Local { handles, .. } = &latest.backend {
-        // Record first, so that a wrapper that takes its slot from now on
-        // sees the cancellation and does not start.
-        let placeholder = Cancellation {
-            schema: CANCEL_SCHEMA.into(),
-            requested_at: now_rfc3339(),
-            actions: vec!["signal live local wrappers".into()],
-        };
-        state.write_cancel(digest, latest.attempt, &placeholder)?;
-        for h in handles {
-            if !procfs::is_alive(h.pid, h.start_ticks) {
-                continue;
-            }
-            let groups = procfs::child_groups(h.pid);
-            let started = state
-                .attempt_dir(digest, h.index, latest.attempt)
-                .join("started.json")
-                .exists();
-            if started && !groups.is_empty() {
-                for g in groups {
-                    let _ = nix::sys::signal::killpg(
-                        nix::unistd::Pid::from_raw(g as i32),
-                        nix::sys::signal::Signal::SIGTERM,
-                    );
-                    actions.push(format!("child {}: SIGTERM to process group {g}", h.index));
-                }
-            } else if !started {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(h.pid as i32),
-                    nix::sys::signal::Signal::SIGTERM,
-                );
-                actions.push(format!(
-                    "child {}: SIGTERM to waiting wrapper {}",
-                    h.index, h.pid
-                ));
-            }
-        }
-    }
+    let actions = backend::cancel(state, digest, latest)?;
     Ok(Cancelled {
         benchmark: *digest,
         actions,
     })
 }
 
-/// RFC 3339 UTC now, with microseconds.
-pub fn now_rfc3339() -> String {
-    let ts = jiff::Timestamp::now();
-    format!("{ts:.6}")
+/// One benchmark of the state directory, as `bench list` shows it.
+#[derive(Debug)]
+pub struct Listed {
+    /// The benchmark.
+    pub digest: Sha256Digest,
+    /// Its record, or why it could not be read.
+    pub record: Result<BenchmarkRecord, StateError>,
 }
 
-/// The host name, or `unknown`.
-pub fn host_name() -> String {
-    nix::unistd::gethostname()
-        .ok()
-        .and_then(|h| h.into_string().ok())
-        .unwrap_or_else(|| "unknown".into())
+/// The benchmarks of the state directory, in digest order.
+pub fn list(state: &StateDir) -> Vec<Listed> {
+    state
+        .list()
+        .into_iter()
+        .map(|digest| Listed {
+            digest,
+            record: state.load_record(&digest),
+        })
+        .collect()
 }
 
 /// Renders an error with its sources.

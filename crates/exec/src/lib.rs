@@ -1,13 +1,20 @@
 //! `benchops-exec`: the execution side of benchops.
 //!
 //! Every CLI command is a public function here with the same inputs and
-//! outputs; `main.rs` only parses arguments and maps errors to exit codes.
-//! This crate holds no GitHub client and no publication credentials.
+//! outputs; `main.rs` only parses arguments, calls these functions, prints
+//! what they return and maps errors to the codes of [`exit`]. This crate
+//! holds no GitHub client and no publication credentials.
 
+pub mod backend;
 pub mod bench;
 pub mod child;
+pub mod exit;
 pub mod procfs;
+pub mod render;
 pub mod result;
 pub mod seal;
-pub mod slurm;
 pub mod state;
+pub mod watch;
+
+/// The Slurm backend, also reachable as [`backend::slurm`].
+pub use backend::slurm;

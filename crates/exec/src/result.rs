@@ -1,17 +1,21 @@
-//! Building a `benchmark-result/v1` record from an analyzed benchmark.
+//! Building a `benchmark-result/v1` record from an analyzed benchmark, and
+//! `benchops-exec bench seal`: only the cases the lane covers; a case passes
+//! only when every measured run succeeded.
 
 use benchops::analysis::Analysis;
 use benchops::manifest::{self, ManifestError};
 use benchops::record::{
-    BaselineProposal, Case, CaseCounts, CaseError, Environment, Executor, Outcome, PublicationPlan,
+    BaselineProposal, Case, CaseCounts, CaseError, Environment, Outcome, PublicationPlan,
     RESULT_SCHEMA, ResultRecord, RunCounts, Subject,
 };
 use benchops::seal::{SealError, SealedRecord};
 use benchops::{LaneName, Sha256Digest};
 
+use crate::backend;
 use crate::bench::{self, BenchError, Status};
 use crate::child;
-use crate::state::{BackendHandles, StateDir};
+use crate::seal::{SealFileError, SealOutcome, write_sealed};
+use crate::state::StateDir;
 
 /// Where and for what a record is sealed.
 #[derive(Debug, Clone)]
@@ -63,6 +67,21 @@ pub enum SealBenchError {
     /// The slot is not an RFC 3339 UTC timestamp.
     #[error("slot {0:?} must be an RFC 3339 UTC timestamp such as 2026-11-30T01:00:00Z")]
     BadSlot(String),
+    /// The sealed record could not be written.
+    #[error(transparent)]
+    Write(#[from] SealFileError),
+}
+
+/// Seals a finished benchmark and writes the record as
+/// `out_dir/<sha256-hex>.json`, create-only: `benchops-exec bench seal`.
+pub fn seal_benchmark_to(
+    state: &StateDir,
+    digest: &Sha256Digest,
+    ctx: &SealContext,
+    out_dir: &std::path::Path,
+) -> Result<SealOutcome, SealBenchError> {
+    let sealed = seal_benchmark(state, digest, ctx)?;
+    Ok(write_sealed(&sealed, out_dir)?)
 }
 
 /// Builds and seals the record of a finished benchmark.
@@ -175,22 +194,8 @@ fn build_record(
         && runs.succeeded > 0
         && runs.succeeded == runs.total;
     let (started_at, finished_at) = time_span(state, digest, status);
-    let executor = match state
-        .submissions(digest)
-        .ok()
-        .and_then(|s| s.last().cloned())
-    {
-        Some(s) => match s.backend {
-            BackendHandles::Slurm { cluster, chunks } => Executor::Slurm {
-                cluster,
-                job_ids: chunks.into_iter().map(|c| c.job_id).collect(),
-            },
-            BackendHandles::Local { host, .. } => Executor::Local { host },
-        },
-        None => Executor::Local {
-            host: bench::host_name(),
-        },
-    };
+    let latest = state.submissions(digest).ok().and_then(|mut s| s.pop());
+    let executor = backend::executor(latest.as_ref());
     ResultRecord {
         schema: RESULT_SCHEMA.into(),
         lane: ctx.lane.clone(),
@@ -239,7 +244,7 @@ fn time_span(state: &StateDir, digest: &Sha256Digest, status: &Status) -> (Strin
     let mut start: Option<jiff::Timestamp> = None;
     let mut end: Option<jiff::Timestamp> = None;
     for c in &status.children {
-        let dir = crate::slurm::attempt_dir(state, digest, c.index, c.attempt, c.restart);
+        let dir = state.attempt_dir(digest, c.index, c.attempt, c.restart);
         if let Ok(r) = child::read_result(&dir.join("result.json")) {
             if let Ok(t) = r.started_at.parse::<jiff::Timestamp>() {
                 start = Some(start.map_or(t, |s| s.min(t)));

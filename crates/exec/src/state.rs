@@ -234,12 +234,55 @@ impl StateDir {
         self.root.join("benchmarks").join(digest.hex())
     }
 
-    /// The directory of one attempt of one child.
-    pub fn attempt_dir(&self, digest: &Sha256Digest, index: u64, attempt: u32) -> PathBuf {
-        self.benchmark_dir(digest)
+    /// The directory of one run of an attempt of one child:
+    /// `runs/<index>/<attempt>` for the first run (`restart` 0, and every
+    /// local run), `runs/<index>/<attempt>.r<restart>` for Slurm requeue
+    /// `restart`. Each requeue gets its own directory, so an older run's
+    /// files are never overwritten and stay visible as superseded evidence.
+    pub fn attempt_dir(
+        &self,
+        digest: &Sha256Digest,
+        index: u64,
+        attempt: u32,
+        restart: u32,
+    ) -> PathBuf {
+        let runs = self
+            .benchmark_dir(digest)
             .join("runs")
-            .join(index.to_string())
-            .join(attempt.to_string())
+            .join(index.to_string());
+        if restart == 0 {
+            runs.join(attempt.to_string())
+        } else {
+            runs.join(format!("{attempt}.r{restart}"))
+        }
+    }
+
+    /// The newest run directory of an attempt that exists, and its restart
+    /// number (0 when there is none beyond the first run).
+    pub fn latest_attempt_dir(
+        &self,
+        digest: &Sha256Digest,
+        index: u64,
+        attempt: u32,
+    ) -> (PathBuf, u32) {
+        let base = self.attempt_dir(digest, index, attempt, 0);
+        let mut best = (base.clone(), 0);
+        if let Some(parent) = base.parent()
+            && let Ok(rd) = fs::read_dir(parent)
+        {
+            let prefix = format!("{attempt}.r");
+            for e in rd.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if let Some(n) = name
+                    .strip_prefix(&prefix)
+                    .and_then(|n| n.parse::<u32>().ok())
+                    && n > best.1
+                {
+                    best = (e.path(), n);
+                }
+            }
+        }
+        best
     }
 
     /// Resolves a full digest or a unique hex prefix (at least 8 digits).
@@ -503,6 +546,21 @@ pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, StateEr
         path: path.to_path_buf(),
         reason: e.to_string(),
     })
+}
+
+/// RFC 3339 UTC now, with microseconds: the time stamp of every state
+/// record.
+pub fn now_rfc3339() -> String {
+    let ts = jiff::Timestamp::now();
+    format!("{ts:.6}")
+}
+
+/// The host name, or `unknown`.
+pub fn host_name() -> String {
+    nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .unwrap_or_else(|| "unknown".into())
 }
 
 /// Reads `BTreeMap` facts about the machine for environment fingerprints.

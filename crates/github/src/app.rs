@@ -1,10 +1,8 @@
-//! GitHub App authentication: the App JWT, installation lookup, and
-//! installation tokens scoped to one phase.
+//! GitHub App endpoints: the App client, the repository's installation,
+//! installation tokens scoped to one phase, and their revocation.
 //!
-//! The App JWT is RS256, `iss` = the App id, `iat` 60 s in the past (GitHub's
-//! advice against clock drift) and `exp` 540 s ahead (GitHub allows at most
-//! 600). A fresh one is signed, with the injected clock, for every request
-//! the [`AppClient`] sends.
+//! An [`AppClient`] sends every request with a fresh App JWT, signed with
+//! the injected clock (the claims are in [`JwtClaims`]).
 //!
 //! An installation token is minted for one [`Phase`] and a list of
 //! repositories: `contents: write` to persist records, then `issues: write`
@@ -15,24 +13,19 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
 
 use http::Method;
-use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::{Deserialize, Serialize};
 
+pub use crate::auth::{
+    AppId, AppKey, JWT_BACKDATE, JWT_LIFETIME, JwtClaims, PermissionLevel, Phase,
+};
 use crate::client::{GitHubClient, Op};
 use crate::error::GitHubError;
 use crate::metrics::Metrics;
 use crate::names::Repo;
 use crate::retry::Idempotency;
-use crate::time::unix_secs;
 use crate::token::Token;
-
-/// How far `iat` is set in the past.
-pub const JWT_BACKDATE: Duration = Duration::from_secs(60);
-/// How far `exp` is set in the future (GitHub's maximum is 600 s).
-pub const JWT_LIFETIME: Duration = Duration::from_secs(540);
 
 const GET_INSTALLATION: Op = Op::read("apps.get_repo_installation", "get repository installation");
 const GET_APP: Op = Op::read("apps.get_authenticated", "get the authenticated app");
@@ -50,29 +43,6 @@ const REVOKE_TOKEN: Op = Op {
     paced: false,
     needs: None,
 };
-
-/// A GitHub App's numeric id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct AppId(u64);
-
-impl AppId {
-    /// Wraps an App id.
-    pub const fn new(id: u64) -> Self {
-        AppId(id)
-    }
-
-    /// The number.
-    pub const fn get(self) -> u64 {
-        self.0
-    }
-}
-
-impl fmt::Display for AppId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
 
 /// An installation's numeric id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -94,110 +64,6 @@ impl InstallationId {
 impl fmt::Display for InstallationId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
-    }
-}
-
-/// The claims of an App JWT.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct JwtClaims {
-    /// Issued at, Unix seconds: now minus [`JWT_BACKDATE`].
-    pub iat: u64,
-    /// Expires at, Unix seconds: now plus [`JWT_LIFETIME`].
-    pub exp: u64,
-    /// The App id, as a decimal string.
-    pub iss: String,
-}
-
-impl JwtClaims {
-    /// The claims for `app_id` at wall-clock time `now`.
-    pub fn new(app_id: AppId, now: SystemTime) -> Self {
-        let now = unix_secs(now);
-        JwtClaims {
-            iat: now.saturating_sub(JWT_BACKDATE.as_secs()),
-            exp: now + JWT_LIFETIME.as_secs(),
-            iss: app_id.to_string(),
-        }
-    }
-}
-
-/// A GitHub App's id and RSA private key.
-pub struct AppKey {
-    app_id: AppId,
-    key: EncodingKey,
-}
-
-impl fmt::Debug for AppKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AppKey")
-            .field("app_id", &self.app_id)
-            .field("key", &"***")
-            .finish()
-    }
-}
-
-impl AppKey {
-    /// Reads the App's private key, PEM (PKCS#1 as GitHub hands it out,
-    /// or PKCS#8).
-    pub fn from_pem(app_id: AppId, pem: &[u8]) -> Result<Self, GitHubError> {
-        let key =
-            EncodingKey::from_rsa_pem(pem).map_err(|source| GitHubError::InvalidKey { source })?;
-        Ok(AppKey { app_id, key })
-    }
-
-    /// The App id.
-    pub fn app_id(&self) -> AppId {
-        self.app_id
-    }
-
-    /// Signs an App JWT valid at `now`.
-    pub fn jwt(&self, now: SystemTime) -> Result<Token, GitHubError> {
-        let claims = JwtClaims::new(self.app_id, now);
-        jsonwebtoken::encode(&Header::new(Algorithm::RS256), &claims, &self.key)
-            .map(Token::new)
-            .map_err(|source| GitHubError::Jwt { source })
-    }
-}
-
-/// A permission level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PermissionLevel {
-    /// Read.
-    Read,
-    /// Write.
-    Write,
-}
-
-/// The phase an installation token is minted for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Phase {
-    /// Persisting records: `contents: write`, `metadata: read`.
-    Contents,
-    /// Announcing them: `issues: write`, `metadata: read`.
-    Issues,
-}
-
-impl Phase {
-    /// The permissions a token for this phase asks for.
-    pub fn permissions(self) -> BTreeMap<&'static str, PermissionLevel> {
-        let write = match self {
-            Phase::Contents => "contents",
-            Phase::Issues => "issues",
-        };
-        BTreeMap::from([
-            (write, PermissionLevel::Write),
-            ("metadata", PermissionLevel::Read),
-        ])
-    }
-}
-
-impl fmt::Display for Phase {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Phase::Contents => "contents",
-            Phase::Issues => "issues",
-        })
     }
 }
 
@@ -376,6 +242,21 @@ impl AppClient {
 }
 
 impl GitHubClient {
+    /// The same client authenticated by an installation token. Writes that
+    /// need the other phase fail with [`GitHubError::PhaseForbids`] before
+    /// anything is sent: a contents-phase client cannot write issues, an
+    /// issues-phase client cannot write git data.
+    pub fn with_installation_token(&self, token: &InstallationToken) -> GitHubClient {
+        self.with_phase_token(token.token.clone(), token.phase)
+    }
+
+    /// The same client authenticated as the GitHub App (a JWT signed for
+    /// each request), for the `/app` endpoints and installation lookup.
+    pub fn app(&self, key: AppKey) -> AppClient {
+        let key = Arc::new(key);
+        AppClient::new(self.with_app_key(key.clone()), key)
+    }
+
     /// `DELETE /installation/token`: revokes the token this client holds.
     /// Afterwards every request with it gets 401.
     pub async fn revoke_token(&self) -> Result<(), GitHubError> {
@@ -417,14 +298,5 @@ mod tests {
         .expect("parses");
         assert_eq!(app.bot_login(), "benchops[bot]");
         assert_eq!(app.id, AppId::new(7));
-    }
-
-    #[test]
-    fn claims_are_backdated_and_short_lived() {
-        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-        let c = JwtClaims::new(AppId::new(42), now);
-        assert_eq!(c.iat, 1_700_000_000 - 60);
-        assert_eq!(c.exp, 1_700_000_000 + 540);
-        assert_eq!(c.iss, "42");
     }
 }

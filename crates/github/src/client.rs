@@ -1,5 +1,6 @@
-//! The client: configuration, authentication, the request loop (pacing,
-//! retries, metrics, error mapping) and pagination.
+//! The client: configuration, authentication (with reading the App key and
+//! signing its JWT), the request loop (pacing, retries, metrics, error
+//! mapping) and pagination.
 //!
 //! Requests go through octocrab's raw interface (`Octocrab::execute`) with
 //! this crate's own serde types, so every request and response shape is
@@ -13,7 +14,7 @@
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use benchops::stats::SplitMix64;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
@@ -22,7 +23,7 @@ use http_body_util::BodyExt;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::app::{AppClient, AppKey, InstallationToken, Phase};
+use crate::auth::{AppId, AppKey, Phase};
 use crate::error::{ApiErrorDetail, GitHubError};
 use crate::metrics::{Metrics, Recorder, Wait};
 use crate::pacing::{Pacer, PacingLimits};
@@ -146,7 +147,7 @@ impl GitHubClientBuilder {
         let seed = self.jitter_seed.unwrap_or_else(|| {
             let now = clock
                 .now()
-                .duration_since(std::time::SystemTime::UNIX_EPOCH)
+                .duration_since(SystemTime::UNIX_EPOCH)
                 .unwrap_or_default();
             u64::try_from(now.as_nanos() & u128::from(u64::MAX)).unwrap_or_default()
         });
@@ -177,6 +178,23 @@ struct Shared {
     pacer: Pacer,
     metrics: Recorder,
     rng: Mutex<SplitMix64>,
+}
+
+// The App key's entry points that report a `GitHubError`; the key itself
+// is plain data in `auth`, which depends on nothing else in this crate.
+impl AppKey {
+    /// Reads the App's private key, PEM (PKCS#1 as GitHub hands it out,
+    /// or PKCS#8).
+    pub fn from_pem(app_id: AppId, pem: &[u8]) -> Result<Self, GitHubError> {
+        AppKey::parse_rsa_pem(app_id, pem).map_err(|source| GitHubError::InvalidKey { source })
+    }
+
+    /// Signs an App JWT valid at `now`.
+    pub fn jwt(&self, now: SystemTime) -> Result<Token, GitHubError> {
+        self.sign(now)
+            .map(Token::new)
+            .map_err(|source| GitHubError::Jwt { source })
+    }
 }
 
 /// The credential a client sends.
@@ -310,31 +328,25 @@ impl GitHubClient {
         }
     }
 
-    /// The same client authenticated by an installation token. Writes that
-    /// need the other phase fail with [`GitHubError::PhaseForbids`] before
-    /// anything is sent: a contents-phase client cannot write issues, an
-    /// issues-phase client cannot write git data.
-    pub fn with_installation_token(&self, token: &InstallationToken) -> GitHubClient {
+    /// The same client holding an installation token minted for `phase`
+    /// (see [`with_installation_token`](Self::with_installation_token)).
+    pub(crate) fn with_phase_token(&self, token: Token, phase: Phase) -> GitHubClient {
         GitHubClient {
             shared: self.shared.clone(),
             auth: Auth::Token {
-                token: token.token.clone(),
-                phase: Some(token.phase),
+                token,
+                phase: Some(phase),
             },
         }
     }
 
-    /// The same client authenticated as the GitHub App (a JWT signed for
-    /// each request), for the `/app` endpoints and installation lookup.
-    pub fn app(&self, key: AppKey) -> AppClient {
-        let key = Arc::new(key);
-        AppClient::new(
-            GitHubClient {
-                shared: self.shared.clone(),
-                auth: Auth::App(key.clone()),
-            },
-            key,
-        )
+    /// The same client authenticated as the GitHub App (see
+    /// [`app`](Self::app)).
+    pub(crate) fn with_app_key(&self, key: Arc<AppKey>) -> GitHubClient {
+        GitHubClient {
+            shared: self.shared.clone(),
+            auth: Auth::App(key),
+        }
     }
 
     /// The phase of the installation token this client holds, if any.

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::app::Phase;
+use crate::auth::Phase;
 
 /// One entry of the `errors` array GitHub sends with a 422.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

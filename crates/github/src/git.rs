@@ -15,7 +15,7 @@
 use http::Method;
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::app::Phase;
+use crate::auth::Phase;
 use crate::client::{GitHubClient, Op};
 use crate::error::GitHubError;
 use crate::names::{

@@ -11,7 +11,7 @@
 use http::Method;
 use serde::{Deserialize, Serialize};
 
-use crate::app::Phase;
+use crate::auth::Phase;
 use crate::client::{GitHubClient, Op};
 use crate::error::GitHubError;
 use crate::names::{Repo, encode_component};
@@ -36,6 +36,7 @@ const ADD_LABELS: Op = Op::write(
     Phase::Issues,
 );
 const LIST_ISSUES: Op = Op::read("issues.list", "list issues");
+const GET_ISSUE: Op = Op::read("issues.get", "get an issue");
 const CREATE_COMMENT: Op = Op::write(
     "issues.create_comment",
     "create issue comment",
@@ -143,6 +144,10 @@ pub struct Issue {
     pub body: Option<String>,
     /// Open or closed.
     pub state: IssueState,
+    /// Why it is in its state (`completed`, `not_planned`, `duplicate`,
+    /// `reopened`), when GitHub reports one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_reason: Option<String>,
     /// Its labels.
     #[serde(default)]
     pub labels: Vec<IssueLabel>,
@@ -347,6 +352,14 @@ impl GitHubClient {
         self.send(&CREATE_ISSUE, Method::POST, &path, Some(issue))
             .await?
             .json(&CREATE_ISSUE)
+    }
+
+    /// `GET /repos/{owner}/{repo}/issues/{number}`.
+    pub async fn get_issue(&self, repo: &Repo, number: u64) -> Result<Issue, GitHubError> {
+        let path = format!("{}/issues/{number}", repo.api_path());
+        self.send(&GET_ISSUE, Method::GET, &path, None::<&()>)
+            .await?
+            .json(&GET_ISSUE)
     }
 
     /// `PATCH /repos/{owner}/{repo}/issues/{number}`.

@@ -11,9 +11,10 @@
 //!   ([`git`]); handoff refs `refs/heads/benchmark-result/*`, their
 //!   layout and their idempotent deletion ([`handoff`]); issues, comments
 //!   (with their author) and labels ([`issues`]).
-//! - App authentication ([`app`]): the RS256 App JWT, the installation of
-//!   a repository, installation tokens scoped to one [`Phase`], revocation,
-//!   and `GET /app` for the App's slug (its bot is `<slug>[bot]`).
+//! - App authentication ([`app`]): the RS256 App JWT ([`JwtClaims`],
+//!   [`AppKey`]), the installation of a repository, installation tokens
+//!   scoped to one [`Phase`], revocation, and `GET /app` for the App's slug
+//!   (its bot is `<slug>[bot]`).
 //! - [`Token`]: every credential, never shown by `Debug` or `Display`.
 //! - Failures are [`GitHubError`] variants (404, 409, 422 `RefMoved`, 401,
 //!   403, rate limits, 5xx, transport), each with GitHub's request id.
@@ -49,6 +50,7 @@
 //! ```
 
 pub mod app;
+mod auth;
 mod client;
 mod error;
 pub mod git;
@@ -61,10 +63,8 @@ pub mod retry;
 mod time;
 mod token;
 
-pub use app::{
-    App, AppClient, AppId, AppKey, Installation, InstallationId, InstallationToken, JwtClaims,
-    Phase,
-};
+pub use app::{App, AppClient, Installation, InstallationId, InstallationToken};
+pub use auth::{AppId, AppKey, JwtClaims, Phase};
 pub use client::{
     API_VERSION, DEFAULT_API_URL, GitHubClient, GitHubClientBuilder, MAX_PAGES, MEDIA_TYPE,
     api_url_from_env,

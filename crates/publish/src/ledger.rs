@@ -176,6 +176,33 @@ pub enum LedgerError {
     },
 }
 
+impl LedgerError {
+    /// Whether rerunning the sweep can succeed as is: an issue that
+    /// vanished is planned afresh from the file as it is; a transient OS
+    /// condition may pass; a file that does not parse needs a person.
+    pub fn is_retryable(&self) -> bool {
+        let transient = |e: &std::io::Error| {
+            matches!(
+                e.kind(),
+                std::io::ErrorKind::Interrupted
+                    | std::io::ErrorKind::WouldBlock
+                    | std::io::ErrorKind::TimedOut
+            )
+        };
+        match self {
+            LedgerError::NoSuchIssue { .. } => true,
+            LedgerError::Read { source, .. } => transient(source),
+            LedgerError::Write {
+                source: WriteError::Io { source, .. },
+                ..
+            } => transient(source),
+            LedgerError::Write { .. } | LedgerError::Parse { .. } | LedgerError::Invalid { .. } => {
+                false
+            }
+        }
+    }
+}
+
 /// What applying one [`Action`] did, for the sweep summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Applied {

@@ -1,10 +1,14 @@
 //! `benchops-publish`: the publication side of benchops. It carries out what
 //! sealed records say; it never runs a benchmark and never decides drift.
 //!
+//! The sweep is one engine ([`sweep`]) over two ports, a history store and
+//! an issue tracker; [`local`] and [`github`] build the ports for each mode.
 //! Every CLI command is a public function here; `main.rs` is a thin shim.
 
-pub mod github_sweep;
+pub mod exit;
+pub mod github;
 pub mod history;
 pub mod ledger;
+pub mod local;
 pub mod sweep;
 pub mod validate;

@@ -1,170 +1,28 @@
-//! `benchops-publish`: thin shim over the `benchops_publish` library.
+//! `benchops-publish`: thin shim over the `benchops_publish` library. It
+//! parses the command line ([`cli`]), calls the library, prints, and maps
+//! the outcome to the exit codes of [`benchops_publish::exit`].
 
 // Parsing sealed records and state files is allocation-heavy; mimalloc
 // roughly halves the time spent in the allocator.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod cli;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use benchops_publish::exit::{ATTENTION, FAILED, OK};
+use benchops_publish::sweep::{SweepError, SweepReport, error_line, render_summary};
+use benchops_publish::{github, local, validate};
+use clap::Parser;
 
-/// Validate, persist and announce sealed benchmark records. Never runs a
-/// benchmark and never decides drift.
-#[derive(Debug, Parser)]
-#[command(name = "benchops-publish", version, about, long_about = None)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Check sealed benchmark-result/v1 files: canonical bytes, digest (when
-    /// the file name carries one), schema and semantic invariants.
-    ///
-    /// Directories are searched recursively for *.json. Exit status: 0 all
-    /// valid, 1 any invalid, 2 usage error (including a path that cannot be
-    /// read).
-    #[command(
-        after_help = "Examples:\n  benchops-publish validate sealed/\n  benchops-publish validate --json results/nightly/2026/11/*.json"
-    )]
-    Validate {
-        /// Files or directories.
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Print one JSON document instead of a table.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Sweep sealed handoffs into history and issues: validate, persist,
-    /// reconcile, report. Two modes: `--local DIR` (no GitHub) and
-    /// `--github` (a repository, with one App installation token per phase).
-    ///
-    /// Local mode reads DIR/sealed/*.json (what `benchops-exec bench seal
-    /// --out DIR/sealed` writes). Invalid handoffs are copied to
-    /// DIR/quarantine/ with a .why.txt and never persisted; their source
-    /// file is left in place. Valid records are persisted in one commit
-    /// (with a receipt) on the benchmark-history branch of DIR/history.git
-    /// (created when missing). Drift issues are then reconciled from all of
-    /// history into the ledger DIR/issues.json, one atomic write per action,
-    /// and a summary with a per-lane health table is printed.
-    ///
-    /// GitHub mode reads --handoff DIR/*.json (invalid ones are copied to
-    /// DIR/quarantine/) and/or, with --handoff-refs, the handoff refs
-    /// refs/heads/benchmark-result/* of the repository (each a commit whose
-    /// tree holds exactly one <hex>.json; invalid ones are left in place
-    /// and reported). It persists with a contents-phase token (one tree and
-    /// commit on benchmark-history, the ref moved without force, rebuilt on
-    /// the new tip when it moved), then deletes the consumed handoff refs,
-    /// and reconciles drift issues with an issues-phase token (only the
-    /// App bot's marker comments count); each token is revoked when its
-    /// phase ends. The API is GITHUB_API_URL (default
-    /// https://api.github.com).
-    ///
-    /// Rerunning converges in both modes: records already present and
-    /// issues already up to date are left alone.
-    ///
-    /// Exit status: 0 done, 1 done but at least one handoff was quarantined
-    /// (or a consumed handoff ref is still there, for the next sweep to
-    /// delete), 2 usage error or a failure that stopped the sweep (the
-    /// message names the phase and step; rerun after fixing it; nothing is
-    /// half-written).
-    #[command(
-        after_help = "Examples:\n  benchops-publish sweep --local .benchops/ --manifest schedule.toml\n  benchops-publish sweep --local --manifest examples/schedule.toml   # DIR defaults to .benchops\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff sealed/ --manifest schedule.toml\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff-refs --manifest schedule.toml\n\nSee docs/cli/sweep-local.md for the layout, markers, ledger format and retry rules.",
-        group(clap::ArgGroup::new("mode").required(true).args(["local", "github"]))
-    )]
-    Sweep {
-        /// Local mode: the sweep directory (sealed/, history.git,
-        /// issues.json, quarantine/). `--local` alone means `.benchops`.
-        #[arg(
-            long,
-            value_name = "DIR",
-            num_args = 0..=1,
-            default_missing_value = ".benchops"
-        )]
-        local: Option<PathBuf>,
-        /// GitHub mode: needs --repo, --app-id, --app-key-file (or
-        /// BENCHOPS_APP_KEY_FILE), and --handoff, --handoff-refs or both.
-        #[arg(long)]
-        github: bool,
-        /// GitHub mode: the repository, OWNER/NAME.
-        #[arg(long, value_name = "OWNER/NAME")]
-        repo: Option<String>,
-        /// GitHub mode: the GitHub App's id.
-        #[arg(long, value_name = "N")]
-        app_id: Option<u64>,
-        /// GitHub mode: the App's private key file (PEM). The environment
-        /// variable names the file; it never holds the key.
-        #[arg(long, value_name = "PEM", env = "BENCHOPS_APP_KEY_FILE")]
-        app_key_file: Option<PathBuf>,
-        /// GitHub mode: the directory of sealed handoffs (*.json).
-        #[arg(long, value_name = "DIR")]
-        handoff: Option<PathBuf>,
-        /// GitHub mode: also read the handoff refs
-        /// refs/heads/benchmark-result/* of the repository, and delete the
-        /// ones whose record is in history once the persist succeeded.
-        #[arg(long, requires = "github")]
-        handoff_refs: bool,
-        /// The schedule manifest (schedule-manifest/v1, TOML): lanes,
-        /// coverage, labels and baseline policies.
-        #[arg(long, value_name = "FILE")]
-        manifest: PathBuf,
-        /// When the sweep fails after validating: write its receipt, whose
-        /// `stopped` says the phase and step where it stopped and whether a
-        /// rerun can succeed, to FILE (atomic write). A failed persist
-        /// commits nothing, so this is the receipt's only copy. Without
-        /// this option the receipt is printed to stderr as one JSON line
-        /// after the error.
-        #[arg(long, value_name = "FILE")]
-        receipt_out: Option<PathBuf>,
-    },
-}
-
-/// An error and every cause, on one line.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cause = c.source();
-    }
-    s
-}
+use cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Validate { paths, json } => {
-            let verdicts = match benchops_publish::validate::validate_paths(&paths) {
-                Ok(v) => v,
-                Err(e) => {
-                    let source = std::error::Error::source(&e)
-                        .map(|s| format!(": {s}"))
-                        .unwrap_or_default();
-                    eprintln!("error: {e}{source}");
-                    return ExitCode::from(2);
-                }
-            };
-            if json {
-                match serde_json::to_string_pretty(&verdicts) {
-                    Ok(s) => println!("{s}"),
-                    Err(e) => {
-                        eprintln!("error: failed to render JSON: {e}");
-                        return ExitCode::from(2);
-                    }
-                }
-            } else {
-                print!("{}", benchops_publish::validate::render_table(&verdicts));
-            }
-            if verdicts.iter().all(|v| v.valid) {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            }
-        }
+    ExitCode::from(match cli.command {
+        Command::Validate { paths, json } => run_validate(&paths, json),
         Command::Sweep {
             local,
             github,
@@ -176,22 +34,102 @@ fn main() -> ExitCode {
             manifest,
             receipt_out,
         } => {
-            if github {
-                sweep_github(
+            let swept = if github {
+                let (Some(repo), Some(app_id), Some(app_key_file), true) = (
                     repo,
                     app_id,
                     app_key_file,
-                    handoff,
-                    handoff_refs,
-                    manifest,
-                    receipt_out.as_deref(),
-                )
+                    handoff.is_some() || handoff_refs,
+                ) else {
+                    eprintln!(
+                        "error: --github needs --repo OWNER/NAME, --app-id N, --app-key-file PEM (or BENCHOPS_APP_KEY_FILE naming the file), and --handoff DIR, --handoff-refs or both"
+                    );
+                    return ExitCode::from(FAILED);
+                };
+                let mut opts =
+                    github::GitHubSweepOptions::new(repo, app_id, app_key_file, handoff, manifest);
+                opts.handoff_refs = handoff_refs;
+                let (trigger, run, server) = github::actions_context_from_env();
+                opts.trigger = trigger;
+                opts.workflow_run = run;
+                opts.history_base_url = github::history_base_url(&server, &opts.repo);
+                github::sweep_github_blocking(&opts)
             } else if let Some(dir) = local {
-                sweep_local(dir, manifest, receipt_out.as_deref())
+                local::sweep_local(&local::LocalSweepOptions::new(dir, manifest))
             } else {
                 eprintln!("error: pass --local [DIR] or --github");
-                ExitCode::from(2)
+                return ExitCode::from(FAILED);
+            };
+            finish_sweep(swept, receipt_out.as_deref())
+        }
+    })
+}
+
+fn run_validate(paths: &[PathBuf], json: bool) -> u8 {
+    let verdicts = match validate::validate_paths(paths) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {}", error_line(&e));
+            return FAILED;
+        }
+    };
+    if json {
+        match serde_json::to_string_pretty(&verdicts) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("error: failed to render JSON: {e}");
+                return FAILED;
             }
+        }
+    } else {
+        print!("{}", validate::render_table(&verdicts));
+    }
+    if verdicts.iter().all(|v| v.valid) {
+        OK
+    } else {
+        ATTENTION
+    }
+}
+
+/// Prints a sweep's summary (or its error and receipt) and picks the exit
+/// code.
+fn finish_sweep(swept: Result<SweepReport, SweepError>, receipt_out: Option<&Path>) -> u8 {
+    match swept {
+        Ok(report) => {
+            print!("{}", render_summary(&report));
+            let mut status = OK;
+            if report.quarantined() > 0 {
+                let place = report.quarantine.as_ref().map_or_else(
+                    || "handoff refs left in place".to_owned(),
+                    |q| format!("files in {}, handoff refs left in place", q.display()),
+                );
+                eprintln!(
+                    "error: {} handoff(s) quarantined ({place})",
+                    report.quarantined()
+                );
+                status = ATTENTION;
+            }
+            if report.refs_left() > 0 {
+                eprintln!(
+                    "error: {} consumed handoff ref(s) could not be deleted; their records are in history and the next sweep deletes them",
+                    report.refs_left()
+                );
+                status = ATTENTION;
+            }
+            status
+        }
+        Err(e) => {
+            eprintln!("error: {}", error_line(&e));
+            eprintln!(
+                "{}",
+                if e.is_retryable() {
+                    "the sweep can be rerun as is: it converges from what exists"
+                } else {
+                    "rerunning will not help until the cause above is fixed"
+                }
+            );
+            emit_receipt(e.receipt.as_deref(), receipt_out);
+            FAILED
         }
     }
 }
@@ -206,101 +144,10 @@ fn emit_receipt(receipt: Option<&[u8]>, out: Option<&Path>) {
         Some(path) => match benchops::fsio::write_atomic(path, bytes) {
             Ok(()) => eprintln!("receipt written to {}", path.display()),
             Err(e) => {
-                eprintln!("error: failed to write the receipt: {}", error_chain(&e));
+                eprintln!("error: failed to write the receipt: {}", error_line(&e));
                 eprintln!("{}", String::from_utf8_lossy(bytes));
             }
         },
         None => eprintln!("{}", String::from_utf8_lossy(bytes)),
-    }
-}
-
-fn sweep_local(dir: PathBuf, manifest: PathBuf, receipt_out: Option<&Path>) -> ExitCode {
-    let opts = benchops_publish::sweep::LocalSweepOptions::new(dir, manifest);
-    match benchops_publish::sweep::sweep_local(&opts) {
-        Ok(report) => {
-            print!("{}", benchops_publish::sweep::render_summary(&report));
-            if report.quarantined() > 0 {
-                eprintln!(
-                    "error: {} handoff(s) quarantined in {}",
-                    report.quarantined(),
-                    report.quarantine.display()
-                );
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            }
-        }
-        Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
-            emit_receipt(e.receipt.as_deref(), receipt_out);
-            ExitCode::from(2)
-        }
-    }
-}
-
-fn sweep_github(
-    repo: Option<String>,
-    app_id: Option<u64>,
-    app_key_file: Option<PathBuf>,
-    handoff: Option<PathBuf>,
-    handoff_refs: bool,
-    manifest: PathBuf,
-    receipt_out: Option<&Path>,
-) -> ExitCode {
-    use benchops_publish::github_sweep as gs;
-    let (Some(repo), Some(app_id), Some(app_key_file), true) = (
-        repo,
-        app_id,
-        app_key_file,
-        handoff.is_some() || handoff_refs,
-    ) else {
-        eprintln!(
-            "error: --github needs --repo OWNER/NAME, --app-id N, --app-key-file PEM (or BENCHOPS_APP_KEY_FILE naming the file), and --handoff DIR, --handoff-refs or both"
-        );
-        return ExitCode::from(2);
-    };
-    let mut opts = gs::GitHubSweepOptions::new(repo, app_id, app_key_file, handoff, manifest);
-    opts.handoff_refs = handoff_refs;
-    let (trigger, run, server) = gs::actions_context_from_env();
-    opts.trigger = trigger;
-    opts.workflow_run = run;
-    opts.history_base_url = gs::history_base_url(&server, &opts.repo);
-    match gs::sweep_github_blocking(&opts) {
-        Ok(report) => {
-            print!("{}", gs::render_summary(&report));
-            let mut status = ExitCode::SUCCESS;
-            if report.quarantined() > 0 {
-                let place = report.quarantine.as_ref().map_or_else(
-                    || "left in place".to_owned(),
-                    |q| format!("files in {}, refs left in place", q.display()),
-                );
-                eprintln!(
-                    "error: {} handoff(s) quarantined ({place})",
-                    report.quarantined()
-                );
-                status = ExitCode::from(1);
-            }
-            if report.refs_left() > 0 {
-                eprintln!(
-                    "error: {} consumed handoff ref(s) could not be deleted; their records are in history and the next sweep deletes them",
-                    report.refs_left()
-                );
-                status = ExitCode::from(1);
-            }
-            status
-        }
-        Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
-            eprintln!(
-                "{}",
-                if e.is_retryable() {
-                    "the sweep can be rerun as is: it converges from what exists"
-                } else {
-                    "rerunning will not help until the cause above is fixed"
-                }
-            );
-            emit_receipt(e.receipt.as_deref(), receipt_out);
-            ExitCode::from(2)
-        }
     }
 }

@@ -117,6 +117,79 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InputError> {
     Ok(())
 }
 
+/// Whether a file name must claim the digest of its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameRule {
+    /// `validate`: a name that claims a digest is checked against it; a
+    /// name that claims none is fine.
+    CheckIfClaimed,
+    /// Handoffs: the name must claim the digest (`<hex>.json` as `bench
+    /// seal` writes it, or `<anything>--<hex>.json`), else the content
+    /// address cannot be checked and the handoff is invalid.
+    Required,
+}
+
+/// The verdict on one sealed file's bytes and name.
+#[derive(Debug, Clone)]
+pub struct NamedVerdict {
+    /// The digest of the bytes.
+    pub digest: Sha256Digest,
+    /// The digest the name claims, when it claims a valid one.
+    pub named_digest: Option<Sha256Digest>,
+    /// Every problem found (empty: valid).
+    pub issues: Vec<IssueOut>,
+    /// The verified record, when valid.
+    pub sealed: Option<benchops::SealedRecord>,
+}
+
+/// The one rule for a sealed file and its name: the bytes are verified
+/// (canonical form, schema, semantics) against the digest the name claims.
+/// `validate`, directory handoffs and handoff refs all use it, so they give
+/// the same verdicts with the same messages.
+pub fn verify_named(bytes: &[u8], file_name: &str, rule: NameRule) -> NamedVerdict {
+    let mut v = NamedVerdict {
+        digest: Sha256Digest::of(bytes),
+        named_digest: None,
+        issues: Vec::new(),
+        sealed: None,
+    };
+    let mismatch = |reason: String| IssueOut {
+        kind: IssueKind::DigestMismatch.to_string(),
+        path: "$".into(),
+        reason,
+    };
+    let expected = match digest_from_file_name(Path::new(file_name)) {
+        Some(Ok(d)) => {
+            v.named_digest = Some(d);
+            Some(d)
+        }
+        Some(Err(reason)) => {
+            v.issues.push(mismatch(format!(
+                "file name does not hold a valid digest: {reason}"
+            )));
+            None
+        }
+        None if rule == NameRule::Required => {
+            v.issues.push(mismatch(
+                "file name claims no digest: a handoff must be named <hex>.json (as `bench seal` writes it) or <anything>--<hex>.json".to_owned(),
+            ));
+            None
+        }
+        None => None,
+    };
+    match verify(bytes, expected.as_ref()) {
+        Ok(s) if v.issues.is_empty() => v.sealed = Some(s),
+        Ok(_) => {}
+        Err(e) => v.issues.extend(e.issues.iter().map(IssueOut::from)),
+    }
+    v
+}
+
+/// One line for a problem: `kind: path: reason`.
+pub fn issue_line(i: &IssueOut) -> String {
+    format!("{}: {}: {}", i.kind, i.path, i.reason)
+}
+
 /// Validates one file.
 pub fn validate_file(path: &Path) -> FileVerdict {
     let mut v = FileVerdict {
@@ -137,26 +210,15 @@ pub fn validate_file(path: &Path) -> FileVerdict {
             return v;
         }
     };
-    v.digest = Some(Sha256Digest::of(&bytes).to_string());
-    let expected = match digest_from_file_name(path) {
-        Some(Ok(d)) => {
-            v.named_digest = Some(d.to_string());
-            Some(d)
-        }
-        Some(Err(reason)) => {
-            v.issues.push(IssueOut {
-                kind: IssueKind::DigestMismatch.to_string(),
-                path: "$".into(),
-                reason: format!("file name does not hold a valid digest: {reason}"),
-            });
-            None
-        }
-        None => None,
-    };
-    match verify(&bytes, expected.as_ref()) {
-        Ok(_) => v.valid = v.issues.is_empty(),
-        Err(e) => v.issues.extend(e.issues.iter().map(IssueOut::from)),
-    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let named = verify_named(&bytes, &name, NameRule::CheckIfClaimed);
+    v.digest = Some(named.digest.to_string());
+    v.named_digest = named.named_digest.map(|d| d.to_string());
+    v.valid = named.sealed.is_some();
+    v.issues = named.issues;
     v
 }
 

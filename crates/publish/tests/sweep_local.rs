@@ -12,9 +12,8 @@ use benchops::reconcile::{Note, drift_marker, evidence_marker};
 use benchops::seal::SealedRecord;
 use benchops_publish::history::{LocalHistory, record_path};
 use benchops_publish::ledger::{Applied, BENCHOPS_AUTHOR, Ledger, LedgerState};
-use benchops_publish::sweep::{
-    AfterWrite, Clock, LocalSweepOptions, SweepReport, render_summary, sweep_local,
-};
+use benchops_publish::local::{AfterWrite, LocalSweepOptions, sweep_local};
+use benchops_publish::sweep::{Clock, SweepReport, render_summary};
 use benchops_testkit::records::{clean, drift, drift_both};
 use serde_json::Value;
 
@@ -138,7 +137,7 @@ fn first_sweep_persists_and_opens_one_drift_issue_with_labels_and_evidence() {
         r1.bytes()
     );
     assert_eq!(report.opened(), 1);
-    assert!(report.ledger_created);
+    assert!(report.issues_created);
 
     let l = e.ledger();
     assert_eq!(l.issues.len(), 1);
@@ -206,7 +205,7 @@ fn a_second_sweep_with_nothing_new_records_only_its_receipt() {
     assert!(second.baseline_changes.is_empty());
     assert_eq!((second.new_records(), second.already_present()), (0, 1));
     assert!(second.applied.is_empty(), "{:?}", second.applied);
-    assert!(!second.ledger_created);
+    assert!(!second.issues_created);
     assert_eq!(e.ledger_bytes(), ledger);
     assert_eq!(
         fs::metadata(e.dir.join("issues.json"))

@@ -21,24 +21,25 @@
 
 pub mod parse;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use benchops::Sha256Digest;
 use benchops::classify::BackendEvidence;
 use serde::Serialize;
 
-use crate::bench::{self, BenchError};
+use super::{BackendError, ChildEvidence, Job, Launched, record_cancel};
 use crate::child;
-use crate::state::{
-    BackendHandles, IndexSet, SUBMISSION_SCHEMA, SlurmChunk, StateDir, StateError, Submission,
-};
+use crate::state::{BackendHandles, SlurmChunk, StateDir, StateError, Submission};
 use parse::{SACCT_FORMAT, SQUEUE_FORMAT, SacctRow, SlurmState, SqueueRow, Tasks};
 
 /// Seconds after submission during which a task unknown to every tool is
 /// still taken as "not yet visible" rather than missing.
 pub const VISIBILITY_GRACE_S: f64 = 120.0;
+
+/// How often a waiting caller asks the scheduler again, at most.
+const POLL: Duration = Duration::from_secs(2);
 
 /// Slurm submission options (command-line values win over the intent's).
 #[derive(Debug, Clone, Default)]
@@ -115,82 +116,18 @@ fn tool_ok(program: &str, args: &[String]) -> Result<String, SlurmError> {
     Ok(stdout)
 }
 
-/// The attempt directory of a Slurm task: restarts (requeues) get their own
-/// directory, `<attempt>.r<N>`, so an older run's files are never
-/// overwritten and stay visible as superseded evidence.
-pub fn attempt_dir(
-    state: &StateDir,
-    digest: &Sha256Digest,
-    index: u64,
-    attempt: u32,
-    restart: u32,
-) -> PathBuf {
-    let base = state.attempt_dir(digest, index, attempt);
-    if restart == 0 {
-        base
-    } else {
-        base.with_file_name(format!("{attempt}.r{restart}"))
-    }
-}
-
-/// The newest restart directory of an attempt that exists, and its restart
-/// number (0 when there is none beyond the first run).
-pub fn latest_attempt_dir(
-    state: &StateDir,
-    digest: &Sha256Digest,
-    index: u64,
-    attempt: u32,
-) -> (PathBuf, u32) {
-    let base = state.attempt_dir(digest, index, attempt);
-    let mut best = (base.clone(), 0);
-    if let Some(parent) = base.parent()
-        && let Ok(rd) = std::fs::read_dir(parent)
-    {
-        let prefix = format!("{attempt}.r");
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(n) = name
-                .strip_prefix(&prefix)
-                .and_then(|n| n.parse::<u32>().ok())
-                && n > best.1
-            {
-                best = (e.path(), n);
-            }
-        }
-    }
-    best
-}
-
-/// What a Slurm submission did.
-#[derive(Debug, Clone)]
-pub struct SlurmSubmitted {
-    /// The benchmark.
-    pub digest: Sha256Digest,
-    /// The attempt.
-    pub attempt: u32,
-    /// Children submitted.
-    pub children: u64,
-    /// One array job per chunk.
-    pub chunks: Vec<SlurmChunk>,
-    /// sbatch calls made.
-    pub sbatch_calls: u32,
-}
-
-/// Plans an intent and submits it as Slurm job arrays, one sbatch call per
-/// chunk of at most `MaxArraySize` tasks. Returns right after sbatch.
-pub fn submit(
-    state: &StateDir,
-    intent_path: &Path,
-    opts: &SlurmOptions,
-) -> Result<SlurmSubmitted, BenchError> {
-    let planned = bench::plan(state, intent_path)?;
-    let digest = planned.digest;
-    let attempt = state.claim_attempt(&digest)?;
-    let intent = &planned.plan.intent().intent;
-    let count = planned.plan.len();
+/// Submits every child of `job` as Slurm job arrays, one sbatch call per
+/// chunk of at most `MaxArraySize` tasks, and writes the submission record.
+/// Returns right after sbatch.
+pub(super) fn launch(job: &Job<'_>, opts: &SlurmOptions) -> Result<Launched, BackendError> {
+    let state = job.state;
+    let digest = job.digest;
+    let attempt = job.attempt;
+    let intent = &job.plan.intent().intent;
+    let count = job.plan.len();
     let exe = match &opts.exe {
         Some(p) => p.clone(),
-        None => std::env::current_exe().map_err(BenchError::CurrentExe)?,
+        None => std::env::current_exe().map_err(BackendError::CurrentExe)?,
     };
     let max = match opts.max_array_size {
         Some(m) => m.max(1),
@@ -276,9 +213,9 @@ pub fn submit(
                 // Arrays already accepted run regardless: record them, so
                 // that status, analyze and cancel can see them.
                 if !chunks.is_empty() {
-                    record_submission(state, digest, attempt, first, &chunks)?;
+                    job.record(first, handles(&chunks))?;
                 }
-                return Err(BenchError::Scheduler(format!(
+                return Err(BackendError::Scheduler(format!(
                     "{e} (after {} of {count} children were submitted as attempt {attempt})",
                     first
                 )));
@@ -292,35 +229,25 @@ pub fn submit(
         first += tasks;
         k += 1;
     }
-    record_submission(state, digest, attempt, count, &chunks)?;
-    Ok(SlurmSubmitted {
-        digest,
-        attempt,
-        children: count,
-        chunks,
-        sbatch_calls: calls,
+    let submission = job.record(count, handles(&chunks))?;
+    let jobs: Vec<&str> = chunks.iter().map(|c| c.job_id.as_str()).collect();
+    Ok(Launched {
+        submission,
+        processes: Vec::new(),
+        note: format!(
+            "submitted {count} children (attempt {attempt}) to Slurm as array job(s) {} ({calls} sbatch call(s))",
+            jobs.join(", ")
+        ),
+        poll: POLL,
     })
 }
 
-fn record_submission(
-    state: &StateDir,
-    digest: Sha256Digest,
-    attempt: u32,
-    count: u64,
-    chunks: &[SlurmChunk],
-) -> Result<(), StateError> {
-    let submission = Submission {
-        schema: SUBMISSION_SCHEMA.into(),
-        benchmark: digest,
-        attempt,
-        submitted_at: bench::now_rfc3339(),
-        indices: IndexSet::Range { count },
-        backend: BackendHandles::Slurm {
-            cluster: cluster_name(),
-            chunks: chunks.to_vec(),
-        },
-    };
-    state.write_submission(&submission).map(|_| ())
+/// The handles of a Slurm submission: the cluster and its array jobs.
+fn handles(chunks: &[SlurmChunk]) -> BackendHandles {
+    BackendHandles::Slurm {
+        cluster: cluster_name(),
+        chunks: chunks.to_vec(),
+    }
 }
 
 fn shell_quote(s: &str) -> String {
@@ -597,14 +524,40 @@ fn seconds_since(text: &str, now: jiff::Timestamp) -> Option<f64> {
     Some(now.duration_since(ts).as_secs_f64())
 }
 
-/// Cancels every array job of the latest Slurm submission with one scancel
-/// call.
-pub fn cancel(sub: &Submission) -> Result<Vec<String>, BenchError> {
-    let BackendHandles::Slurm { chunks, .. } = &sub.backend else {
-        return Ok(Vec::new());
+/// The evidence of child `index` of a Slurm submission: its newest requeue
+/// directory, and what the scheduler snapshot says about its task.
+pub(super) fn evidence(
+    snapshot: Option<&Snapshot>,
+    state: &StateDir,
+    digest: &Sha256Digest,
+    sub: &Submission,
+    chunks: &[SlurmChunk],
+    index: u64,
+    now: jiff::Timestamp,
+) -> ChildEvidence {
+    let (dir, restart) = state.latest_attempt_dir(digest, index, sub.attempt);
+    let backend = match snapshot {
+        Some(snap) => snap.evidence(chunks, index, restart, now, sub),
+        None => BackendEvidence::Unknown("no scheduler snapshot".into()),
     };
+    ChildEvidence {
+        dir,
+        restart,
+        backend,
+    }
+}
+
+/// Records the cancellation, then cancels every array job of the
+/// submission with one scancel call.
+pub(super) fn cancel(
+    state: &StateDir,
+    digest: &Sha256Digest,
+    sub: &Submission,
+    chunks: &[SlurmChunk],
+) -> Result<Vec<String>, BackendError> {
+    record_cancel(state, digest, sub, "scancel the array jobs")?;
     let ids: Vec<String> = chunks.iter().map(|c| c.job_id.clone()).collect();
-    tool_ok("scancel", &ids).map_err(|e| BenchError::Scheduler(e.to_string()))?;
+    tool_ok("scancel", &ids).map_err(|e| BackendError::Scheduler(e.to_string()))?;
     Ok(vec![format!("scancel {}", ids.join(" "))])
 }
 

@@ -1,0 +1,275 @@
+//! The backend seam: where the children of a submission run, what a later
+//! process learns about them, and how they are stopped.
+//!
+//! | operation | what it does |
+//! |---|---|
+//! | [`Backend::launch`] | starts every child of one claimed attempt and writes its submission record |
+//! | [`observe`] | takes ONE snapshot of backend evidence for a refresh, whatever the number of children |
+//! | [`Observation::child`] | answers, from that snapshot, where a child's files are and what the backend says about it |
+//! | [`cancel`] | records the cancellation of an attempt, then stops what still runs |
+//! | [`executor`] | names the executor of the latest submission in a sealed record |
+//! | [`Task::resolve`] | tells a wrapper process which child it runs |
+//!
+//! This module is the only place that tells the local backend from Slurm:
+//! a launch dispatches on [`Backend`], and everything after it on the
+//! [`BackendHandles`] its submission recorded. The rest of the crate goes
+//! through the functions above and never names a backend. No backend
+//! holds state in memory: all it needs later is in the submission record.
+
+pub mod local;
+pub mod slurm;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use benchops::Sha256Digest;
+use benchops::classify::BackendEvidence;
+use benchops::plan::Plan;
+use benchops::record::Executor;
+
+use crate::state::{
+    self, BackendHandles, CANCEL_SCHEMA, Cancellation, IndexSet, SUBMISSION_SCHEMA, SlurmChunk,
+    StateDir, StateError, Submission,
+};
+
+pub use local::LocalOptions;
+pub use slurm::SlurmOptions;
+
+/// Where a submission runs, with the options of its launch.
+#[derive(Debug, Clone)]
+pub enum Backend {
+    /// Detached local wrapper processes.
+    Local(LocalOptions),
+    /// Slurm job arrays, one `sbatch` call per chunk.
+    Slurm(SlurmOptions),
+}
+
+/// One planned benchmark and one claimed attempt: what a backend launches.
+#[derive(Debug, Clone, Copy)]
+pub struct Job<'a> {
+    /// The state directory.
+    pub state: &'a StateDir,
+    /// The benchmark.
+    pub digest: Sha256Digest,
+    /// Its plan.
+    pub plan: &'a Plan,
+    /// The attempt number, already claimed.
+    pub attempt: u32,
+}
+
+impl Job<'_> {
+    /// Writes the submission record of this attempt, covering children
+    /// `0..count`.
+    fn record(&self, count: u64, backend: BackendHandles) -> Result<Submission, StateError> {
+        let submission = Submission {
+            schema: SUBMISSION_SCHEMA.into(),
+            benchmark: self.digest,
+            attempt: self.attempt,
+            submitted_at: state::now_rfc3339(),
+            indices: IndexSet::Range { count },
+            backend,
+        };
+        self.state.write_submission(&submission)?;
+        Ok(submission)
+    }
+}
+
+/// What a launch started.
+#[derive(Debug)]
+pub struct Launched {
+    /// The submission record written for the attempt.
+    pub submission: Submission,
+    /// The local wrapper processes, so that a waiting caller can reap them;
+    /// empty for Slurm.
+    pub processes: Vec<std::process::Child>,
+    /// One line for humans: what was submitted, and where.
+    pub note: String,
+    /// How often a waiting caller should look again.
+    pub poll: Duration,
+}
+
+/// Why a backend could not launch, observe or stop children.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// State could not be read or written.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// A wrapper process could not be started.
+    #[error("failed to start the wrapper for child {index}")]
+    Spawn {
+        /// The child.
+        index: u64,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The current executable could not be found (to start wrappers).
+    #[error("failed to locate the benchops-exec executable")]
+    CurrentExe(#[source] std::io::Error),
+    /// The scheduler refused or could not be reached.
+    #[error("scheduler error: {0}")]
+    Scheduler(String),
+    /// A Slurm array task without its task id in the environment.
+    #[error("--slurm needs SLURM_ARRAY_TASK_ID in the environment")]
+    NoSlurmTask,
+}
+
+impl Backend {
+    /// Starts every child of `job` and writes its submission record.
+    ///
+    /// Returns once the children are handed over: local wrappers are
+    /// detached processes and Slurm arrays are queued, so the caller may
+    /// exit at once. When Slurm accepts some chunks and then refuses one,
+    /// the accepted arrays run regardless: they are recorded, and the error
+    /// says how many children they cover.
+    pub fn launch(&self, job: &Job<'_>) -> Result<Launched, BackendError> {
+        match self {
+            Backend::Local(opts) => local::launch(job, opts),
+            Backend::Slurm(opts) => slurm::launch(job, opts),
+        }
+    }
+}
+
+/// One look at every backend that a benchmark's submissions went to: the
+/// backend evidence of one refresh, taken once and then asked per child.
+#[derive(Debug, Clone)]
+pub struct Observation {
+    now: jiff::Timestamp,
+    /// The scheduler snapshot when any submission went to Slurm: one
+    /// `squeue` and one `sacct` call for all of their array jobs.
+    pub slurm: Option<slurm::Snapshot>,
+}
+
+/// What the backend says about one child.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChildEvidence {
+    /// The attempt directory observed: the newest requeue's on Slurm.
+    pub dir: PathBuf,
+    /// The requeue of that directory (0 for the first run, and for local
+    /// runs).
+    pub restart: u32,
+    /// What the backend says.
+    pub backend: BackendEvidence,
+}
+
+/// Takes the one snapshot of a refresh, covering every submission in
+/// `subs`, at time `now`. Local evidence (is the wrapper pid alive with the
+/// same start time?) is read per child from `/proc` and needs no call.
+pub fn observe(subs: &[Submission], now: jiff::Timestamp) -> Observation {
+    let chunks: Vec<SlurmChunk> = subs
+        .iter()
+        .flat_map(|s| match &s.backend {
+            BackendHandles::Slurm { chunks, .. } => chunks.as_slice(),
+            BackendHandles::Local { .. } => &[],
+        })
+        .cloned()
+        .collect();
+    Observation {
+        now,
+        slurm: (!chunks.is_empty()).then(|| slurm::Snapshot::take(&chunks)),
+    }
+}
+
+impl Observation {
+    /// The time the snapshot stands for.
+    pub fn now(&self) -> jiff::Timestamp {
+        self.now
+    }
+
+    /// The evidence of child `index` of submission `sub`.
+    pub fn child(
+        &self,
+        state: &StateDir,
+        digest: &Sha256Digest,
+        sub: &Submission,
+        index: u64,
+    ) -> ChildEvidence {
+        match &sub.backend {
+            BackendHandles::Local { handles, .. } => {
+                local::evidence(state, digest, sub, handles, index)
+            }
+            BackendHandles::Slurm { chunks, .. } => slurm::evidence(
+                self.slurm.as_ref(),
+                state,
+                digest,
+                sub,
+                chunks,
+                index,
+                self.now,
+            ),
+        }
+    }
+}
+
+/// Cancels submission `sub`: records the cancellation of its attempt first
+/// (so that wrappers that have not started yet will not start), then stops
+/// what still runs. Returns what was signalled, for the record.
+pub fn cancel(
+    state: &StateDir,
+    digest: &Sha256Digest,
+    sub: &Submission,
+) -> Result<Vec<String>, BackendError> {
+    match &sub.backend {
+        BackendHandles::Local { handles, .. } => local::cancel(state, digest, sub, handles),
+        BackendHandles::Slurm { chunks, .. } => slurm::cancel(state, digest, sub, chunks),
+    }
+}
+
+/// The executor of a sealed record: the backend of the latest submission,
+/// or this host when there is none.
+pub fn executor(latest: Option<&Submission>) -> Executor {
+    match latest.map(|s| &s.backend) {
+        Some(BackendHandles::Slurm { cluster, chunks }) => Executor::Slurm {
+            cluster: cluster.clone(),
+            job_ids: chunks.iter().map(|c| c.job_id.clone()).collect(),
+        },
+        Some(BackendHandles::Local { host, .. }) => Executor::Local { host: host.clone() },
+        None => Executor::Local {
+            host: state::host_name(),
+        },
+    }
+}
+
+/// Which child a wrapper process runs, as its backend launched it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Task {
+    /// A local wrapper: the child index is on its command line.
+    Local {
+        /// The child index.
+        index: u64,
+    },
+    /// A Slurm array task: child `first_index + $SLURM_ARRAY_TASK_ID`, run
+    /// `$SLURM_RESTART_COUNT` (a fresh directory per requeue).
+    Slurm {
+        /// The child index of array task 0.
+        first_index: u64,
+    },
+}
+
+impl Task {
+    /// The child index and the restart (requeue) number.
+    pub fn resolve(self) -> Result<(u64, u32), BackendError> {
+        match self {
+            Task::Local { index } => Ok((index, 0)),
+            Task::Slurm { first_index } => slurm::task_from_env()
+                .map(|(task, restart)| (first_index + task, restart))
+                .ok_or(BackendError::NoSlurmTask),
+        }
+    }
+}
+
+/// Writes the cancellation record of `sub`'s attempt, naming what will be
+/// signalled (create-only: a second cancel keeps the first record).
+fn record_cancel(
+    state: &StateDir,
+    digest: &Sha256Digest,
+    sub: &Submission,
+    what: &str,
+) -> Result<(), StateError> {
+    let record = Cancellation {
+        schema: CANCEL_SCHEMA.into(),
+        requested_at: state::now_rfc3339(),
+        actions: vec![what.into()],
+    };
+    state.write_cancel(digest, sub.attempt, &record)
+}

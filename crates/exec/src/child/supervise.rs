@@ -1,0 +1,295 @@
+//! Spawning and supervising one command: its own process group, stdin
+//! closed, the environment with publication credentials removed, the
+//! timeout (`SIGTERM` to the group, then `SIGKILL` after [`TERM_GRACE`]),
+//! clearing the group when the command ends, reaping, and the resource
+//! usage of the reaped command.
+
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use benchops::Finite;
+use nix::errno::Errno;
+use nix::sys::resource::{UsageWho, getrusage};
+use nix::sys::signal::{Signal, killpg};
+use nix::sys::time::TimeVal;
+use nix::sys::wait::{Id, WaitPidFlag, waitid};
+use nix::unistd::Pid;
+
+use super::capture::{Capture, spawn_reader, take_capture};
+use super::record::Exit;
+use super::{ChildError, ChildSpec, env_remove_publication_credentials};
+
+/// Time between `SIGTERM` and `SIGKILL` when a command times out.
+pub const TERM_GRACE: Duration = Duration::from_secs(2);
+/// How long the wrapper waits, after reaping, for the output pipes to close.
+pub const PIPE_DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// Builds the command: its own process group, stdin null, stdout and stderr
+/// piped, environment additions first and removals last.
+pub(super) fn build_command(spec: &ChildSpec) -> Result<Command, ChildError> {
+    let mut command = match (spec.shell, spec.argv.as_slice()) {
+        (_, []) => return Err(ChildError::InvalidSpec("argv is empty".to_owned())),
+        (true, [script]) => {
+            let mut c = Command::new("/bin/sh");
+            c.arg("-c").arg(script);
+            c
+        }
+        (true, more) => {
+            return Err(ChildError::InvalidSpec(format!(
+                "a shell command takes exactly one argv string, found {}",
+                more.len()
+            )));
+        }
+        (false, [program, args @ ..]) => {
+            let mut c = Command::new(program);
+            c.args(args);
+            c
+        }
+    };
+    command
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .envs(&spec.env);
+    // `Command` keeps the last operation per variable, so these removals win
+    // over the additions above as well as over the inherited environment.
+    for name in spec
+        .env_remove
+        .iter()
+        .chain(&env_remove_publication_credentials())
+    {
+        command.env_remove(name);
+    }
+    if let Some(dir) = &spec.workdir {
+        command.current_dir(dir);
+    }
+    Ok(command)
+}
+
+/// The builtin metrics of a command that ran.
+pub(super) struct Builtins {
+    /// Wall time.
+    pub(super) wall_s: Finite,
+    /// User CPU time.
+    pub(super) user_s: Finite,
+    /// System CPU time.
+    pub(super) sys_s: Finite,
+    /// Peak resident set.
+    pub(super) max_rss_bytes: u64,
+}
+
+/// What a spawned command did.
+pub(super) struct Ran {
+    /// How it ended.
+    pub(super) exit: Exit,
+    /// Wall time from just before spawn to the observed exit.
+    pub(super) wall: Duration,
+    /// What stdout held.
+    pub(super) stdout: Capture,
+    /// What stderr held.
+    pub(super) stderr: Capture,
+}
+
+/// Drains the pipes, enforces the timeout, clears the process group and
+/// reaps the command.
+pub(super) fn supervise(
+    mut child: Child,
+    spec: &ChildSpec,
+    spawned_at: Instant,
+) -> Result<Ran, ChildError> {
+    let pid = child.id();
+    // The child leads its own group, so its pid is the group id. Pids fit in
+    // an i32 on every Unix (Linux caps them at 2^22).
+    let pgid = Pid::from_raw(pid as i32);
+
+    let (done_tx, done_rx) = mpsc::channel();
+    let stdout = Arc::new(Mutex::new(Capture::new(spec.json_metrics)));
+    let stderr = Arc::new(Mutex::new(Capture::new(false)));
+    spawn_reader(child.stdout.take(), Arc::clone(&stdout), done_tx.clone());
+    spawn_reader(child.stderr.take(), Arc::clone(&stderr), done_tx);
+
+    let (exit_tx, exit_rx) = mpsc::channel();
+    thread::spawn(move || {
+        let observed = wait_for_exit(pgid);
+        let _ = exit_tx.send((observed, Instant::now()));
+    });
+
+    let mut deadline = spec.timeout.map(|t| spawned_at + t);
+    let mut sent: Option<Signal> = None;
+    let (observed, exited_at) = loop {
+        let message = match deadline {
+            None => exit_rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            Some(d) => exit_rx.recv_timeout(d.saturating_duration_since(Instant::now())),
+        };
+        match message {
+            Ok(m) => break m,
+            Err(RecvTimeoutError::Timeout) if sent.is_none() => {
+                signal_group(pgid, Signal::SIGTERM);
+                sent = Some(Signal::SIGTERM);
+                deadline = Some(Instant::now() + TERM_GRACE);
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                signal_group(pgid, Signal::SIGKILL);
+                sent = Some(Signal::SIGKILL);
+                deadline = None;
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                break (Err(Errno::ECHILD), Instant::now());
+            }
+        }
+    };
+
+    // The leader has exited but is not reaped yet, so the group id is still
+    // ours: kill whatever the command left behind, then reap it.
+    signal_group(pgid, Signal::SIGKILL);
+    let status = child
+        .wait()
+        .map_err(|source| ChildError::Wait { pid, source })?;
+    if let Err(errno) = observed {
+        return Err(ChildError::Wait {
+            pid,
+            source: errno.into(),
+        });
+    }
+
+    let drain_deadline = Instant::now() + PIPE_DRAIN_GRACE;
+    for _ in 0..2 {
+        let left = drain_deadline.saturating_duration_since(Instant::now());
+        if done_rx.recv_timeout(left).is_err() {
+            break;
+        }
+    }
+
+    let exit = match (sent, spec.timeout) {
+        (Some(signal), Some(limit)) => Exit::TimedOut {
+            after_s: seconds(limit),
+            signal: signal as i32,
+        },
+        _ => classify(status),
+    };
+    Ok(Ran {
+        exit,
+        wall: exited_at.saturating_duration_since(spawned_at),
+        stdout: take_capture(&stdout),
+        stderr: take_capture(&stderr),
+    })
+}
+
+/// Blocks until process `pid` exits, without reaping it (`WNOWAIT`).
+fn wait_for_exit(pid: Pid) -> Result<(), Errno> {
+    loop {
+        match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
+            Ok(_) => return Ok(()),
+            Err(Errno::EINTR) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Signals every process in the group. Errors are ignored: `ESRCH` means the
+/// group is already gone, and the wrapper may always signal its own child's
+/// group.
+fn signal_group(pgid: Pid, signal: Signal) {
+    let _ = killpg(pgid, signal);
+}
+
+/// Turns a wait status into an [`Exit`].
+fn classify(status: ExitStatus) -> Exit {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Exit::Exited { code },
+        (None, Some(signal)) => Exit::Signaled {
+            signal,
+            name: signal_name(signal),
+        },
+        // A reaped process has exited or was signalled; if the platform ever
+        // reports neither, record it as a failure, never as success.
+        (None, None) => Exit::Signaled {
+            signal: 0,
+            name: format!("unknown wait status {}", status.into_raw()),
+        },
+    }
+}
+
+/// `SIGKILL` for 9, and so on; `signal N` for numbers without a name.
+pub(super) fn signal_name(signal: i32) -> String {
+    Signal::try_from(signal).map_or_else(|_| format!("signal {signal}"), |s| s.as_str().to_owned())
+}
+
+/// Resource usage of the reaped children of this process.
+pub(super) struct ChildrenUsage {
+    /// User CPU time.
+    pub(super) user: TimeVal,
+    /// System CPU time.
+    pub(super) sys: TimeVal,
+    /// The high-water mark of resident set size.
+    pub(super) max_rss_bytes: u64,
+}
+
+/// `getrusage(RUSAGE_CHILDREN)`, with `ru_maxrss` in bytes.
+pub(super) fn children_usage() -> Result<ChildrenUsage, ChildError> {
+    let usage = getrusage(UsageWho::RUSAGE_CHILDREN).map_err(ChildError::Usage)?;
+    // ru_maxrss is in KiB on Linux.
+    let max_rss_kib = u64::try_from(usage.max_rss()).unwrap_or(0);
+    Ok(ChildrenUsage {
+        user: usage.user_time(),
+        sys: usage.system_time(),
+        max_rss_bytes: max_rss_kib.saturating_mul(1024),
+    })
+}
+
+/// `after - before` in seconds, never negative.
+pub(super) fn cpu_delta(before: TimeVal, after: TimeVal) -> Finite {
+    let micros = |t: TimeVal| i128::from(t.tv_sec()) * 1_000_000 + i128::from(t.tv_usec());
+    let delta = (micros(after) - micros(before)).max(0);
+    Finite::new(delta as f64 / 1e6).unwrap_or(Finite::ZERO)
+}
+
+/// A duration in seconds.
+pub(super) fn seconds(d: Duration) -> Finite {
+    // A Duration is always finite; the fallback is unreachable.
+    Finite::new(d.as_secs_f64()).unwrap_or(Finite::ZERO)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    #[test]
+    fn signal_names() {
+        assert_eq!(signal_name(9), "SIGKILL");
+    }
+
+    #[test]
+    fn removals_win_over_additions() {
+        let mut spec = ChildSpec::command(["env"]);
+        spec.env.insert("GITHUB_TOKEN".into(), "secret".into());
+        spec.env.insert("KEEP".into(), "1".into());
+        spec.env.insert("DROP".into(), "1".into());
+        spec.env_remove.push("DROP".into());
+        let command = build_command(&spec).expect("valid spec");
+        let envs: BTreeMap<_, _> = command
+            .get_envs()
+            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.is_some()))
+            .collect();
+        assert_eq!(envs.get("KEEP"), Some(&true));
+        assert_eq!(envs.get("DROP"), Some(&false));
+        for name in env_remove_publication_credentials() {
+            assert_eq!(envs.get(&name), Some(&false), "{name} is removed");
+        }
+    }
+
+    #[test]
+    fn bad_specs_are_refused() {
+        assert!(build_command(&ChildSpec::default()).is_err());
+        let mut spec = ChildSpec::shell("true");
+        spec.argv.push("extra".into());
+        assert!(build_command(&spec).is_err());
+    }
+}

@@ -1,0 +1,260 @@
+//! The command line of `benchops-exec`: clap types, and their conversion
+//! into the library's inputs. Nothing here runs a command.
+
+use std::path::PathBuf;
+
+use anyhow::{Context as _, Result};
+use benchops_exec::backend::{self, LocalOptions, SlurmOptions, Task};
+use benchops_exec::render;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Plan, run, observe, analyze and seal benchmarks. Holds no GitHub
+/// credentials, and passes none to the benchmarks it runs.
+#[derive(Debug, Parser)]
+#[command(name = "benchops-exec", version, about, long_about = None)]
+pub struct Cli {
+    /// State directory holding benchmark records and run evidence.
+    #[arg(
+        long,
+        global = true,
+        env = "BENCHOPS_STATE",
+        default_value = ".benchops"
+    )]
+    pub state: PathBuf,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Plan, submit, observe, analyze, cancel and seal benchmarks.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+    /// Seal a draft benchmark-result/v1 record into OUT/<sha256-hex>.json.
+    ///
+    /// The draft may use any JSON formatting. It is checked against the
+    /// schema and the semantic invariants, written as RFC 8785 canonical
+    /// bytes, and named by their sha256. Sealing the same draft twice is a
+    /// no-op. Exit status: 0 sealed, 1 invalid draft, 2 usage or I/O error.
+    #[command(
+        after_help = "Example:\n  benchops-exec seal examples/result.draft.json --out sealed/"
+    )]
+    Seal {
+        /// The draft record (JSON).
+        draft: PathBuf,
+        /// Directory for the sealed file.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Run one child of a benchmark (started by `bench submit`; not for
+    /// direct use).
+    ///
+    /// Re-plans the benchmark from the state directory, checks the child's
+    /// digest, optionally takes a concurrency slot, then runs and measures
+    /// the command and writes started.json and result.json.
+    Child {
+        /// Benchmark digest (or unique hex prefix).
+        #[arg(long)]
+        benchmark: String,
+        /// Attempt number.
+        #[arg(long)]
+        attempt: u32,
+        /// Child index (local backend).
+        #[arg(long, required_unless_present = "slurm")]
+        index: Option<u64>,
+        /// Take slot `index % SLOTS` before running (local backend).
+        #[arg(long)]
+        slots: Option<u32>,
+        /// Slurm array task: the child is FIRST_INDEX + $SLURM_ARRAY_TASK_ID,
+        /// and $SLURM_RESTART_COUNT selects a fresh directory per requeue.
+        #[arg(long, requires = "first_index")]
+        slurm: bool,
+        /// Child index of array task 0 (with --slurm).
+        #[arg(long)]
+        first_index: Option<u64>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Backend {
+    /// Detached local processes.
+    Local,
+    /// Slurm job arrays (one sbatch call per chunk).
+    Slurm,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum Format {
+    /// A table for humans.
+    Table,
+    /// Canonical JSON.
+    Json,
+    /// Markdown.
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    /// The benchmark intent (TOML, benchmark-intent/v1).
+    pub intent: PathBuf,
+    /// Where to run the children.
+    #[arg(long, value_enum, default_value = "local")]
+    pub backend: Backend,
+    /// Children running at once (local backend).
+    #[arg(long, default_value_t = 1)]
+    pub slots: u32,
+    /// Slurm partition (overrides the intent).
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// Slurm account (overrides the intent).
+    #[arg(long)]
+    pub account: Option<String>,
+    /// Array throttle: at most this many tasks at once (overrides the intent).
+    #[arg(long)]
+    pub throttle: Option<u32>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Expand an intent into its ordered child runs and persist the record.
+    ///
+    /// Prints the benchmark digest. Planning is deterministic: equivalent
+    /// intents give the same children and digests.
+    #[command(after_help = "Example:\n  benchops-exec bench plan examples/bench.toml")]
+    Plan {
+        /// The benchmark intent (TOML).
+        intent: PathBuf,
+        /// Print every child configuration as JSON lines.
+        #[arg(long)]
+        children: bool,
+    },
+    /// Plan and start every child, then return at once.
+    ///
+    /// Children run as detached processes that survive this command; observe
+    /// them later with `bench status`.
+    #[command(after_help = "Example:\n  benchops-exec bench submit examples/bench.toml --slots 2")]
+    Submit(SubmitArgs),
+    /// Submit, then wait for every child with a progress bar.
+    #[command(after_help = "Example:\n  benchops-exec bench run examples/bench.toml --slots 2")]
+    Run {
+        #[command(flatten)]
+        submit: SubmitArgs,
+        /// Output format of the final analysis.
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Classify every child from the evidence (read-only).
+    ///
+    /// Prints counts of every class and each child that did not succeed,
+    /// with its reason. Works from any later process.
+    #[command(after_help = "Example:\n  benchops-exec bench status 3f1c2a9d")]
+    Status {
+        /// Benchmark digest (or unique hex prefix of at least 8 digits).
+        benchmark: String,
+        /// Print every child with its raw evidence as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Refresh until every child is terminal, backing off from 1 s to
+        /// 30 s between looks (with jitter).
+        #[arg(long)]
+        watch: bool,
+    },
+    /// Same as `status --json`: every child with its evidence.
+    #[command(after_help = "Example:\n  benchops-exec bench refresh 3f1c2a9d")]
+    Refresh {
+        /// Benchmark digest (or unique hex prefix).
+        benchmark: String,
+    },
+    /// Aggregate the successes per case and metric (median, MAD, bootstrap CI).
+    ///
+    /// Counts of every class are always shown; an incomplete benchmark is
+    /// labelled as such and nothing is extrapolated. The JSON output is
+    /// canonical and byte-identical across runs.
+    #[command(after_help = "Example:\n  benchops-exec bench analyze 3f1c2a9d --format markdown")]
+    Analyze {
+        /// Benchmark digest (or unique hex prefix).
+        benchmark: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Stop the benchmark's running children and record the cancellation.
+    #[command(after_help = "Example:\n  benchops-exec bench cancel 3f1c2a9d")]
+    Cancel {
+        /// Benchmark digest (or unique hex prefix).
+        benchmark: String,
+    },
+    /// List the benchmarks in the state directory.
+    List,
+    /// Seal a finished benchmark as a benchmark-result/v1 record.
+    ///
+    /// Writes OUT/<sha256-hex>.json create-only. Refuses while any child is
+    /// pending or running.
+    #[command(
+        after_help = "Example:\n  benchops-exec bench seal 3f1c2a9d --manifest examples/schedule.toml \\\n    --lane comprehensive --slot 2026-11-30T01:00:00Z --repository example/widgets \\\n    --commit 3f1c2a9d8e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d --out .benchops/sealed"
+    )]
+    Seal {
+        /// Benchmark digest (or unique hex prefix).
+        benchmark: String,
+        /// The schedule manifest (TOML).
+        #[arg(long)]
+        manifest: PathBuf,
+        /// The lane this execution belongs to.
+        #[arg(long)]
+        lane: String,
+        /// The scheduled slot, RFC 3339 UTC.
+        #[arg(long)]
+        slot: String,
+        /// The subject repository, owner/name.
+        #[arg(long)]
+        repository: String,
+        /// The subject commit (40 or 64 hex digits).
+        #[arg(long)]
+        commit: String,
+        /// Directory for the sealed record.
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+impl SubmitArgs {
+    /// The backend and its launch options.
+    pub fn backend(&self) -> backend::Backend {
+        match self.backend {
+            Backend::Local => backend::Backend::Local(LocalOptions {
+                slots: self.slots,
+                exe: None,
+            }),
+            Backend::Slurm => backend::Backend::Slurm(SlurmOptions {
+                partition: self.partition.clone(),
+                account: self.account.clone(),
+                throttle: self.throttle,
+                ..SlurmOptions::default()
+            }),
+        }
+    }
+}
+
+impl From<Format> for render::Format {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Table => render::Format::Table,
+            Format::Json => render::Format::Json,
+            Format::Markdown => render::Format::Markdown,
+        }
+    }
+}
+
+/// The child a `child` command names: `--slurm` with `--first-index`, or
+/// `--index`.
+pub fn task(index: Option<u64>, slurm: bool, first_index: Option<u64>) -> Result<Task> {
+    Ok(if slurm {
+        Task::Slurm {
+            first_index: first_index.unwrap_or(0),
+        }
+    } else {
+        Task::Local {
+            index: index.context("--index is required")?,
+        }
+    })
+}

@@ -1,0 +1,22 @@
+//! The exit codes of `benchops-exec`, one named constant per meaning.
+//!
+//! The table of every code, its meaning and the commands that use it is
+//! `docs/cli/exit-codes.md`. The numbers do not change: scripts read them,
+//! and so does Slurm, which records the exit code of every array task.
+
+/// The command did what was asked. `bench run`, `bench status` and
+/// `bench analyze` exit with it even when children failed: read the counts.
+pub const OK: u8 = 0;
+
+/// `seal`: the draft is not a valid `benchmark-result/v1` record (every
+/// problem is listed on standard error).
+pub const INVALID_DRAFT: u8 = 1;
+
+/// `child`: the command did not succeed (non-zero exit, signal, timeout,
+/// could not start), or its attempt was cancelled before it started.
+pub const CHILD_FAILED: u8 = 1;
+
+/// Any error: bad arguments, a bad intent, an unknown benchmark, unreadable
+/// or unwritable state, a Slurm tool that failed, a benchmark that cannot be
+/// sealed, or a wrapper that could not do its work.
+pub const ERROR: u8 = 2;

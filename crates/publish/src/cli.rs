@@ -1,0 +1,120 @@
+//! The command line of `benchops-publish` (clap types only; `main.rs`
+//! maps them to library calls and exit codes).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// Validate, persist and announce sealed benchmark records. Never runs a
+/// benchmark and never decides drift.
+#[derive(Debug, Parser)]
+#[command(name = "benchops-publish", version, about, long_about = None)]
+pub struct Cli {
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check sealed benchmark-result/v1 files: canonical bytes, digest (when
+    /// the file name carries one), schema and semantic invariants.
+    ///
+    /// Directories are searched recursively for *.json. Exit status: 0 all
+    /// valid, 1 any invalid, 2 usage error (including a path that cannot be
+    /// read).
+    #[command(
+        after_help = "Examples:\n  benchops-publish validate sealed/\n  benchops-publish validate --json results/nightly/2026/11/*.json"
+    )]
+    Validate {
+        /// Files or directories.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Print one JSON document instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Sweep sealed handoffs into history and issues: validate, persist,
+    /// reconcile, report. Two modes: `--local DIR` (no GitHub) and
+    /// `--github` (a repository, with one App installation token per phase).
+    ///
+    /// Local mode reads DIR/sealed/*.json (what `benchops-exec bench seal
+    /// --out DIR/sealed` writes). Invalid handoffs are copied to
+    /// DIR/quarantine/ with a .why.txt and never persisted; their source
+    /// file is left in place. Valid records are persisted in one commit
+    /// (with a receipt) on the benchmark-history branch of DIR/history.git
+    /// (created when missing). Drift issues are then reconciled from all of
+    /// history into the ledger DIR/issues.json, one atomic write per action,
+    /// and a summary with a per-lane health table is printed.
+    ///
+    /// GitHub mode reads --handoff DIR/*.json (invalid ones are copied to
+    /// DIR/quarantine/) and/or, with --handoff-refs, the handoff refs
+    /// refs/heads/benchmark-result/* of the repository (each a commit whose
+    /// tree holds exactly one <hex>.json; invalid ones are left in place
+    /// and reported). It persists with a contents-phase token (one tree and
+    /// commit on benchmark-history, the ref moved without force, rebuilt on
+    /// the new tip when it moved), then deletes the consumed handoff refs,
+    /// and reconciles drift issues with an issues-phase token (only the
+    /// App bot's marker comments count); each token is revoked when its
+    /// phase ends. The API is GITHUB_API_URL (default
+    /// https://api.github.com).
+    ///
+    /// Rerunning converges in both modes: records already present and
+    /// issues already up to date are left alone.
+    ///
+    /// Exit status: 0 done, 1 done but at least one handoff was quarantined
+    /// (or a consumed handoff ref is still there, for the next sweep to
+    /// delete), 2 usage error or a failure that stopped the sweep (the
+    /// message names the phase and step; rerun after fixing it; nothing is
+    /// half-written).
+    #[command(
+        after_help = "Examples:\n  benchops-publish sweep --local .benchops/ --manifest schedule.toml\n  benchops-publish sweep --local --manifest examples/schedule.toml   # DIR defaults to .benchops\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff sealed/ --manifest schedule.toml\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff-refs --manifest schedule.toml\n\nSee docs/cli/sweep-local.md for the layout, markers, ledger format and retry rules.",
+        group(clap::ArgGroup::new("mode").required(true).args(["local", "github"]))
+    )]
+    Sweep {
+        /// Local mode: the sweep directory (sealed/, history.git,
+        /// issues.json, quarantine/). `--local` alone means `.benchops`.
+        #[arg(
+            long,
+            value_name = "DIR",
+            num_args = 0..=1,
+            default_missing_value = ".benchops"
+        )]
+        local: Option<PathBuf>,
+        /// GitHub mode: needs --repo, --app-id, --app-key-file (or
+        /// BENCHOPS_APP_KEY_FILE), and --handoff, --handoff-refs or both.
+        #[arg(long)]
+        github: bool,
+        /// GitHub mode: the repository, OWNER/NAME.
+        #[arg(long, value_name = "OWNER/NAME")]
+        repo: Option<String>,
+        /// GitHub mode: the GitHub App's id.
+        #[arg(long, value_name = "N")]
+        app_id: Option<u64>,
+        /// GitHub mode: the App's private key file (PEM). The environment
+        /// variable names the file; it never holds the key.
+        #[arg(long, value_name = "PEM", env = "BENCHOPS_APP_KEY_FILE")]
+        app_key_file: Option<PathBuf>,
+        /// GitHub mode: the directory of sealed handoffs (*.json).
+        #[arg(long, value_name = "DIR")]
+        handoff: Option<PathBuf>,
+        /// GitHub mode: also read the handoff refs
+        /// refs/heads/benchmark-result/* of the repository, and delete the
+        /// ones whose record is in history once the persist succeeded.
+        #[arg(long, requires = "github")]
+        handoff_refs: bool,
+        /// The schedule manifest (schedule-manifest/v1, TOML): lanes,
+        /// coverage, labels and baseline policies.
+        #[arg(long, value_name = "FILE")]
+        manifest: PathBuf,
+        /// When the sweep fails after validating: write its receipt, whose
+        /// `stopped` says the phase and step where it stopped and whether a
+        /// rerun can succeed, to FILE (atomic write). A failed persist
+        /// commits nothing, so this is the receipt's only copy. Without
+        /// this option the receipt is printed to stderr as one JSON line
+        /// after the error.
+        #[arg(long, value_name = "FILE")]
+        receipt_out: Option<PathBuf>,
+    },
+}
+

@@ -1,0 +1,993 @@
+//! `benchops-publish sweep --github`: the sweep engine over GitHub, with
+//! one short-lived installation token per phase. Every rule is the
+//! engine's ([`crate::sweep`]); this module only builds the client, mints
+//! and revokes tokens, and moves bytes.
+//!
+//! - [`GitHubStore`] ([`HistoryStore`]) works in the **contents phase**: a
+//!   token limited to the repository with `contents: write`, minted in
+//!   `begin` (App JWT → the repository's installation → token) and revoked
+//!   in `end`, also on failure. The tip is read with three requests (ref,
+//!   commit, recursive tree; a truncated listing stops the sweep), a commit
+//!   is one tree with inline contents over the tip's tree plus one commit,
+//!   and the branch moves with `update_ref` (`force: false`, the client
+//!   cannot say anything else) or `create_ref` on a first commit. A lost
+//!   race (`RefMoved`, or "Reference already exists") is
+//!   [`Advance::Moved`]. Its second source of handoffs is the handoff refs
+//!   (`refs/heads/benchmark-result/*`, each a commit whose tree holds one
+//!   `<hex>.json`), read at the commit they were listed at; once their
+//!   records are in history, each is deleted if it still points at that
+//!   commit (a ref that moved is left for the next sweep).
+//! - [`GitHubTracker`] ([`IssueTracker`]) works in the **issues phase**
+//!   (token minted in `begin`, revoked in `end`). It lists the issues
+//!   carrying the drift label, in every state, and their comments. An
+//!   issue counts as benchops's only when the App's bot opened it
+//!   ([`is_benchops_issue`]); a comment's markers count only when the bot
+//!   wrote it ([`is_benchops_comment`]). Before each action on an existing
+//!   issue it reads that issue again; if its state, labels or body differ
+//!   from what the listing (and this sweep's own writes) left, the engine
+//!   re-plans.
+//!
+//! Actions: `AddLabels` adds (never replaces) labels; `Close` sends
+//! `state_reason: completed`, `CloseDuplicate` `duplicate` and `Reopen`
+//! `reopened`, in the same request as the body and state;
+//! `DeleteDuplicateComment` deletes the later copy (a 404 counts as done).
+
+use std::cell::Cell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use benchops::Sha256Digest;
+use benchops::layout::HISTORY_BRANCH;
+use benchops::receipt::{RequestMetrics, WorkflowRun};
+use benchops::reconcile::{self, Action, ActualIssue, CommentMarker, RenderOptions};
+use benchops_github::{
+    AppClient, AppId, AppKey, Clock as ApiClock, GitHubClient, GitHubError, GitSha,
+    HandoffContent, InstallationId, Issue, IssueState as ApiIssueState, IssueUpdate, LabelOutcome,
+    LabelSpec, NewIssue, PacingLimits, Phase as TokenPhase, RefDeletion, RefName, Repo,
+    RetryPolicy, Sleeper, StateFilter, StateReason, TreeFile,
+};
+
+use crate::ledger::Applied;
+use crate::local::QUARANTINE_DIR;
+use crate::sweep::{
+    self, Advance, Cause, Clock, ForeignIssue, HandoffRefReport, HistoryStore, Inputs,
+    IssueTracker, LabelNeed, Listing, Phase, PhaseToken, Progress, RefHandoff, RefOutcome,
+    RequestSummary, StepError, SweepError, SweepReport, TipIndex, at,
+};
+
+/// How the sweep's GitHub client is built. Everything is optional; the
+/// defaults are those of [`GitHubClient::builder`] (`GITHUB_API_URL` or
+/// `https://api.github.com`, the system clock, real sleeps, the default
+/// retry policy and pacing).
+#[derive(Debug, Clone, Default)]
+pub struct ClientSettings {
+    /// The API base URL; `None`: `GITHUB_API_URL`, else api.github.com.
+    pub api_url: Option<String>,
+    /// The client's clock (JWT claims, rate-limit resets, pacing windows).
+    pub clock: Option<Arc<dyn ApiClock>>,
+    /// The client's sleeper (retry backoff, pacing).
+    pub sleeper: Option<Arc<dyn Sleeper>>,
+    /// The retry policy.
+    pub retry_policy: Option<RetryPolicy>,
+    /// The pacing of content-creating requests.
+    pub pacing: Option<PacingLimits>,
+    /// Per-request timeout.
+    pub timeout: Option<Duration>,
+    /// Seed of the retry jitter.
+    pub jitter_seed: Option<u64>,
+}
+
+/// What [`sweep_github`] works on.
+#[derive(Debug, Clone)]
+pub struct GitHubSweepOptions {
+    /// `OWNER/NAME`.
+    pub repo: String,
+    /// The GitHub App's id.
+    pub app_id: u64,
+    /// The App's private key (PEM, as GitHub hands it out).
+    pub app_key_file: PathBuf,
+    /// The directory of sealed handoffs (`*.json`), if any.
+    pub handoff: Option<PathBuf>,
+    /// Whether to read handoff refs (`refs/heads/benchmark-result/*`) too.
+    /// At least one source must be given.
+    pub handoff_refs: bool,
+    /// The schedule manifest (`schedule-manifest/v1`, TOML).
+    pub manifest: PathBuf,
+    /// The wall clock of the receipt (`started_at`, `finished_at`).
+    pub clock: Clock,
+    /// The receipt's `sweep.trigger` (`schedule`, `workflow_dispatch`,
+    /// `manual`, ...).
+    pub trigger: String,
+    /// The GitHub Actions run, when the sweep runs in one.
+    pub workflow_run: Option<WorkflowRun>,
+    /// Prefix of links to history files in issue text.
+    pub history_base_url: String,
+    /// Apply at most this many reconcile actions (crash drills and tests).
+    pub max_actions: Option<usize>,
+    /// How the client is built.
+    pub client: ClientSettings,
+}
+
+impl GitHubSweepOptions {
+    /// Options with the system clock, trigger `manual`, no workflow run,
+    /// links to `https://github.com/<repo>/blob/benchmark-history` and the
+    /// default client. `handoff` is the handoff directory; handoff refs are
+    /// off (set [`handoff_refs`](Self::handoff_refs)).
+    pub fn new(
+        repo: impl Into<String>,
+        app_id: u64,
+        app_key_file: impl Into<PathBuf>,
+        handoff: Option<PathBuf>,
+        manifest: impl Into<PathBuf>,
+    ) -> Self {
+        let repo = repo.into();
+        GitHubSweepOptions {
+            history_base_url: history_base_url("https://github.com", &repo),
+            repo,
+            app_id,
+            app_key_file: app_key_file.into(),
+            handoff,
+            handoff_refs: false,
+            manifest: manifest.into(),
+            clock: Clock::system(),
+            trigger: "manual".to_owned(),
+            workflow_run: None,
+            max_actions: None,
+            client: ClientSettings::default(),
+        }
+    }
+
+    /// `<handoff>/quarantine`, when there is a handoff directory.
+    pub fn quarantine_dir(&self) -> Option<PathBuf> {
+        self.handoff.as_ref().map(|h| h.join(QUARANTINE_DIR))
+    }
+}
+
+/// `<server>/<repo>/blob/benchmark-history`.
+pub fn history_base_url(server: &str, repo: &str) -> String {
+    format!(
+        "{}/{repo}/blob/{HISTORY_BRANCH}",
+        server.trim_end_matches('/')
+    )
+}
+
+/// What GitHub Actions says about the current run, from its environment:
+/// the trigger (`GITHUB_EVENT_NAME`, else `manual`), the run
+/// (`GITHUB_RUN_ID`, `GITHUB_RUN_ATTEMPT`, `GITHUB_WORKFLOW`) and the
+/// server (`GITHUB_SERVER_URL`, else `https://github.com`).
+pub fn actions_context_from_env() -> (String, Option<WorkflowRun>, String) {
+    let var = |k: &str| {
+        std::env::var(k)
+            .ok()
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    let trigger = var("GITHUB_EVENT_NAME").unwrap_or_else(|| "manual".to_owned());
+    let run = match (
+        var("GITHUB_RUN_ID").and_then(|v| v.parse().ok()),
+        var("GITHUB_RUN_ATTEMPT").and_then(|v| v.parse().ok()),
+    ) {
+        (Some(id), attempt) => Some(WorkflowRun {
+            id,
+            attempt: attempt.unwrap_or(1),
+            workflow: var("GITHUB_WORKFLOW").unwrap_or_default(),
+        }),
+        (None, _) => None,
+    };
+    let server = var("GITHUB_SERVER_URL").unwrap_or_else(|| "https://github.com".to_owned());
+    (trigger, run, server)
+}
+
+/// Whether a comment is benchops's own, so that its markers are read: its
+/// author is the App's bot (`bot_login`, `<slug>[bot]`) and its body
+/// carries a benchops marker (`<!-- benchops:`). A comment by anyone else,
+/// or whose author GitHub does not report, never counts.
+pub fn is_benchops_comment(body: &str, author: Option<&str>, bot_login: &str) -> bool {
+    author == Some(bot_login) && body.contains("<!-- benchops:")
+}
+
+/// Whether an issue is benchops's own, so that it is reconciled: the App's
+/// bot opened it. An issue by anyone else, or whose author GitHub does not
+/// report, never counts, whatever its body quotes.
+pub fn is_benchops_issue(author: Option<&str>, bot_login: &str) -> bool {
+    author == Some(bot_login)
+}
+
+// ---------------------------------------------------------------------------
+// Shared setup
+
+/// What both GitHub ports share: the repository, the client and the App.
+#[derive(Debug)]
+struct Shared {
+    repo: Repo,
+    client: GitHubClient,
+    app: AppClient,
+    installation: Cell<Option<InstallationId>>,
+}
+
+impl Shared {
+    async fn installation(&self) -> Result<InstallationId, StepError> {
+        if let Some(i) = self.installation.get() {
+            return Ok(i);
+        }
+        let i = self
+            .app
+            .repo_installation(&self.repo)
+            .await
+            .map_err(at("look up the App's installation"))?
+            .id;
+        self.installation.set(Some(i));
+        Ok(i)
+    }
+
+    /// Mints a token for `phase`, limited to the repository, and a client
+    /// holding it.
+    async fn phase_client(
+        &self,
+        phase: TokenPhase,
+        tokens: &mut Vec<PhaseToken>,
+    ) -> Result<GitHubClient, StepError> {
+        let installation = self.installation().await?;
+        let token = self
+            .app
+            .create_installation_token(installation, phase, std::slice::from_ref(&self.repo))
+            .await
+            .map_err(at(format!("mint the {phase}-phase token")))?;
+        tokens.push(PhaseToken {
+            phase: phase.to_string(),
+            expires_at: token.expires_at.to_string(),
+            revoked: false,
+        });
+        Ok(self.client.with_installation_token(&token))
+    }
+}
+
+/// Revokes the token `gh` holds and marks it revoked in `tokens`.
+async fn revoke(gh: Option<GitHubClient>, tokens: &mut [PhaseToken]) -> Result<(), StepError> {
+    let Some(gh) = gh else {
+        return Ok(());
+    };
+    let phase = gh.phase();
+    gh.revoke_token().await.map_err(at(format!(
+        "revoke the {}-phase token",
+        phase.map_or_else(|| "?".to_owned(), |p| p.to_string())
+    )))?;
+    if let Some(t) = tokens
+        .iter_mut()
+        .rev()
+        .find(|t| phase.is_some_and(|p| p.to_string() == t.phase))
+    {
+        t.revoked = true;
+    }
+    Ok(())
+}
+
+fn not_begun() -> StepError {
+    StepError::new(
+        "use the phase token",
+        Cause::Config {
+            reason: "the phase has not begun (no token)".to_owned(),
+        },
+    )
+}
+
+// ---------------------------------------------------------------------------
+// History store
+
+/// The `benchmark-history` branch of a GitHub repository, through the git
+/// data API, with the contents-phase token.
+#[derive(Debug)]
+pub struct GitHubStore {
+    shared: Rc<Shared>,
+    branch: RefName,
+    handoff_refs: bool,
+    gh: Option<GitHubClient>,
+    tokens: Vec<PhaseToken>,
+    /// Valid handoff refs read: (name, commit, digest).
+    read_refs: Vec<(String, String, Sha256Digest)>,
+}
+
+impl GitHubStore {
+    fn gh(&self) -> Result<&GitHubClient, StepError> {
+        self.gh.as_ref().ok_or_else(not_begun)
+    }
+}
+
+fn utf8(path: &str, bytes: &[u8]) -> Result<String, StepError> {
+    String::from_utf8(bytes.to_vec()).map_err(|_| {
+        StepError::new(
+            format!("prepare {path}"),
+            Cause::Config {
+                reason: format!("{path} is not UTF-8 text"),
+            },
+        )
+    })
+}
+
+impl HistoryStore for GitHubStore {
+    fn describe(&self) -> String {
+        format!("{HISTORY_BRANCH} on {}", self.shared.repo)
+    }
+
+    fn blob_id(&self, bytes: &[u8]) -> String {
+        use sha1::Digest as _;
+        let mut h = sha1::Sha1::new();
+        h.update(format!("blob {}\0", bytes.len()).as_bytes());
+        h.update(bytes);
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    async fn begin(&mut self) -> Result<(), StepError> {
+        let gh = self
+            .shared
+            .phase_client(TokenPhase::Contents, &mut self.tokens)
+            .await?;
+        self.gh = Some(gh);
+        Ok(())
+    }
+
+    async fn handoffs(&mut self) -> Result<Vec<RefHandoff>, StepError> {
+        if !self.handoff_refs {
+            return Ok(Vec::new());
+        }
+        let repo = self.shared.repo.clone();
+        let gh = self.gh()?.clone();
+        let listed = gh
+            .list_handoff_refs(&repo)
+            .await
+            .map_err(at("list handoff refs"))?;
+        let mut out = Vec::with_capacity(listed.len());
+        for r in listed {
+            let content = gh
+                .read_handoff(&repo, &r)
+                .await
+                .map_err(at(format!("read handoff ref {}", r.name)))?;
+            let content = match content {
+                HandoffContent::Invalid { reason } => Err(reason),
+                HandoffContent::Sealed(f) => {
+                    let digest = Sha256Digest::of(&f.bytes);
+                    self.read_refs
+                        .push((r.name.clone(), r.sha.as_str().to_owned(), digest));
+                    Ok((f.file_name, f.bytes))
+                }
+            };
+            out.push(RefHandoff {
+                name: r.name.clone(),
+                commit: r.sha.as_str().to_owned(),
+                content,
+            });
+        }
+        Ok(out)
+    }
+
+    async fn tip(&mut self) -> Result<TipIndex, StepError> {
+        let gh = self.gh()?;
+        let repo = &self.shared.repo;
+        let tip = match gh.get_ref(repo, &self.branch).await {
+            Ok(r) => r.object.sha,
+            Err(e) if e.is_not_found() => return Ok(TipIndex::default()),
+            Err(e) => return Err(StepError::new("read the history branch", e)),
+        };
+        let commit = gh
+            .get_commit(repo, &tip)
+            .await
+            .map_err(at("read the tip commit"))?;
+        let tree = gh
+            .get_tree_recursive(repo, &commit.tree.sha)
+            .await
+            .map_err(at("list the tip's tree"))?;
+        if tree.truncated {
+            return Err(StepError::new(
+                "list the tip's tree",
+                Cause::TreeTruncated {
+                    tree: tree.sha.as_str().to_owned(),
+                },
+            ));
+        }
+        Ok(TipIndex {
+            commit: Some(tip.as_str().to_owned()),
+            tree: Some(commit.tree.sha.as_str().to_owned()),
+            files: tree
+                .tree
+                .into_iter()
+                .filter(|e| e.kind == "blob")
+                .map(|e| (e.path, e.sha.as_str().to_owned()))
+                .collect(),
+        })
+    }
+
+    async fn read_blob(
+        &mut self,
+        _tip: &TipIndex,
+        path: &str,
+        blob: &str,
+    ) -> Result<Vec<u8>, StepError> {
+        let step = format!("read {path}");
+        let sha = GitSha::new(blob).map_err(at(step.clone()))?;
+        let b = self
+            .gh()?
+            .get_blob(&self.shared.repo, &sha)
+            .await
+            .map_err(at(step))?;
+        Ok(b.bytes)
+    }
+
+    async fn commit(
+        &mut self,
+        tip: &TipIndex,
+        files: &[(String, Vec<u8>)],
+        message: &str,
+        _date_unix: i64,
+    ) -> Result<String, StepError> {
+        let gh = self.gh()?;
+        let repo = &self.shared.repo;
+        let mut tree_files = Vec::with_capacity(files.len());
+        for (path, bytes) in files {
+            tree_files.push(TreeFile {
+                path: path.clone(),
+                content: utf8(path, bytes)?,
+            });
+        }
+        let base = match &tip.tree {
+            Some(t) => Some(GitSha::new(t).map_err(at("read the tip's tree id"))?),
+            None => None,
+        };
+        let tree = gh
+            .create_tree(repo, base.as_ref(), &tree_files)
+            .await
+            .map_err(at("create the tree"))?;
+        let parents = match &tip.commit {
+            Some(c) => vec![GitSha::new(c).map_err(at("read the tip commit id"))?],
+            None => Vec::new(),
+        };
+        let commit = gh
+            .create_commit(repo, message, &tree.sha, &parents)
+            .await
+            .map_err(at("create the commit"))?;
+        Ok(commit.sha.as_str().to_owned())
+    }
+
+    async fn advance(&mut self, tip: &TipIndex, commit: &str) -> Result<Advance, StepError> {
+        let gh = self.gh()?;
+        let repo = &self.shared.repo;
+        let sha = GitSha::new(commit).map_err(at("read the new commit id"))?;
+        let moved = match &tip.commit {
+            None => gh.create_ref(repo, &self.branch, &sha).await.map(|_| ()),
+            Some(_) => gh.update_ref(repo, &self.branch, &sha).await.map(|_| ()),
+        };
+        match moved {
+            Ok(()) => Ok(Advance::Done),
+            Err(GitHubError::RefMoved { .. }) => Ok(Advance::Moved),
+            Err(GitHubError::Unprocessable { message, .. })
+                if tip.commit.is_none() && message.contains("already exists") =>
+            {
+                Ok(Advance::Moved)
+            }
+            Err(e) => {
+                let step = if tip.commit.is_none() {
+                    "create the history branch"
+                } else {
+                    "update the history branch"
+                };
+                Err(StepError::new(step, e))
+            }
+        }
+    }
+
+    async fn consume(&mut self, in_history: &BTreeSet<Sha256Digest>) -> Vec<HandoffRefReport> {
+        let Some(gh) = self.gh.clone() else {
+            return Vec::new();
+        };
+        let repo = self.shared.repo.clone();
+        let mut out = Vec::new();
+        for (name, commit, digest) in &self.read_refs {
+            if !in_history.contains(digest) {
+                continue;
+            }
+            let outcome = delete_one(&gh, &repo, name, commit).await;
+            out.push(HandoffRefReport {
+                name: name.clone(),
+                commit: commit.clone(),
+                file: None,
+                digest: Some(*digest),
+                issues: Vec::new(),
+                outcome,
+            });
+        }
+        out
+    }
+
+    async fn end(&mut self) -> Result<(), StepError> {
+        revoke(self.gh.take(), &mut self.tokens).await
+    }
+
+    fn tokens(&self) -> Vec<PhaseToken> {
+        self.tokens.clone()
+    }
+}
+
+async fn delete_one(gh: &GitHubClient, repo: &Repo, name: &str, commit: &str) -> RefOutcome {
+    let failed = |e: GitHubError| RefOutcome::DeleteFailed {
+        error: e.to_string(),
+    };
+    let name = match RefName::new(name) {
+        Ok(n) => n,
+        Err(e) => return failed(e),
+    };
+    match gh.get_ref(repo, &name).await {
+        Err(e) if e.is_not_found() => return RefOutcome::AlreadyGone,
+        Err(e) => return failed(e),
+        Ok(now) if now.object.sha.as_str() != commit => {
+            return RefOutcome::Moved {
+                to: now.object.sha.as_str().to_owned(),
+            };
+        }
+        Ok(_) => {}
+    }
+    match gh.delete_ref(repo, &name).await {
+        Ok(RefDeletion::Deleted) => RefOutcome::Deleted,
+        Ok(RefDeletion::AlreadyGone) => RefOutcome::AlreadyGone,
+        Err(e) => failed(e),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Issue tracker
+
+/// What the tracker last saw of an issue: its state, labels and body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Seen {
+    state: ApiIssueState,
+    labels: BTreeSet<String>,
+    body: String,
+}
+
+impl Seen {
+    fn of(i: &Issue) -> Seen {
+        Seen {
+            state: i.state,
+            labels: i.labels.iter().map(|l| l.name.clone()).collect(),
+            body: i.body.clone().unwrap_or_default(),
+        }
+    }
+}
+
+/// GitHub issues, with the issues-phase token.
+#[derive(Debug)]
+pub struct GitHubTracker {
+    shared: Rc<Shared>,
+    gh: Option<GitHubClient>,
+    tokens: Vec<PhaseToken>,
+    bot_login: String,
+    seen: BTreeMap<u64, Seen>,
+}
+
+impl GitHubTracker {
+    fn gh(&self) -> Result<&GitHubClient, StepError> {
+        self.gh.as_ref().ok_or_else(not_begun)
+    }
+
+    /// The App's bot login (`<slug>[bot]`), once the phase has begun.
+    pub fn bot_login(&self) -> &str {
+        &self.bot_login
+    }
+}
+
+fn target(action: &Action) -> Option<u64> {
+    match action {
+        Action::Open { .. } => None,
+        Action::AddLabels { issue, .. }
+        | Action::Comment { issue, .. }
+        | Action::UpdateBody { issue, .. }
+        | Action::Close { issue, .. }
+        | Action::Reopen { issue, .. }
+        | Action::DeleteDuplicateComment { issue, .. }
+        | Action::CloseDuplicate { issue, .. } => Some(*issue),
+    }
+}
+
+impl IssueTracker for GitHubTracker {
+    fn describe(&self) -> String {
+        format!("of {} (GitHub)", self.shared.repo)
+    }
+
+    async fn begin(&mut self) -> Result<(), StepError> {
+        // The App's slug names the bot whose issues and comments are
+        // benchops's own.
+        let app = self
+            .shared
+            .app
+            .get_app()
+            .await
+            .map_err(at("look up the App's slug"))?;
+        self.bot_login = app.bot_login();
+        let gh = self
+            .shared
+            .phase_client(TokenPhase::Issues, &mut self.tokens)
+            .await?;
+        self.gh = Some(gh);
+        Ok(())
+    }
+
+    async fn list(&mut self, drift_label: &str) -> Result<Listing, StepError> {
+        let gh = self.gh()?.clone();
+        let repo = &self.shared.repo;
+        let listed = gh
+            .list_issues(repo, StateFilter::All, &[drift_label])
+            .await
+            .map_err(at("list drift issues"))?;
+        let mut listing = Listing::default();
+        self.seen.clear();
+        for i in listed {
+            let author = i.author().map(str::to_owned);
+            let has_marker = i
+                .body
+                .as_deref()
+                .is_some_and(|b| b.contains("<!-- benchops:drift"));
+            let names: Vec<String> = i.labels.iter().map(|l| l.name.clone()).collect();
+            let state = match i.state {
+                ApiIssueState::Open => reconcile::IssueState::Open,
+                ApiIssueState::Closed => reconcile::IssueState::Closed,
+            };
+            let seen = Seen::of(&i);
+            let mut issue = ActualIssue::from_body(
+                i.number,
+                i.title,
+                i.body.unwrap_or_default(),
+                state,
+                i.state_reason,
+                names,
+            );
+            if has_marker && !is_benchops_issue(author.as_deref(), &self.bot_login) {
+                listing.foreign.push(ForeignIssue {
+                    issue: i.number,
+                    author,
+                    key: issue.key.as_ref().map(ToString::to_string),
+                });
+                continue;
+            }
+            self.seen.insert(i.number, seen);
+            if issue.key.is_some() {
+                let comments = gh
+                    .list_comments(repo, i.number)
+                    .await
+                    .map_err(at(format!("list the comments of #{}", i.number)))?;
+                issue = issue.with_comments(
+                    comments
+                        .iter()
+                        .filter(|c| is_benchops_comment(&c.body, c.author(), &self.bot_login))
+                        .map(|c| (c.id, c.body.as_str())),
+                );
+            }
+            listing.issues.push(issue);
+        }
+        Ok(listing)
+    }
+
+    async fn prepare_labels(&mut self, labels: &[LabelNeed]) -> Result<Vec<String>, StepError> {
+        let specs: Vec<LabelSpec> = labels
+            .iter()
+            .map(|l| LabelSpec {
+                name: l.name.clone(),
+                color: l.color.clone(),
+                description: Some(l.description.clone()),
+            })
+            .collect();
+        let outcomes = self
+            .gh()?
+            .ensure_labels(&self.shared.repo, &specs)
+            .await
+            .map_err(at("ensure labels"))?;
+        Ok(outcomes
+            .into_iter()
+            .filter(|(_, o)| *o != LabelOutcome::Existed)
+            .map(|(n, _)| n)
+            .collect())
+    }
+
+    async fn still_current(&mut self, action: &Action) -> Result<bool, StepError> {
+        let Some(number) = target(action) else {
+            return Ok(true);
+        };
+        let Some(seen) = self.seen.get(&number).cloned() else {
+            return Ok(false);
+        };
+        let now = self
+            .gh()?
+            .get_issue(&self.shared.repo, number)
+            .await
+            .map_err(at(format!("read #{number} again")))?;
+        Ok(Seen::of(&now) == seen)
+    }
+
+    async fn apply(&mut self, action: &Action) -> Result<Applied, StepError> {
+        let gh = self.gh()?.clone();
+        let repo = &self.shared.repo;
+        let step = sweep::describe(action);
+        let set = |body: &str, state: Option<(ApiIssueState, StateReason)>| IssueUpdate {
+            body: Some(body.to_owned()),
+            state: state.map(|s| s.0),
+            state_reason: state.map(|s| s.1),
+            ..IssueUpdate::default()
+        };
+        let failed = |e: GitHubError| StepError::new(step.clone(), e);
+        Ok(match action {
+            Action::Open {
+                title,
+                body,
+                labels,
+                ..
+            } => {
+                let issue = gh
+                    .create_issue(
+                        repo,
+                        &NewIssue {
+                            title: title.clone(),
+                            body: body.clone(),
+                            labels: labels.clone(),
+                        },
+                    )
+                    .await
+                    .map_err(failed)?;
+                self.seen.insert(issue.number, Seen::of(&issue));
+                Applied::Opened {
+                    issue: issue.number,
+                    title: title.clone(),
+                }
+            }
+            Action::AddLabels { issue, labels } => {
+                let known = self
+                    .seen
+                    .get(issue)
+                    .map(|s| s.labels.clone())
+                    .unwrap_or_default();
+                let added: Vec<String> = labels
+                    .iter()
+                    .filter(|l| !known.contains(*l))
+                    .cloned()
+                    .collect();
+                let now = gh.add_labels(repo, *issue, labels).await.map_err(failed)?;
+                if let Some(s) = self.seen.get_mut(issue) {
+                    s.labels = now.into_iter().map(|l| l.name).collect();
+                }
+                Applied::LabelsAdded {
+                    issue: *issue,
+                    labels: added,
+                }
+            }
+            Action::Comment {
+                issue,
+                marker,
+                body,
+            } => {
+                gh.create_comment(repo, *issue, body)
+                    .await
+                    .map_err(failed)?;
+                match marker {
+                    CommentMarker::Evidence { record } => Applied::Commented {
+                        issue: *issue,
+                        record: *record,
+                    },
+                    CommentMarker::Closed { epoch } => Applied::ClosingComment {
+                        issue: *issue,
+                        epoch: *epoch,
+                    },
+                }
+            }
+            Action::UpdateBody { issue, body } => {
+                let i = gh
+                    .update_issue(repo, *issue, &set(body, None))
+                    .await
+                    .map_err(failed)?;
+                self.seen.insert(*issue, Seen::of(&i));
+                Applied::BodyUpdated { issue: *issue }
+            }
+            Action::Close { issue, body, .. } => {
+                let closed = (ApiIssueState::Closed, StateReason::Completed);
+                let i = gh
+                    .update_issue(repo, *issue, &set(body, Some(closed)))
+                    .await
+                    .map_err(failed)?;
+                self.seen.insert(*issue, Seen::of(&i));
+                Applied::Closed { issue: *issue }
+            }
+            Action::Reopen { issue, body } => {
+                let open = (ApiIssueState::Open, StateReason::Reopened);
+                let i = gh
+                    .update_issue(repo, *issue, &set(body, Some(open)))
+                    .await
+                    .map_err(failed)?;
+                self.seen.insert(*issue, Seen::of(&i));
+                Applied::Reopened { issue: *issue }
+            }
+            Action::DeleteDuplicateComment { issue, comment_id } => {
+                // 404 (gone already: a racing sweep deleted it) is success.
+                gh.delete_comment(repo, *comment_id)
+                    .await
+                    .map_err(failed)?;
+                Applied::DeletedDuplicateComment {
+                    issue: *issue,
+                    comment_id: *comment_id,
+                }
+            }
+            Action::CloseDuplicate {
+                issue,
+                canonical,
+                body,
+            } => {
+                let closed = (ApiIssueState::Closed, StateReason::Duplicate);
+                let i = gh
+                    .update_issue(repo, *issue, &set(body, Some(closed)))
+                    .await
+                    .map_err(failed)?;
+                self.seen.insert(*issue, Seen::of(&i));
+                Applied::ClosedDuplicate {
+                    issue: *issue,
+                    canonical: *canonical,
+                }
+            }
+        })
+    }
+
+    async fn end(&mut self) -> Result<(), StepError> {
+        revoke(self.gh.take(), &mut self.tokens).await
+    }
+
+    fn tokens(&self) -> Vec<PhaseToken> {
+        self.tokens.clone()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The sweep
+
+fn setup_error(e: StepError) -> SweepError {
+    SweepError::new(Phase::Setup, e, &Progress::default())
+}
+
+fn build_client(opts: &GitHubSweepOptions) -> Result<GitHubClient, StepError> {
+    let s = &opts.client;
+    let mut b = GitHubClient::builder();
+    if let Some(u) = &s.api_url {
+        b = b.base_url(u.clone());
+    }
+    if let Some(c) = &s.clock {
+        b = b.clock(c.clone());
+    }
+    if let Some(sl) = &s.sleeper {
+        b = b.sleeper(sl.clone());
+    }
+    if let Some(r) = &s.retry_policy {
+        b = b.retry_policy(r.clone());
+    }
+    if let Some(p) = &s.pacing {
+        b = b.pacing_limits(*p);
+    }
+    if let Some(t) = s.timeout {
+        b = b.timeout(t);
+    }
+    if let Some(seed) = s.jitter_seed {
+        b = b.jitter_seed(seed);
+    }
+    b.build().map_err(at("build the GitHub client"))
+}
+
+/// Runs a GitHub sweep: the engine ([`crate::sweep`]) over
+/// [`GitHubStore`] and [`GitHubTracker`]. See the module documentation.
+pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, SweepError> {
+    let repo = Repo::parse(&opts.repo)
+        .map_err(at("parse --repo"))
+        .map_err(setup_error)?;
+    let branch = RefName::branch(HISTORY_BRANCH)
+        .map_err(at("name the history branch"))
+        .map_err(setup_error)?;
+    let manifest = sweep::load_manifest(&opts.manifest).map_err(setup_error)?;
+    match &opts.handoff {
+        Some(dir) if !dir.is_dir() => {
+            return Err(setup_error(StepError::new(
+                "open the handoff directory",
+                Cause::Config {
+                    reason: format!(
+                        "handoff directory {} does not exist or is not a directory",
+                        dir.display()
+                    ),
+                },
+            )));
+        }
+        None if !opts.handoff_refs => {
+            return Err(setup_error(StepError::new(
+                "choose the handoff sources",
+                Cause::Config {
+                    reason: "no handoff source: give a handoff directory, handoff refs, or both"
+                        .to_owned(),
+                },
+            )));
+        }
+        _ => {}
+    }
+    let pem = std::fs::read(&opts.app_key_file)
+        .map_err(|source| {
+            StepError::new(
+                "read the App key",
+                Cause::ReadFile {
+                    what: "App private key file",
+                    path: opts.app_key_file.clone(),
+                    source,
+                },
+            )
+        })
+        .map_err(setup_error)?;
+    let key = AppKey::from_pem(AppId::new(opts.app_id), &pem)
+        .map_err(at("read the App key"))
+        .map_err(setup_error)?;
+    let client = build_client(opts).map_err(setup_error)?;
+    let app = client.app(key);
+    let shared = Rc::new(Shared {
+        repo: repo.clone(),
+        client: client.clone(),
+        app,
+        installation: Cell::new(None),
+    });
+    let mut store = GitHubStore {
+        shared: shared.clone(),
+        branch,
+        handoff_refs: opts.handoff_refs,
+        gh: None,
+        tokens: Vec::new(),
+        read_refs: Vec::new(),
+    };
+    let mut tracker = GitHubTracker {
+        shared,
+        gh: None,
+        tokens: Vec::new(),
+        bot_login: String::new(),
+        seen: BTreeMap::new(),
+    };
+    let metrics_client = client.clone();
+    let summary_client = client;
+    let inputs = Inputs {
+        target: format!("(github) {repo}"),
+        manifest,
+        clock: opts.clock.clone(),
+        trigger: opts.trigger.clone(),
+        workflow_run: opts.workflow_run.clone(),
+        handoff_dir: opts.handoff.as_ref().map(|d| (d.clone(), d.join(QUARANTINE_DIR))),
+        source_base: opts.handoff.clone(),
+        max_actions: opts.max_actions,
+        render: RenderOptions::new(opts.history_base_url.clone()),
+        requests: Arc::new(move || {
+            let t = metrics_client.metrics().total();
+            Some(RequestMetrics {
+                requests: t.requests,
+                bytes_sent: t.bytes_sent,
+                bytes_received: t.bytes_received,
+                rate_limit_remaining: t.rate_limit_remaining,
+                request_ids: t.request_ids,
+                pacing_wait_ms: t.pacing_waited_ms,
+            })
+        }),
+        request_summary: Arc::new(move || {
+            let t = summary_client.metrics().total();
+            RequestSummary {
+                requests: t.requests,
+                retries: t.retries,
+                bytes_sent: t.bytes_sent,
+                bytes_received: t.bytes_received,
+                waited_ms: t.waited_ms,
+                retry_waited_ms: t.retry_waited_ms,
+                pacing_waited_ms: t.pacing_waited_ms,
+                rate_limit_remaining: t.rate_limit_remaining,
+            }
+        }),
+    };
+    sweep::run(&inputs, &mut store, &mut tracker).await
+}
+
+/// Runs [`sweep_github`] on a new single-threaded Tokio runtime (what the
+/// CLI calls). Do not call it from inside a runtime.
+pub fn sweep_github_blocking(opts: &GitHubSweepOptions) -> Result<SweepReport, SweepError> {
+    sweep::block_on(sweep_github(opts)).map_err(setup_error)?
+}

@@ -1,0 +1,909 @@
+//! The local history store: a real git repository on disk whose
+//! `benchmark-history` branch holds sealed records, receipts and per-lane
+//! baseline pointers ([`benchops::layout`]).
+//!
+//! Everything goes through the `git` CLI with plumbing commands only; the
+//! work tree and the repository's own index are never touched (a non-bare
+//! repository works, but should not have `benchmark-history` checked out).
+//! One persist costs a fixed number of git processes, whatever the number
+//! of records: the tip and its tree (`for-each-ref`, `ls-tree -r`), every
+//! new blob in one `hash-object -w --stdin-paths`, a tree through a scratch
+//! index (`read-tree`, `update-index --index-info`, `write-tree`), one
+//! `commit-tree`, and `update-ref <ref> <new> <old>`: the old value makes it
+//! a compare-and-swap, so a ref that moved meanwhile is never overwritten
+//! (nothing ever forces). Reading history back is one `cat-file --batch`.
+//!
+//! Commits are deterministic: fixed author and committer
+//! (`benchops-publish`), the date the engine gives (the receipt's
+//! `sweep.finished_at`), and the message it derives from the content.
+//! Because the ref update is the only visible step, a crash at any earlier
+//! point leaves the branch as it was and a rerun with the same inputs
+//! builds the same tree and commit.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use benchops::baseline::BaselinePointer;
+use benchops::layout::{HISTORY_BRANCH, HISTORY_REF, RecordEntry, baseline_path};
+use benchops::manifest::BaselinePolicy;
+use benchops::receipt::{BaselineChange, PersistedRecord};
+use benchops::seal::{SealedRecord, verify};
+use benchops::time::order_key;
+use benchops::LaneName;
+use sha2::Digest as _;
+
+use super::HistoryError;
+use crate::sweep::error::{Cause, StepError, error_line};
+use crate::sweep::persist::{self, ReceiptBuilder};
+use crate::sweep::ports::{Advance, HistoryStore, TipIndex};
+
+/// How many times one ref update waits for another writer's ref lock
+/// (20 ms apart) while the tip has not moved. Git itself already waits up to
+/// `core.filesRefLockTimeout` (100 ms by default) per try.
+const LOCK_WAITS: u32 = 50;
+
+const AUTHOR_NAME: &str = "benchops-publish";
+const AUTHOR_EMAIL: &str = "benchops-publish@localhost";
+const REFLOG_MESSAGE: &str = "benchops-publish: persist";
+
+/// Variables that would point git at another repository, index or object
+/// store; they are removed from every git call.
+const GIT_ENV_OVERRIDES: [&str; 9] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_QUARANTINE_PATH",
+];
+
+
+/// A git repository holding the `benchmark-history` branch.
+#[derive(Debug, Clone)]
+pub struct LocalHistory {
+    path: PathBuf,
+    git_dir: PathBuf,
+    sha256: bool,
+}
+
+/// A commit built over a tip but not yet published by moving the ref.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedCommit {
+    /// The tip it was built on (None: the branch did not exist).
+    pub parent: Option<String>,
+    /// The new commit, or None when nothing was new.
+    pub commit: Option<String>,
+    /// The new commit's tree, or the parent's tree when nothing was new
+    /// (None when there is neither).
+    pub tree: Option<String>,
+    /// Which attempt built it.
+    pub attempt: u32,
+    /// Every record, in input order (duplicates removed).
+    pub persisted: Vec<PersistedRecord>,
+    /// Baseline pointers that move in this commit.
+    pub baseline_changes: Vec<BaselineChange>,
+    /// The receipt's canonical bytes (written only when `commit` is Some).
+    pub receipt: Vec<u8>,
+    /// The receipt's path.
+    pub receipt_path: String,
+}
+
+/// What [`LocalHistory::persist`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PersistOutcome {
+    /// The commit now at the tip, or None when nothing was new (no commit).
+    pub commit: Option<String>,
+    /// The tip the commit was built on (or the unchanged tip).
+    pub parent: Option<String>,
+    /// The branch's tree after the persist (None: no branch).
+    pub tree: Option<String>,
+    /// How many times the commit was built (from 1).
+    pub attempts: u32,
+    /// Every record, in input order (duplicates removed).
+    pub persisted: Vec<PersistedRecord>,
+    /// Baseline pointers that moved.
+    pub baseline_changes: Vec<BaselineChange>,
+    /// The receipt's canonical bytes.
+    pub receipt: Vec<u8>,
+    /// The receipt's path when it was written (None: nothing was new).
+    pub receipt_path: Option<String>,
+}
+
+static SCRATCH_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A temporary index file, removed on drop.
+struct ScratchIndex(PathBuf);
+
+impl ScratchIndex {
+    fn new() -> Self {
+        let n = SCRATCH_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        ScratchIndex(std::env::temp_dir().join(format!(
+            "benchops-history-index.{}.{n}.{nanos}",
+            std::process::id()
+        )))
+    }
+}
+
+impl Drop for ScratchIndex {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+        let _ = std::fs::remove_file(self.0.with_extension("lock"));
+    }
+}
+
+fn args_text(args: &[&str]) -> String {
+    args.join(" ")
+}
+
+fn utf8_line(args: &[&str], out: &[u8]) -> Result<String, HistoryError> {
+    let s = std::str::from_utf8(out).map_err(|_| HistoryError::UnexpectedOutput {
+        args: args_text(args),
+        output: String::from_utf8_lossy(out).into_owned(),
+    })?;
+    let s = s.trim();
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(HistoryError::UnexpectedOutput {
+            args: args_text(args),
+            output: s.to_owned(),
+        });
+    }
+    Ok(s.to_owned())
+}
+
+impl LocalHistory {
+    /// Opens the git repository at `path` (bare, or a work tree whose `.git`
+    /// is at `path`), or initialises a bare one there when `path` does not
+    /// exist or is an empty directory. A new repository's `HEAD` names
+    /// `benchmark-history`; an existing repository's `HEAD` is left alone.
+    /// Discovery never walks above `path`, so a directory inside some other
+    /// repository is not mistaken for one.
+    pub fn open_or_init(path: impl AsRef<Path>) -> Result<LocalHistory, HistoryError> {
+        let path = path.as_ref().to_path_buf();
+        let io_err = |step, source| HistoryError::Io {
+            step,
+            path: path.clone(),
+            source,
+        };
+        let fresh = match std::fs::metadata(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => true,
+            Err(e) => return Err(io_err("inspect", e)),
+            Ok(m) if m.is_dir() => std::fs::read_dir(&path)
+                .map_err(|e| io_err("list", e))?
+                .next()
+                .is_none(),
+            Ok(_) => {
+                return Err(HistoryError::NotARepository { path });
+            }
+        };
+        if fresh {
+            let init_branch = format!("init.defaultBranch={HISTORY_BRANCH}");
+            let mut c = bare_git();
+            c.args(["-c", &init_branch, "init", "--bare", "--quiet"])
+                .arg(&path);
+            run_checked(c, &["init", "--bare"], None)?;
+        }
+        let canonical = std::fs::canonicalize(&path).map_err(|e| io_err("resolve", e))?;
+        let mut c = bare_git();
+        c.current_dir(&canonical)
+            .args(["rev-parse", "--absolute-git-dir"]);
+        if let Some(parent) = canonical.parent() {
+            c.env("GIT_CEILING_DIRECTORIES", parent);
+        }
+        let out = run(c, &["rev-parse", "--absolute-git-dir"], None)?;
+        if !out.status.success() {
+            return Err(HistoryError::NotARepository { path });
+        }
+        let dir = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        if dir.is_empty() {
+            return Err(HistoryError::NotARepository { path });
+        }
+        let mut h = LocalHistory {
+            path,
+            git_dir: PathBuf::from(dir),
+            sha256: false,
+        };
+        let format = h.git(&["rev-parse", "--show-object-format"], None)?;
+        h.sha256 = String::from_utf8_lossy(&format).trim() == "sha256";
+        Ok(h)
+    }
+
+    /// The path the store was opened with.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The repository's git directory (absolute).
+    pub fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = bare_git();
+        c.arg("--git-dir").arg(&self.git_dir);
+        c.arg("--literal-pathspecs");
+        c
+    }
+
+    fn git(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, HistoryError> {
+        let mut c = self.cmd();
+        c.args(args);
+        run_checked(c, args, input)
+    }
+
+    /// The commit at the tip of `benchmark-history`, if the branch exists.
+    pub fn tip(&self) -> Result<Option<String>, HistoryError> {
+        let args = [
+            "for-each-ref",
+            "--format=%(objectname) %(refname)",
+            HISTORY_REF,
+        ];
+        let out = self.git(&args, None)?;
+        let text = String::from_utf8_lossy(&out);
+        Ok(text.lines().find_map(|l| {
+            let (oid, name) = l.split_once(' ')?;
+            (name == HISTORY_REF).then(|| oid.to_owned())
+        }))
+    }
+
+    /// The tree of the branch's tip, if the branch exists.
+    pub fn tip_tree(&self) -> Result<Option<String>, HistoryError> {
+        match self.tip()? {
+            Some(tip) => self.tree_of(&tip).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn tree_of(&self, commit: &str) -> Result<String, HistoryError> {
+        let rev = format!("{commit}^{{tree}}");
+        let args = ["rev-parse", "--verify", rev.as_str()];
+        let out = self.git(&args, None)?;
+        utf8_line(&args, &out)
+    }
+
+    /// Blob ids at `paths` (or under the directory prefixes) in `commit`.
+    fn blobs(
+        &self,
+        commit: &str,
+        paths: &[&str],
+    ) -> Result<BTreeMap<String, String>, HistoryError> {
+        let mut args = vec!["ls-tree", "-r", "-z", "--full-tree", commit, "--"];
+        args.extend_from_slice(paths);
+        let out = self.git(&args, None)?;
+        let mut map = BTreeMap::new();
+        for entry in out.split(|&b| b == 0).filter(|e| !e.is_empty()) {
+            let text = std::str::from_utf8(entry).map_err(|_| HistoryError::UnexpectedOutput {
+                args: args_text(&args),
+                output: String::from_utf8_lossy(entry).into_owned(),
+            })?;
+            let parsed = text.split_once('\t').and_then(|(meta, path)| {
+                let mut m = meta.split(' ');
+                let (_mode, kind, oid) = (m.next()?, m.next()?, m.next()?);
+                Some((kind, oid, path))
+            });
+            match parsed {
+                Some(("blob", oid, path)) => {
+                    map.insert(path.to_owned(), oid.to_owned());
+                }
+                Some(_) => {}
+                None => {
+                    return Err(HistoryError::UnexpectedOutput {
+                        args: args_text(&args),
+                        output: text.to_owned(),
+                    });
+                }
+            }
+        }
+        Ok(map)
+    }
+
+    fn blob(&self, oid: &str) -> Result<Vec<u8>, HistoryError> {
+        self.git(&["cat-file", "blob", oid], None)
+    }
+
+
+    fn read_at_tip(&self, path: &str) -> Result<Vec<u8>, HistoryError> {
+        let not_found = || HistoryError::NotFound {
+            path: path.to_owned(),
+        };
+        let tip = self.tip()?.ok_or_else(not_found)?;
+        let blobs = self.blobs(&tip, &[path])?;
+        let oid = blobs.get(path).ok_or_else(not_found)?;
+        self.blob(oid)
+    }
+
+    // -- reading ------------------------------------------------------------
+
+    /// Every record on the branch (of one lane, or all), from the paths
+    /// alone, sorted by path. Files under `results/` that do not follow the
+    /// layout are not records and are left out.
+    pub fn list_records(&self, lane: Option<&LaneName>) -> Result<Vec<RecordEntry>, HistoryError> {
+        let Some(tip) = self.tip()? else {
+            return Ok(Vec::new());
+        };
+        let prefix = match lane {
+            Some(l) => format!("results/{l}/"),
+            None => "results/".to_owned(),
+        };
+        let blobs = self.blobs(&tip, &[prefix.as_str()])?;
+        Ok(blobs
+            .keys()
+            .filter_map(|p| RecordEntry::parse(p).ok())
+            .collect())
+    }
+
+    /// Reads the record at `path` and re-verifies it against the digest in
+    /// its name; its lane and slot must match the path.
+    pub fn read_record(&self, path: &str) -> Result<SealedRecord, HistoryError> {
+        let entry = RecordEntry::parse(path)?;
+        let bytes = self.read_at_tip(path)?;
+        let sealed =
+            verify(&bytes, Some(&entry.digest)).map_err(|source| HistoryError::CorruptRecord {
+                path: path.to_owned(),
+                source,
+            })?;
+        let r = sealed.record();
+        if !entry.places(&r.lane, &r.slot) {
+            return Err(HistoryError::Misplaced {
+                path: path.to_owned(),
+                lane: r.lane.to_string(),
+                slot: r.slot.clone(),
+            });
+        }
+        Ok(sealed)
+    }
+
+    /// The latest record of every lane: the greatest slot; records sharing
+    /// the latest path slot are read and ordered by full slot, then
+    /// `finished_at`, then digest.
+    pub fn latest_per_lane(&self) -> Result<BTreeMap<LaneName, RecordEntry>, HistoryError> {
+        let mut by_lane: BTreeMap<LaneName, Vec<RecordEntry>> = BTreeMap::new();
+        for e in self.list_records(None)? {
+            let v = by_lane.entry(e.lane.clone()).or_default();
+            match v.first().map(|f| e.slot.cmp(&f.slot)) {
+                Some(std::cmp::Ordering::Less) => {}
+                Some(std::cmp::Ordering::Equal) => v.push(e),
+                _ => *v = vec![e],
+            }
+        }
+        let mut out = BTreeMap::new();
+        for (lane, mut tied) in by_lane {
+            let latest = if tied.len() == 1 {
+                tied.pop()
+            } else {
+                let mut keyed = Vec::with_capacity(tied.len());
+                for e in tied {
+                    let s = self.read_record(&e.path)?;
+                    let r = s.record();
+                    let key = (order_key(&r.slot).0, order_key(&r.finished_at).0, e.digest);
+                    keyed.push((key, e));
+                }
+                keyed
+                    .into_iter()
+                    .max_by(|a, b| a.0.cmp(&b.0))
+                    .map(|(_, e)| e)
+            };
+            if let Some(e) = latest {
+                out.insert(lane, e);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The lane's baseline pointer, validated against its schema.
+    pub fn baseline(&self, lane: &LaneName) -> Result<Option<BaselinePointer>, HistoryError> {
+        match self.tip()? {
+            Some(tip) => self.baseline_at(&tip, lane),
+            None => Ok(None),
+        }
+    }
+
+    fn baseline_at(
+        &self,
+        commit: &str,
+        lane: &LaneName,
+    ) -> Result<Option<BaselinePointer>, HistoryError> {
+        let path = baseline_path(lane);
+        let blobs = self.blobs(commit, &[path.as_str()])?;
+        let Some(oid) = blobs.get(&path) else {
+            return Ok(None);
+        };
+        let bytes = self.blob(oid)?;
+        let pointer = BaselinePointer::from_bytes(&bytes, lane).map_err(|reasons| {
+            HistoryError::InvalidPointer {
+                lane: lane.to_string(),
+                reasons,
+            }
+        })?;
+        Ok(Some(pointer))
+    }
+
+    // -- writing ------------------------------------------------------------
+
+    /// Persists `records` in one commit on `benchmark-history`, with the
+    /// receipt and any baseline pointer change, by the sweep engine's rules
+    /// ([`crate::sweep::persist`]). `policies` maps each lane to its
+    /// manifest baseline policy. Retries a lost race on the new tip, up to
+    /// [`persist::MAX_ATTEMPTS`] builds in all; never forces.
+    pub fn persist(
+        &self,
+        records: &[SealedRecord],
+        receipt: &ReceiptBuilder,
+        policies: &BTreeMap<LaneName, BaselinePolicy>,
+    ) -> Result<PersistOutcome, HistoryError> {
+        let mut store = self.clone();
+        let landed = crate::sweep::ready(persist::persist(
+            &mut store,
+            records,
+            receipt,
+            policies,
+            &|| None,
+        ))
+        .map_err(from_step)?;
+        let tree = match &landed.tip.commit {
+            Some(c) => Some(self.tree_of(c)?),
+            None => None,
+        };
+        Ok(PersistOutcome {
+            commit: landed.commit,
+            parent: landed.parent,
+            tree,
+            attempts: landed.attempts,
+            persisted: landed.persisted,
+            baseline_changes: landed.baseline_changes,
+            receipt: landed.receipt_bytes,
+            receipt_path: landed.receipt_path,
+        })
+    }
+
+    /// Builds the commit [`persist`](Self::persist) would make on the
+    /// current tip (as attempt 1) without moving the branch. Its objects are
+    /// unreachable until [`publish`](Self::publish) succeeds, so dropping it
+    /// is exactly a crash before the ref update.
+    pub fn prepare(
+        &self,
+        records: &[SealedRecord],
+        receipt: &ReceiptBuilder,
+        policies: &BTreeMap<LaneName, BaselinePolicy>,
+    ) -> Result<PreparedCommit, HistoryError> {
+        let planned = persist::plan_records(records).map_err(from_step)?;
+        for p in &planned {
+            let digest = p.sealed.digest();
+            verify(p.sealed.bytes(), Some(&digest))
+                .map_err(|source| HistoryError::InvalidRecord { digest, source })?;
+        }
+        let tip = self.tip_index()?;
+        let lanes =
+            benchops::baseline::lanes_with_proposals(planned.iter().map(|p| &p.sealed), policies);
+        let mut store = self.clone();
+        let pointers = crate::sweep::ready(persist::pointers_at(&mut store, &tip, &lanes))
+            .map_err(from_step)?;
+        let id = |b: &[u8]| self.blob_id_of(b);
+        let plan = persist::plan_commit(&tip, &id, &planned, &pointers, receipt, policies, 1)
+            .map_err(from_step)?;
+        let parent_tree = match &tip.commit {
+            Some(c) => Some(self.tree_of(c)?),
+            None => None,
+        };
+        let (commit, tree) = if plan.files.is_empty() {
+            (None, parent_tree)
+        } else {
+            let (c, t) = self.write_commit(&tip, &plan.files, &plan.message, plan.date_unix)?;
+            (Some(c), Some(t))
+        };
+        Ok(PreparedCommit {
+            parent: tip.commit,
+            commit,
+            tree,
+            attempt: 1,
+            persisted: plan.persisted,
+            baseline_changes: plan.baseline_changes,
+            receipt: plan.receipt_bytes,
+            receipt_path: plan.receipt_path,
+        })
+    }
+
+    /// Moves the branch from the prepared commit's parent to the prepared
+    /// commit, as a compare-and-swap (`git update-ref <ref> <new> <old>`;
+    /// a missing branch is "old" all zeros, so it must still be missing).
+    ///
+    /// Errors: [`HistoryError::RefMoved`] when the branch is no longer at
+    /// the parent (nothing is overwritten), [`HistoryError::RefBusy`] when
+    /// another writer held the ref lock throughout. A prepared commit with
+    /// nothing new is a no-op.
+    pub fn publish(&self, prepared: &PreparedCommit) -> Result<(), HistoryError> {
+        let Some(new) = prepared.commit.as_deref() else {
+            return Ok(());
+        };
+        self.advance_from(prepared.parent.as_deref(), new)
+    }
+
+    /// The compare-and-swap ref update behind [`publish`](Self::publish).
+    fn advance_from(&self, parent: Option<&str>, new: &str) -> Result<(), HistoryError> {
+        let zero = "0".repeat(new.len());
+        let old = parent.unwrap_or(zero.as_str());
+        let mut waits = 0;
+        loop {
+            let args = ["update-ref", "-m", REFLOG_MESSAGE, HISTORY_REF, new, old];
+            let mut c = self.cmd();
+            c.args(args);
+            let out = run(c, &args, None)?;
+            if out.status.success() {
+                return Ok(());
+            }
+            let stderr = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+            let now = self.tip()?;
+            if now.as_deref() == Some(new) {
+                // Someone published the identical commit: converged.
+                return Ok(());
+            }
+            if now.as_deref() != parent {
+                return Err(HistoryError::RefMoved {
+                    expected: parent.map(str::to_owned),
+                    actual: now,
+                });
+            }
+            let locked = stderr.contains("Unable to create") || stderr.contains("File exists");
+            if !locked {
+                return Err(HistoryError::Git {
+                    args: args_text(&args),
+                    status: out.status.to_string(),
+                    stderr,
+                });
+            }
+            waits += 1;
+            if waits >= LOCK_WAITS {
+                return Err(HistoryError::RefBusy { stderr });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+
+    /// The git blob id of `bytes` in this repository's object format.
+    pub fn blob_id_of(&self, bytes: &[u8]) -> String {
+        let header = format!("blob {}\0", bytes.len());
+        if self.sha256 {
+            let mut h = sha2::Sha256::new();
+            h.update(header.as_bytes());
+            h.update(bytes);
+            hex(&h.finalize())
+        } else {
+            let mut h = sha1::Sha1::new();
+            h.update(header.as_bytes());
+            h.update(bytes);
+            hex(&h.finalize())
+        }
+    }
+
+    /// The tip and every blob of its tree.
+    pub fn tip_index(&self) -> Result<TipIndex, HistoryError> {
+        let Some(tip) = self.tip()? else {
+            return Ok(TipIndex::default());
+        };
+        let tree = self.tree_of(&tip)?;
+        let files = self.blobs(&tip, &[])?;
+        Ok(TipIndex {
+            commit: Some(tip),
+            tree: Some(tree),
+            files,
+        })
+    }
+
+    /// The bytes of every blob in `oids`, in order, with one
+    /// `git cat-file --batch`.
+    pub fn read_blobs(&self, oids: &[&str]) -> Result<Vec<Vec<u8>>, HistoryError> {
+        if oids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let args = ["cat-file", "--batch"];
+        let mut input = String::new();
+        for o in oids {
+            input.push_str(o);
+            input.push('\n');
+        }
+        let mut c = self.cmd();
+        c.args(args);
+        let out = run_checked(c, &args, Some(input.as_bytes()))?;
+        let unexpected = |what: &str| HistoryError::UnexpectedOutput {
+            args: args_text(&args),
+            output: what.to_owned(),
+        };
+        let mut rest: &[u8] = &out;
+        let mut blobs = Vec::with_capacity(oids.len());
+        for oid in oids {
+            let nl = rest
+                .iter()
+                .position(|&b| b == b'\n')
+                .ok_or_else(|| unexpected("a truncated header"))?;
+            let header = String::from_utf8_lossy(&rest[..nl]).into_owned();
+            let mut f = header.split(' ');
+            let (got, kind, size) = (f.next(), f.next(), f.next());
+            if got != Some(*oid) || kind != Some("blob") {
+                return Err(unexpected(&header));
+            }
+            let size: usize = size
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| unexpected(&header))?;
+            let body = rest
+                .get(nl + 1..nl + 1 + size)
+                .ok_or_else(|| unexpected("a truncated blob"))?;
+            blobs.push(body.to_vec());
+            rest = rest.get(nl + 2 + size..).unwrap_or_default();
+        }
+        Ok(blobs)
+    }
+
+    /// Writes `files` over `tip`'s tree and a commit on it; returns the
+    /// commit and its tree. The branch does not move.
+    pub fn write_commit(
+        &self,
+        tip: &TipIndex,
+        files: &[(String, Vec<u8>)],
+        message: &str,
+        date_unix: i64,
+    ) -> Result<(String, String), HistoryError> {
+        // Blobs: one process for all of them, from scratch files.
+        let scratch_dir = ScratchDir::new()?;
+        let mut list = String::new();
+        for (i, (_, bytes)) in files.iter().enumerate() {
+            let p = scratch_dir.0.join(format!("{i}"));
+            std::fs::write(&p, bytes).map_err(|source| HistoryError::Io {
+                step: "write a scratch blob",
+                path: p.clone(),
+                source,
+            })?;
+            list.push_str(&p.to_string_lossy());
+            list.push('\n');
+        }
+        let args = ["hash-object", "-w", "--no-filters", "--stdin-paths"];
+        let out = self.git(&args, Some(list.as_bytes()))?;
+        let text = String::from_utf8_lossy(&out);
+        let oids: Vec<&str> = text.lines().collect();
+        if oids.len() != files.len() {
+            return Err(HistoryError::UnexpectedOutput {
+                args: args_text(&args),
+                output: text.into_owned(),
+            });
+        }
+        drop(scratch_dir);
+        let mut index_info = String::new();
+        for ((path, bytes), oid) in files.iter().zip(&oids) {
+            if *oid != self.blob_id_of(bytes) {
+                return Err(HistoryError::UnexpectedOutput {
+                    args: args_text(&args),
+                    output: format!("{oid} for {path}"),
+                });
+            }
+            index_info.push_str(&format!("100644 {oid}\t{path}\n"));
+        }
+        let scratch = ScratchIndex::new();
+        let with_index = |args: &[&str], input: Option<&[u8]>| {
+            let mut c = self.cmd();
+            c.env("GIT_INDEX_FILE", &scratch.0).args(args);
+            run_checked(c, args, input)
+        };
+        match &tip.commit {
+            Some(t) => with_index(&["read-tree", t.as_str()], None)?,
+            None => with_index(&["read-tree", "--empty"], None)?,
+        };
+        with_index(
+            &["update-index", "--index-info"],
+            Some(index_info.as_bytes()),
+        )?;
+        let write_tree = ["write-tree"];
+        let tree = utf8_line(&write_tree, &with_index(&write_tree, None)?)?;
+        drop(scratch);
+
+        let date = format!("{date_unix} +0000");
+        let mut args = vec!["commit-tree", "--no-gpg-sign", "-m", message];
+        if let Some(t) = &tip.commit {
+            args.extend(["-p", t.as_str()]);
+        }
+        args.push(tree.as_str());
+        let mut c = self.cmd();
+        c.args(&args)
+            .env("GIT_AUTHOR_NAME", AUTHOR_NAME)
+            .env("GIT_AUTHOR_EMAIL", AUTHOR_EMAIL)
+            .env("GIT_AUTHOR_DATE", &date)
+            .env("GIT_COMMITTER_NAME", AUTHOR_NAME)
+            .env("GIT_COMMITTER_EMAIL", AUTHOR_EMAIL)
+            .env("GIT_COMMITTER_DATE", &date);
+        let commit = utf8_line(&args, &run_checked(c, &args, None)?)?;
+        Ok((commit, tree))
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// A scratch directory for blob files, removed on drop.
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn new() -> Result<Self, HistoryError> {
+        let n = SCRATCH_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let p = std::env::temp_dir().join(format!(
+            "benchops-history-blobs.{}.{n}.{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&p).map_err(|source| HistoryError::Io {
+            step: "create a scratch directory",
+            path: p.clone(),
+            source,
+        })?;
+        Ok(ScratchDir(p))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A history error from a sweep engine step of the local store.
+fn from_step(e: StepError) -> HistoryError {
+    match e.cause {
+        Cause::Git { source, .. } => source,
+        Cause::Conflict { path, blob } => HistoryError::Conflict {
+            path,
+            existing: blob,
+        },
+        Cause::RetriesExhausted { attempts } => HistoryError::RetriesExhausted { attempts },
+        Cause::InvalidRecord { digest, source } => HistoryError::InvalidRecord { digest, source },
+        Cause::Time(t) => HistoryError::InvalidReceipt {
+            reasons: vec![format!("{}: {t}", e.step)],
+        },
+        Cause::InvalidDocument { what, reasons } if what == "receipt" => {
+            HistoryError::InvalidReceipt { reasons }
+        }
+        cause => HistoryError::Engine {
+            step: e.step,
+            retryable: cause.is_retryable(),
+            message: error_line(&cause),
+        },
+    }
+}
+
+fn git_cause(path: &Path) -> impl Fn(HistoryError) -> Cause + '_ {
+    move |source| Cause::Git {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+impl HistoryStore for LocalHistory {
+    fn describe(&self) -> String {
+        format!("{} (branch benchmark-history)", self.path.display())
+    }
+
+    fn blob_id(&self, bytes: &[u8]) -> String {
+        self.blob_id_of(bytes)
+    }
+
+    async fn begin(&mut self) -> Result<(), StepError> {
+        Ok(())
+    }
+
+    async fn tip(&mut self) -> Result<TipIndex, StepError> {
+        self.tip_index()
+            .map_err(|e| StepError::new("read the tip", git_cause(&self.path)(e)))
+    }
+
+    async fn read_blob(
+        &mut self,
+        _tip: &TipIndex,
+        path: &str,
+        blob: &str,
+    ) -> Result<Vec<u8>, StepError> {
+        let mut v = LocalHistory::read_blobs(self, &[blob])
+            .map_err(|e| StepError::new(format!("read {path}"), git_cause(&self.path)(e)))?;
+        Ok(v.pop().unwrap_or_default())
+    }
+
+    async fn read_blobs(
+        &mut self,
+        _tip: &TipIndex,
+        blobs: &[(&str, &str)],
+    ) -> Result<Vec<Vec<u8>>, StepError> {
+        let oids: Vec<&str> = blobs.iter().map(|(_, b)| *b).collect();
+        LocalHistory::read_blobs(self, &oids)
+            .map_err(|e| StepError::new("read history", git_cause(&self.path)(e)))
+    }
+
+    async fn commit(
+        &mut self,
+        tip: &TipIndex,
+        files: &[(String, Vec<u8>)],
+        message: &str,
+        date_unix: i64,
+    ) -> Result<String, StepError> {
+        self.write_commit(tip, files, message, date_unix)
+            .map(|(c, _)| c)
+            .map_err(|e| StepError::new("write the commit", git_cause(&self.path)(e)))
+    }
+
+    async fn advance(&mut self, tip: &TipIndex, commit: &str) -> Result<Advance, StepError> {
+        match self.advance_from(tip.commit.as_deref(), commit) {
+            Ok(()) => Ok(Advance::Done),
+            Err(HistoryError::RefMoved { .. }) => Ok(Advance::Moved),
+            Err(e) => Err(StepError::new(
+                "update the history branch",
+                git_cause(&self.path)(e),
+            )),
+        }
+    }
+
+    async fn end(&mut self) -> Result<(), StepError> {
+        Ok(())
+    }
+}
+
+/// `git` with no inherited repository overrides.
+fn bare_git() -> Command {
+    let mut c = Command::new("git");
+    for v in GIT_ENV_OVERRIDES {
+        c.env_remove(v);
+    }
+    c.env("GIT_TERMINAL_PROMPT", "0");
+    c
+}
+
+fn run(mut c: Command, args: &[&str], input: Option<&[u8]>) -> Result<Output, HistoryError> {
+    let spawn_err = |source| HistoryError::Spawn {
+        args: args_text(args),
+        source,
+    };
+    c.stdin(if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let mut child = c.spawn().map_err(spawn_err)?;
+    if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
+        // git reads all of its input before writing much output, so writing
+        // first cannot deadlock. A broken pipe means git stopped early; its
+        // exit status says why.
+        match stdin.write_all(bytes) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+            Err(e) => return Err(spawn_err(e)),
+        }
+    }
+    child.wait_with_output().map_err(spawn_err)
+}
+
+fn run_checked(c: Command, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, HistoryError> {
+    let out = run(c, args, input)?;
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        Err(HistoryError::Git {
+            args: args_text(args),
+            status: out.status.to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        })
+    }
+}
+

@@ -1,0 +1,356 @@
+//! The sweep's one error model: a [`SweepError`] says the phase and the
+//! step where the sweep stopped, what it had done ([`Progress`]), and the
+//! [`Cause`]. Whether a rerun can succeed as is comes from the cause, and
+//! for wrapped errors from the inner error itself.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use benchops::manifest::ManifestError;
+use benchops::time::TimeError;
+use benchops::{Sha256Digest, VerifyError};
+use benchops_github::GitHubError;
+use serde::Serialize;
+
+use crate::history::HistoryError;
+use crate::ledger::{Applied, LedgerError};
+
+/// A phase of the sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Reading options, the manifest and keys; opening the stores.
+    Setup,
+    /// Validating handoffs.
+    Validate,
+    /// Persisting to `benchmark-history` (in GitHub mode, with the
+    /// contents-phase token).
+    Persist,
+    /// Reconciling drift issues (in GitHub mode, with the issues-phase
+    /// token).
+    Reconcile,
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Phase::Setup => "setup",
+            Phase::Validate => "validate",
+            Phase::Persist => "persist",
+            Phase::Reconcile => "reconcile",
+        })
+    }
+}
+
+/// Why a sweep stopped. Each leaf error is defined once, here or in the
+/// module that produces it.
+#[derive(Debug, thiserror::Error)]
+pub enum Cause {
+    /// An option is unusable.
+    #[error("{reason}")]
+    Config {
+        /// Why.
+        reason: String,
+    },
+    /// A file the sweep needs cannot be read (the manifest, the App key).
+    #[error("failed to read {what} {}", path.display())]
+    ReadFile {
+        /// What the file is.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The manifest is invalid (the message names the file).
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    /// The handoff directory cannot be listed.
+    #[error("failed to list handoffs in {}", path.display())]
+    ListHandoffs {
+        /// The directory.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An invalid handoff could not be quarantined.
+    #[error("failed to quarantine {} to {}", handoff.display(), path.display())]
+    Quarantine {
+        /// The handoff.
+        handoff: PathBuf,
+        /// The quarantine file.
+        path: PathBuf,
+        /// What failed.
+        #[source]
+        source: benchops::fsio::WriteError,
+    },
+    /// A timestamp (a slot, the sweep's start or finish) is unusable.
+    #[error(transparent)]
+    Time(#[from] TimeError),
+    /// A record failed re-verification just before being written.
+    #[error("record {digest} failed re-verification just before the write, nothing was persisted")]
+    InvalidRecord {
+        /// The digest the record claimed.
+        digest: Sha256Digest,
+        /// What verification found.
+        #[source]
+        source: VerifyError,
+    },
+    /// The branch holds other bytes at a create-only path. Nothing was
+    /// written; not retryable until a person looks.
+    #[error(
+        "{path} on benchmark-history already holds other bytes (blob {blob}); history is create-only, nothing was persisted"
+    )]
+    Conflict {
+        /// The path.
+        path: String,
+        /// The git blob id found there.
+        blob: String,
+    },
+    /// The branch kept moving.
+    #[error(
+        "benchmark-history kept moving: gave up after {attempts} attempts (nothing forced; rerun to converge)"
+    )]
+    RetriesExhausted {
+        /// Builds made.
+        attempts: u32,
+    },
+    /// A file on the branch is not what its path says.
+    #[error("{path} on benchmark-history: {reason}")]
+    CorruptHistory {
+        /// The path.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A document benchops built does not satisfy its schema.
+    #[error("{what} does not satisfy its schema: {}", reasons.join("; "))]
+    InvalidDocument {
+        /// Which document.
+        what: String,
+        /// Every violation.
+        reasons: Vec<String>,
+    },
+    /// The issues kept changing under the sweep.
+    #[error(
+        "the issues changed under the sweep {replans} times (another sweep or a person is editing them); the actions applied so far are kept, rerun to converge"
+    )]
+    IssuesBusy {
+        /// Plans recomputed.
+        replans: u32,
+    },
+    /// The local git repository failed.
+    #[error("history repository {}", path.display())]
+    Git {
+        /// The repository.
+        path: PathBuf,
+        /// What failed.
+        #[source]
+        source: HistoryError,
+    },
+    /// The local issue ledger failed.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    /// GitHub refused or failed a request (after the client's retries).
+    #[error(transparent)]
+    GitHub(#[from] GitHubError),
+    /// GitHub truncated the recursive tree listing, so absence of a path
+    /// cannot be trusted.
+    #[error("the tree {tree} of benchmark-history is too large to list in one request (truncated)")]
+    TreeTruncated {
+        /// The tree id.
+        tree: String,
+    },
+}
+
+impl Cause {
+    /// Whether rerunning the same sweep can succeed without a person
+    /// changing anything. Wrapped errors decide for themselves.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Cause::Git { source, .. } => source.is_retryable(),
+            Cause::Ledger(e) => e.is_retryable(),
+            Cause::GitHub(e) => github_retryable(e),
+            Cause::ListHandoffs { source, .. } | Cause::ReadFile { source, .. } => {
+                io_retryable(source)
+            }
+            Cause::Quarantine { source, .. } => match source {
+                benchops::fsio::WriteError::Io { source, .. } => io_retryable(source),
+                _ => false,
+            },
+            Cause::RetriesExhausted { .. } | Cause::IssuesBusy { .. } => true,
+            Cause::Config { .. }
+            | Cause::Manifest(_)
+            | Cause::Time(_)
+            | Cause::InvalidRecord { .. }
+            | Cause::Conflict { .. }
+            | Cause::CorruptHistory { .. }
+            | Cause::InvalidDocument { .. }
+            | Cause::TreeTruncated { .. } => false,
+        }
+    }
+}
+
+/// Transient OS conditions (interrupted, would block, timed out) may pass;
+/// a missing file or a permission problem needs a person.
+fn io_retryable(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind as K;
+    matches!(
+        e.kind(),
+        K::Interrupted | K::WouldBlock | K::TimedOut | K::ResourceBusy
+    )
+}
+
+fn github_retryable(e: &GitHubError) -> bool {
+    !matches!(
+        e,
+        GitHubError::Forbidden { .. }
+            | GitHubError::InvalidInput { .. }
+            | GitHubError::InvalidKey { .. }
+            | GitHubError::PhaseForbids { .. }
+            | GitHubError::Config { .. }
+            | GitHubError::BuildRequest { .. }
+    )
+}
+
+/// A failure inside a phase, as a port or a phase step reports it: the step
+/// and the cause. The engine adds the phase and the progress.
+#[derive(Debug)]
+pub struct StepError {
+    /// The step (`read the tip`, `apply action 3 of 5 (close #4)`).
+    pub step: String,
+    /// Why.
+    pub cause: Cause,
+}
+
+impl StepError {
+    /// A failure at `step`.
+    pub fn new(step: impl Into<String>, cause: impl Into<Cause>) -> Self {
+        StepError {
+            step: step.into(),
+            cause: cause.into(),
+        }
+    }
+}
+
+/// `map_err(at("step"))`: wraps any cause with its step.
+pub fn at<E: Into<Cause>>(step: impl Into<String>) -> impl FnOnce(E) -> StepError {
+    let step = step.into();
+    move |e| StepError::new(step, e)
+}
+
+/// One phase token (GitHub mode): minted for a phase, revoked when the
+/// phase ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhaseToken {
+    /// The phase (`contents` or `issues`).
+    pub phase: String,
+    /// When GitHub said it would expire (RFC 3339).
+    pub expires_at: String,
+    /// Whether the revocation succeeded.
+    pub revoked: bool,
+}
+
+/// What a sweep had done when it stopped (also kept on success).
+#[derive(Debug, Clone, Default)]
+pub struct Progress {
+    /// Handoffs validated (valid or not), from every source.
+    pub validated: usize,
+    /// Handoffs quarantined (invalid handoff refs included: left in place).
+    pub quarantined: usize,
+    /// Valid handoff refs read.
+    pub handoff_refs: usize,
+    /// Consumed handoff refs deleted (or found already gone).
+    pub refs_deleted: usize,
+    /// Whether the persist finished (its commit landed, or nothing was new).
+    pub persisted: bool,
+    /// The commit the persist landed, if any.
+    pub commit: Option<String>,
+    /// Reconcile actions applied, in order.
+    pub applied: Vec<Applied>,
+    /// Actions the plan held when the sweep stopped, applied or not.
+    pub planned: usize,
+    /// Tokens minted so far.
+    pub tokens: Vec<PhaseToken>,
+}
+
+fn short_commit(c: &str) -> &str {
+    c.get(..12).unwrap_or(c)
+}
+
+fn progress_line(p: &Progress) -> String {
+    let persist = match (&p.commit, p.persisted) {
+        (Some(c), _) => format!("history commit {} landed", short_commit(c)),
+        (None, true) => "history already complete".to_owned(),
+        (None, false) => "nothing persisted".to_owned(),
+    };
+    let refs = if p.handoff_refs > 0 {
+        format!(
+            ", {} of {} consumed handoff ref(s) deleted",
+            p.refs_deleted, p.handoff_refs
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{} handoff(s) validated, {persist}{refs}, {} of {} reconcile action(s) applied",
+        p.validated,
+        p.applied.len(),
+        p.planned
+    )
+}
+
+/// A sweep that stopped: the phase, the step, what was done, why, and the
+/// receipt saying so.
+#[derive(Debug, thiserror::Error)]
+#[error("sweep stopped in the {phase} phase at {step} ({})", progress_line(.progress))]
+pub struct SweepError {
+    /// The phase.
+    pub phase: Phase,
+    /// The step within the phase.
+    pub step: String,
+    /// What had been done.
+    pub progress: Box<Progress>,
+    /// Why.
+    #[source]
+    pub cause: Box<Cause>,
+    /// The sweep's receipt with `stopped` set (canonical `receipt/v1`
+    /// bytes), once the sweep got past setup. A failed persist commits
+    /// nothing, so this is the only copy; after a failed reconcile it is
+    /// the committed receipt (if any) plus `stopped`. The CLI writes it to
+    /// `--receipt-out` (or stderr).
+    pub receipt: Option<Vec<u8>>,
+}
+
+impl SweepError {
+    /// A failure in `phase` with no receipt yet.
+    pub fn new(phase: Phase, e: StepError, progress: &Progress) -> Self {
+        SweepError {
+            phase,
+            step: e.step,
+            progress: Box::new(progress.clone()),
+            cause: Box::new(e.cause),
+            receipt: None,
+        }
+    }
+
+    /// Whether rerunning the same sweep can succeed as is.
+    pub fn is_retryable(&self) -> bool {
+        self.cause.is_retryable()
+    }
+}
+
+/// The error and every cause, on one line.
+pub fn error_line(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
+}
+

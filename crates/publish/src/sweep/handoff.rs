@@ -1,0 +1,339 @@
+//! Handoffs: the sealed records a sweep is given, from a directory
+//! (`*.json`, as `benchops-exec bench seal` writes them) or from the store
+//! itself (GitHub's handoff refs). Every handoff is checked by the one rule
+//! of [`crate::validate::verify_named`]: its bytes against the digest its
+//! name claims.
+//!
+//! An invalid directory handoff is copied (create-only) to the quarantine
+//! directory with a `.why.txt` holding every problem; its source file is
+//! left in place and it is never persisted. An invalid handoff ref is left
+//! in place as its own quarantine and reported.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use benchops::fsio::{self, Created, WriteError};
+use benchops::{SealedRecord, Sha256Digest};
+use serde::Serialize;
+
+use super::error::{Cause, StepError};
+use crate::validate::{IssueOut, NameRule, issue_line, verify_named};
+
+/// Where an invalid handoff went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quarantined {
+    /// The copy (None: the handoff could not be read, so there is nothing
+    /// to copy).
+    pub copy: Option<PathBuf>,
+    /// The `.why.txt` next to it.
+    pub why: PathBuf,
+}
+
+/// The validation verdict on one directory handoff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandoffReport {
+    /// The handoff file (left in place).
+    pub source: PathBuf,
+    /// The digest of its bytes, when they could be read.
+    pub digest: Option<Sha256Digest>,
+    /// The digest its name claims.
+    pub named_digest: Option<Sha256Digest>,
+    /// Every problem found (empty: valid).
+    pub issues: Vec<IssueOut>,
+    /// Where it was quarantined (invalid handoffs only).
+    pub quarantined: Option<Quarantined>,
+}
+
+impl HandoffReport {
+    /// Whether the handoff is a valid sealed record.
+    pub fn valid(&self) -> bool {
+        self.issues.is_empty()
+    }
+}
+
+/// What became of one handoff ref.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum RefOutcome {
+    /// Invalid: left in place as its own quarantine (never persisted, never
+    /// deleted). A person removes it once investigated.
+    Quarantined,
+    /// Its record is in history and the ref was deleted.
+    Deleted,
+    /// Its record is in history and the ref was already gone.
+    AlreadyGone,
+    /// Its record is in history, but the ref points at another commit now
+    /// (pushed again meanwhile): left for the next sweep to read.
+    Moved {
+        /// The commit it points at now.
+        to: String,
+    },
+    /// Valid, but its record is not in history: left in place.
+    NotInHistory,
+    /// Its record is in history; deleting the ref failed. Left in place;
+    /// the next sweep finds the record present and deletes the ref.
+    DeleteFailed {
+        /// The error.
+        error: String,
+    },
+}
+
+impl RefOutcome {
+    /// Whether the ref is gone (deleted now or before).
+    pub fn is_gone(&self) -> bool {
+        matches!(self, RefOutcome::Deleted | RefOutcome::AlreadyGone)
+    }
+}
+
+/// One handoff ref: where it pointed, what it held, and what became of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandoffRefReport {
+    /// The full ref name, `refs/heads/benchmark-result/…`.
+    pub name: String,
+    /// The commit it pointed at when read.
+    pub commit: String,
+    /// The sealed file's name (`<hex>.json`), when the layout was right.
+    pub file: Option<String>,
+    /// The digest of the file's bytes, when they were read.
+    pub digest: Option<Sha256Digest>,
+    /// Every problem found (empty: valid).
+    pub issues: Vec<IssueOut>,
+    /// What became of the ref.
+    pub outcome: RefOutcome,
+}
+
+impl HandoffRefReport {
+    /// Whether the handoff is a valid sealed record in the right layout.
+    pub fn valid(&self) -> bool {
+        self.issues.is_empty()
+    }
+
+    /// How the receipt names it: `<ref>@<commit>`.
+    pub fn source(&self) -> String {
+        format!("{}@{}", self.name, self.commit)
+    }
+}
+
+/// A handoff ref as a store read it: the ref, and its single file (or why
+/// its layout is wrong).
+#[derive(Debug, Clone)]
+pub struct RefHandoff {
+    /// The full ref name.
+    pub name: String,
+    /// The commit it pointed at.
+    pub commit: String,
+    /// The file name and bytes, or why the layout is wrong.
+    pub content: Result<(String, Vec<u8>), String>,
+}
+
+impl RefHandoff {
+    /// Checks the handoff with the one rule; returns its report and, when
+    /// valid, its record.
+    pub fn check(self) -> (HandoffRefReport, Option<SealedRecord>) {
+        let mut report = HandoffRefReport {
+            name: self.name,
+            commit: self.commit,
+            file: None,
+            digest: None,
+            issues: Vec::new(),
+            outcome: RefOutcome::Quarantined,
+        };
+        let sealed = match self.content {
+            Err(reason) => {
+                report.issues.push(IssueOut {
+                    kind: "handoff-layout".to_owned(),
+                    path: "$".to_owned(),
+                    reason,
+                });
+                None
+            }
+            Ok((file, bytes)) => {
+                let v = verify_named(&bytes, &file, NameRule::Required);
+                report.file = Some(file);
+                report.digest = Some(v.digest);
+                report.issues = v.issues;
+                v.sealed
+            }
+        };
+        if sealed.is_some() {
+            // Decided after the persist.
+            report.outcome = RefOutcome::NotInHistory;
+        }
+        (report, sealed)
+    }
+}
+
+/// Every `*.json` regular file directly in `dir`, sorted (a missing
+/// directory holds none).
+pub fn list_handoffs(dir: &Path) -> Result<Vec<PathBuf>, StepError> {
+    let list_err = |source| {
+        StepError::new(
+            "list handoffs",
+            Cause::ListHandoffs {
+                path: dir.to_path_buf(),
+                source,
+            },
+        )
+    };
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(list_err(source)),
+    };
+    let mut out = Vec::new();
+    for entry in rd {
+        let p = entry.map_err(list_err)?.path();
+        if p.extension().is_some_and(|e| e == "json") && !p.is_dir() {
+            out.push(p);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Validates one directory handoff against the digest its name claims.
+pub fn check_file(path: &Path) -> (HandoffReport, Option<SealedRecord>, Option<Vec<u8>>) {
+    let mut report = HandoffReport {
+        source: path.to_path_buf(),
+        digest: None,
+        named_digest: None,
+        issues: Vec::new(),
+        quarantined: None,
+    };
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            report.issues.push(IssueOut {
+                kind: "unreadable".to_owned(),
+                path: "$".to_owned(),
+                reason: e.to_string(),
+            });
+            return (report, None, None);
+        }
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let v = verify_named(&bytes, &name, NameRule::Required);
+    report.digest = Some(v.digest);
+    report.named_digest = v.named_digest;
+    report.issues = v.issues;
+    (report, v.sealed, Some(bytes))
+}
+
+/// Validates every handoff in `dir`; invalid ones are quarantined into
+/// `quarantine`. Returns the reports (file-name order) and the valid
+/// records.
+pub fn validate_dir(
+    dir: &Path,
+    quarantine: &Path,
+) -> Result<(Vec<HandoffReport>, Vec<SealedRecord>), StepError> {
+    let mut reports = Vec::new();
+    let mut valid = Vec::new();
+    for path in list_handoffs(dir)? {
+        let (mut report, sealed, bytes) = check_file(&path);
+        match sealed {
+            Some(s) => valid.push(s),
+            None => {
+                report.quarantined = Some(quarantine_one(quarantine, &report, bytes.as_deref())?);
+            }
+        }
+        reports.push(report);
+    }
+    Ok((reports, valid))
+}
+
+/// Copies an invalid handoff to the quarantine (create-only; a different
+/// file already quarantined under the same name keeps its place and this
+/// one gets `<stem>.<hex>.json`) and writes the `.why.txt` next to it.
+fn quarantine_one(
+    qdir: &Path,
+    h: &HandoffReport,
+    bytes: Option<&[u8]>,
+) -> Result<Quarantined, StepError> {
+    let name = h.source.file_name().map_or_else(
+        || "handoff.json".to_owned(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let q_err = |path: &Path, source| {
+        StepError::new(
+            format!("quarantine {}", h.source.display()),
+            Cause::Quarantine {
+                handoff: h.source.clone(),
+                path: path.to_path_buf(),
+                source,
+            },
+        )
+    };
+    std::fs::create_dir_all(qdir).map_err(|source| {
+        q_err(
+            qdir,
+            WriteError::Io {
+                step: "create",
+                path: qdir.to_path_buf(),
+                source,
+            },
+        )
+    })?;
+    let copy = match (bytes, h.digest) {
+        (Some(bytes), Some(digest)) => {
+            let first = qdir.join(&name);
+            match fsio::write_create_only(&first, bytes) {
+                Ok(Created::New | Created::AlreadyPresent) => Some(first),
+                Err(WriteError::Conflict { .. }) => {
+                    let stem = name.strip_suffix(".json").unwrap_or(&name);
+                    let alt = qdir.join(format!("{stem}.{}.json", digest.hex()));
+                    fsio::write_create_only(&alt, bytes).map_err(|e| q_err(&alt, e))?;
+                    Some(alt)
+                }
+                Err(e) => return Err(q_err(&first, e)),
+            }
+        }
+        _ => None,
+    };
+    let copy_name = copy
+        .as_ref()
+        .and_then(|c| c.file_name())
+        .map_or_else(|| name.clone(), |n| n.to_string_lossy().into_owned());
+    let why = qdir.join(format!("{copy_name}.why.txt"));
+    let text = why_text(h, copy.is_some());
+    let same = std::fs::read(&why).is_ok_and(|b| b == text.as_bytes());
+    if !same {
+        fsio::write_atomic(&why, text.as_bytes()).map_err(|e| q_err(&why, e))?;
+    }
+    Ok(Quarantined { copy, why })
+}
+
+fn why_text(h: &HandoffReport, copied: bool) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "benchops-publish sweep quarantined this handoff: it is NOT a valid sealed record and was NOT persisted."
+    );
+    let _ = writeln!(s, "source: {}", h.source.display());
+    let _ = writeln!(
+        s,
+        "The source file was left in place. Every sweep checks it again and exits 1 while it is there: \
+         fix what produced it and remove it (the sealed record of a rerun gets a new name)."
+    );
+    if !copied {
+        let _ = writeln!(s, "The file could not be read, so no copy is kept here.");
+    }
+    let show = |d: &Option<Sha256Digest>| d.map_or_else(|| "none".to_owned(), |d| d.to_string());
+    let _ = writeln!(s, "digest of the bytes: {}", show(&h.digest));
+    let _ = writeln!(s, "digest the file name claims: {}", show(&h.named_digest));
+    let _ = writeln!(s, "problems:");
+    for i in &h.issues {
+        let _ = writeln!(s, "- {}", issue_line(i));
+    }
+    s
+}
+
+/// `p` relative to `base` when it lies under it, as text.
+pub fn relative(p: &Path, base: &Path) -> String {
+    p.strip_prefix(base)
+        .unwrap_or(p)
+        .to_string_lossy()
+        .into_owned()
+}

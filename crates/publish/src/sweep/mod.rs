@@ -1,0 +1,558 @@
+//! The sweep engine: one implementation of every rule of a publisher sweep,
+//! over two ports ([`ports::HistoryStore`], [`ports::IssueTracker`]). The
+//! local mode ([`crate::local`]) and the GitHub mode ([`crate::github`])
+//! only build the ports and the inputs; nothing here asks which mode runs.
+//!
+//! # Phases
+//!
+//! 1. **Validate** the handoff directory's `*.json`, each against the
+//!    digest its name claims ([`handoff`]). Invalid ones are quarantined
+//!    and never persisted. Handoffs that live in the store itself (GitHub's
+//!    handoff refs) are read and checked by the same rule once the persist
+//!    phase began.
+//! 2. **Persist** ([`persist`]): records sorted chronologically (slot as an
+//!    instant, then digest), one commit over the tip with the records, the
+//!    baseline pointers the lane policies allow and the receipt; every
+//!    record re-verified just before the first write; the branch moved by
+//!    compare-and-swap, rebuilt on a moved tip. Then the store's own
+//!    consumed handoffs are removed, and all of history is read back at the
+//!    tip the persist left, each record checked against its path.
+//! 3. **Reconcile** every record of history against the issues with
+//!    [`benchops::reconcile::reconcile`], one action at a time. Before each
+//!    action the tracker says whether its target is still as listed; if a
+//!    person or another sweep changed it, the plan is recomputed from a
+//!    fresh listing (at most [`MAX_REPLANS`] times).
+//! 4. **Report**: health per lane from the records in memory, and a
+//!    [`SweepReport`] rendered by [`render_summary`].
+//!
+//! A sweep that fails after setup returns a [`SweepError`] whose receipt
+//! says the phase and step where it stopped and whether a rerun helps.
+
+pub mod error;
+pub mod handoff;
+pub mod persist;
+pub mod ports;
+pub mod report;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use benchops::manifest::{self, BaselinePolicy, Manifest};
+use benchops::receipt::{
+    Receipt, RequestMetrics, SkippedEntry, Stopped, ValidatedEntry, WorkflowRun,
+};
+use benchops::reconcile::{Action, HistoryRecord, Note, RenderOptions, reconcile};
+use benchops::{LaneName, SealedRecord};
+
+pub use error::{Cause, Phase, PhaseToken, Progress, StepError, SweepError, at, error_line};
+pub use handoff::{HandoffRefReport, HandoffReport, Quarantined, RefHandoff, RefOutcome};
+pub use persist::{MAX_ATTEMPTS, ReceiptBuilder};
+pub use ports::{Advance, HistoryStore, IssueTracker, LabelNeed, Listing, TipIndex};
+pub use report::{
+    ForeignIssue, LaneHealth, LatestRecord, RequestSummary, SweepReport, render_note,
+    render_summary,
+};
+
+use crate::validate::issue_line;
+
+/// How many times the reconcile recomputes its plan because the issues
+/// changed under it before giving up with [`Cause::IssuesBusy`].
+pub const MAX_REPLANS: u32 = 5;
+
+// ---------------------------------------------------------------------------
+// Clock
+
+/// The wall clock, injectable for tests: a function returning an RFC 3339
+/// UTC timestamp (`2026-11-30T02:00:05.250Z`).
+#[derive(Clone)]
+pub struct Clock(Arc<dyn Fn() -> String + Send + Sync>);
+
+impl Clock {
+    /// The system clock, in milliseconds.
+    pub fn system() -> Self {
+        Clock(Arc::new(|| benchops::time::Utc::millis(SystemTime::now())))
+    }
+
+    /// A clock that always says `now`.
+    pub fn fixed(now: impl Into<String>) -> Self {
+        let now = now.into();
+        Clock(Arc::new(move || now.clone()))
+    }
+
+    /// A clock from any function.
+    pub fn from_fn(f: impl Fn() -> String + Send + Sync + 'static) -> Self {
+        Clock(Arc::new(f))
+    }
+
+    /// The current time.
+    pub fn now(&self) -> String {
+        (self.0)()
+    }
+}
+
+impl fmt::Debug for Clock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Clock(..)")
+    }
+}
+
+/// Reads and validates the schedule manifest (the setup step both modes
+/// share).
+pub fn load_manifest(path: &Path) -> Result<Manifest, StepError> {
+    let text = std::fs::read_to_string(path).map_err(|source| {
+        StepError::new(
+            "read the manifest",
+            Cause::ReadFile {
+                what: "schedule manifest",
+                path: path.to_path_buf(),
+                source,
+            },
+        )
+    })?;
+    Ok(manifest::from_toml(&text, &path.display().to_string())
+        .map_err(at("load the manifest"))?
+        .manifest)
+}
+
+// ---------------------------------------------------------------------------
+// Inputs
+
+/// What the engine runs on, besides its two ports.
+#[derive(Clone)]
+pub struct Inputs {
+    /// What is swept, for the summary.
+    pub target: String,
+    /// The schedule manifest.
+    pub manifest: Manifest,
+    /// The wall clock of the receipt.
+    pub clock: Clock,
+    /// The receipt's `sweep.trigger`.
+    pub trigger: String,
+    /// The GitHub Actions run, when the sweep runs in one.
+    pub workflow_run: Option<WorkflowRun>,
+    /// The handoff directory and its quarantine directory, if any.
+    pub handoff_dir: Option<(PathBuf, PathBuf)>,
+    /// How receipts name directory handoffs: relative to this directory.
+    pub source_base: Option<PathBuf>,
+    /// Apply at most this many reconcile actions, then stop as if the
+    /// process died (crash drills and tests). None: all of them.
+    pub max_actions: Option<usize>,
+    /// How issue text links history files.
+    pub render: RenderOptions,
+    /// The request metrics so far (None: this mode makes no requests).
+    pub requests: Arc<dyn Fn() -> Option<RequestMetrics> + Send + Sync>,
+    /// The request totals for the report.
+    pub request_summary: Arc<dyn Fn() -> RequestSummary + Send + Sync>,
+}
+
+impl fmt::Debug for Inputs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Inputs")
+            .field("target", &self.target)
+            .field("trigger", &self.trigger)
+            .field("handoff_dir", &self.handoff_dir)
+            .field("max_actions", &self.max_actions)
+            .finish_non_exhaustive()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The sweep
+
+fn with_stop(receipt: Receipt, phase: Phase, err: &SweepError) -> Option<Vec<u8>> {
+    receipt
+        .stopped(Stopped {
+            phase: phase.to_string(),
+            step: err.step.clone(),
+            error: error_line(err.cause.as_ref()),
+            retryable: err.is_retryable(),
+        })
+        .canonical_bytes()
+        .ok()
+}
+
+/// Runs a sweep over `store` and `tracker`. See the module documentation.
+pub async fn run<S: HistoryStore, T: IssueTracker>(
+    inputs: &Inputs,
+    store: &mut S,
+    tracker: &mut T,
+) -> Result<SweepReport, SweepError> {
+    let mut progress = Progress::default();
+    let started_at = inputs.clock.now();
+    let manifest = &inputs.manifest;
+
+    // 1. Validate the directory's handoffs.
+    let (handoffs, mut valid) = match &inputs.handoff_dir {
+        Some((dir, quarantine)) => handoff::validate_dir(dir, quarantine)
+            .map_err(|e| SweepError::new(Phase::Validate, e, &progress))?,
+        None => (Vec::new(), Vec::new()),
+    };
+    progress.validated = handoffs.len();
+    progress.quarantined = handoffs.iter().filter(|h| !h.valid()).count();
+
+    let finished_at = inputs.clock.now();
+    let mut builder = ReceiptBuilder::new(&started_at, &finished_at, &inputs.trigger);
+    builder.sweep.workflow_run = inputs.workflow_run.clone();
+    for h in &handoffs {
+        let source = match &inputs.source_base {
+            Some(base) => handoff::relative(&h.source, base),
+            None => h.source.to_string_lossy().into_owned(),
+        };
+        builder.validated.push(ValidatedEntry {
+            source: source.clone(),
+            digest: h.digest,
+            valid: h.valid(),
+            errors: h.issues.iter().map(issue_line).collect(),
+        });
+        if let Some(q) = &h.quarantined {
+            let copy = q.copy.as_ref().unwrap_or(&q.why);
+            let to = match &inputs.source_base {
+                Some(base) => handoff::relative(copy, base),
+                None => copy.to_string_lossy().into_owned(),
+            };
+            builder.skipped.push(SkippedEntry {
+                source,
+                skip_reason: format!("invalid handoff, quarantined to {to}"),
+            });
+        }
+    }
+
+    // 2. Persist.
+    let persist_fail = |e: StepError, p: &Progress, b: &ReceiptBuilder, landed: Option<Receipt>| {
+        let mut err = SweepError::new(Phase::Persist, e, p);
+        let mut receipt = landed.unwrap_or_else(|| b.unpersisted(None));
+        if let Some(r) = (inputs.requests)() {
+            receipt.requests = r;
+        }
+        err.receipt = with_stop(receipt, Phase::Persist, &err);
+        err
+    };
+    if let Err(e) = store.begin().await {
+        progress.tokens = store.tokens();
+        return Err(persist_fail(e, &progress, &builder, None));
+    }
+    progress.tokens = store.tokens();
+    let persisted = persist_phase(inputs, store, &mut builder, &mut valid, &mut progress).await;
+    let ended = store.end().await;
+    progress.tokens = store.tokens();
+    let (refs, landed, history) = match (persisted, ended) {
+        (Ok(done), Ok(())) => done,
+        (Err((e, landed)), _) => return Err(persist_fail(e, &progress, &builder, landed)),
+        (Ok((_, landed, _)), Err(e)) => {
+            return Err(persist_fail(e, &progress, &builder, Some(landed.receipt)));
+        }
+    };
+
+    // 3. Reconcile over all of history.
+    let rec_fail = |e: StepError, p: &Progress| {
+        let mut err = SweepError::new(Phase::Reconcile, e, p);
+        let mut receipt = landed.receipt.clone();
+        if let Some(r) = (inputs.requests)() {
+            receipt.requests = r;
+        }
+        err.receipt = with_stop(receipt, Phase::Reconcile, &err);
+        err
+    };
+    let tokens_before = progress.tokens.clone();
+    let issue_tokens = |t: &T, p: &mut Progress| {
+        p.tokens = tokens_before.clone();
+        p.tokens.extend(t.tokens());
+    };
+    if let Err(e) = tracker.begin().await {
+        issue_tokens(tracker, &mut progress);
+        return Err(rec_fail(e, &progress));
+    }
+    issue_tokens(tracker, &mut progress);
+    let records: Vec<SealedRecord> = history.iter().map(|(_, s)| s.clone()).collect();
+    let outcome = reconcile_phase(inputs, tracker, &records, &mut progress).await;
+    let ended = tracker.end().await;
+    issue_tokens(tracker, &mut progress);
+    let outcome = match (outcome, ended) {
+        (Ok(o), Ok(())) => o,
+        (Err(e), _) | (Ok(_), Err(e)) => return Err(rec_fail(e, &progress)),
+    };
+
+    // 4. Report.
+    Ok(SweepReport {
+        target: inputs.target.clone(),
+        history: store.describe(),
+        issues: tracker.describe(),
+        handoff: inputs.handoff_dir.as_ref().map(|(d, _)| d.clone()),
+        quarantine: inputs.handoff_dir.as_ref().map(|(_, q)| q.clone()),
+        started_at,
+        finished_at,
+        handoffs,
+        handoff_refs: refs,
+        persisted: landed.persisted,
+        baseline_changes: landed.baseline_changes,
+        commit: landed.commit,
+        tip: landed.tip.commit.clone(),
+        receipt_path: landed.receipt_path,
+        receipt: landed.receipt_bytes,
+        persist_attempts: landed.attempts,
+        history_records: history.len(),
+        labels_created: outcome.labels_created,
+        applied: progress.applied.clone(),
+        pending_actions: outcome.pending,
+        issues_created: tracker.created(),
+        replans: outcome.replans,
+        notes: outcome.notes,
+        foreign_issues: outcome.foreign,
+        health: report::health(manifest, &history),
+        tokens: progress.tokens.clone(),
+        requests: (inputs.request_summary)(),
+    })
+}
+
+type PersistDone = (
+    Vec<HandoffRefReport>,
+    persist::Landed,
+    Vec<(String, SealedRecord)>,
+);
+
+/// The persist phase: the store's own handoffs, the persist, the consumed
+/// handoffs, and the read-back of history. On failure, the receipt that
+/// landed (if the failure came after the ref moved).
+async fn persist_phase<S: HistoryStore>(
+    inputs: &Inputs,
+    store: &mut S,
+    builder: &mut ReceiptBuilder,
+    valid: &mut Vec<SealedRecord>,
+    progress: &mut Progress,
+) -> Result<PersistDone, (StepError, Option<Receipt>)> {
+    let fail = |e| (e, None);
+    let mut refs = Vec::new();
+    for r in store.handoffs().await.map_err(fail)? {
+        let (report, sealed) = r.check();
+        builder.validated.push(ValidatedEntry {
+            source: report.source(),
+            digest: report.digest,
+            valid: report.valid(),
+            errors: report.issues.iter().map(issue_line).collect(),
+        });
+        if !report.valid() {
+            builder.skipped.push(SkippedEntry {
+                source: report.source(),
+                skip_reason: "invalid handoff ref, left in place (never deleted by the sweep)"
+                    .to_owned(),
+            });
+        }
+        valid.extend(sealed);
+        refs.push(report);
+    }
+    progress.handoff_refs = refs.iter().filter(|r| r.valid()).count();
+    progress.validated += refs.len();
+    progress.quarantined += refs.iter().filter(|r| !r.valid()).count();
+
+    // Every handoff seen is recorded, even when no record is new.
+    builder.record_receipt = !builder.validated.is_empty();
+    persist::sort_chronologically(valid);
+    let policies: BTreeMap<LaneName, BaselinePolicy> = inputs
+        .manifest
+        .lanes
+        .iter()
+        .map(|l| (l.name.clone(), l.baseline))
+        .collect();
+    let requests = inputs.requests.clone();
+    let landed = persist::persist(store, valid, builder, &policies, &move || requests())
+        .await
+        .map_err(fail)?;
+    progress.persisted = true;
+    progress.commit = landed.commit.clone();
+
+    // Consumed store handoffs.
+    let in_history: BTreeSet<_> = landed.persisted.iter().map(|p| p.digest).collect();
+    let consumed = store.consume(&in_history).await;
+    for c in consumed {
+        if let Some(r) = refs.iter_mut().find(|r| r.name == c.name && r.commit == c.commit) {
+            r.outcome = c.outcome;
+        }
+    }
+    progress.refs_deleted = refs.iter().filter(|r| r.outcome.is_gone()).count();
+
+    // Read history back at the tip the persist left.
+    let records = persist::read_history(store, &landed.tip, &landed.known)
+        .await
+        .map_err(|e| (e, Some(landed.receipt.clone())))?;
+    let mut history = Vec::with_capacity(records.len());
+    for s in records {
+        let r = s.record();
+        let path = benchops::layout::record_path(&r.lane, &r.slot, &s.digest())
+            .map_err(|e| (at("read history")(e), Some(landed.receipt.clone())))?;
+        history.push((path, s));
+    }
+    Ok((refs, landed, history))
+}
+
+struct ReconcileOutcome {
+    labels_created: Vec<String>,
+    pending: usize,
+    replans: u32,
+    notes: Vec<Note>,
+    foreign: Vec<ForeignIssue>,
+}
+
+/// The label colors benchops gives labels it creates.
+const DRIFT_COLOR: &str = "B60205";
+const ACCEPTED_COLOR: &str = "0E8A16";
+const LANE_COLOR: &str = "1D76DB";
+const OTHER_COLOR: &str = "BFD4F2";
+
+/// The labels a plan needs: the drift and accepted labels, a lane label per
+/// manifest lane, and every label an action sets.
+pub fn label_needs(manifest: &Manifest, actions: &[Action]) -> Vec<LabelNeed> {
+    let l = &manifest.labels;
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    names.insert(l.drift.clone());
+    names.insert(l.accepted.clone());
+    for lane in &manifest.lanes {
+        names.insert(format!("{}{}", l.lane_prefix, lane.name));
+    }
+    for a in actions {
+        if let Action::Open { labels, .. } | Action::AddLabels { labels, .. } = a {
+            names.extend(labels.iter().cloned());
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let (color, description) = if name == l.drift {
+                (
+                    DRIFT_COLOR,
+                    "A benchmark drift confirmed by benchops".to_owned(),
+                )
+            } else if name == l.accepted {
+                (
+                    ACCEPTED_COLOR,
+                    "Accepted by a person: benchops stops commenting and reopening".to_owned(),
+                )
+            } else if let Some(lane) = name.strip_prefix(l.lane_prefix.as_str()) {
+                (LANE_COLOR, format!("Drift seen by the {lane} lane"))
+            } else {
+                (OTHER_COLOR, "Set by benchops".to_owned())
+            };
+            LabelNeed {
+                name,
+                color: color.to_owned(),
+                description,
+            }
+        })
+        .collect()
+}
+
+/// What an action does, for error steps.
+pub fn describe(a: &Action) -> String {
+    match a {
+        Action::Open { key, .. } => format!("open an issue for {key}"),
+        Action::AddLabels { issue, .. } => format!("add labels to #{issue}"),
+        Action::Comment { issue, .. } => format!("comment on #{issue}"),
+        Action::UpdateBody { issue, .. } => format!("update the body of #{issue}"),
+        Action::Close { issue, .. } => format!("close #{issue}"),
+        Action::Reopen { issue, .. } => format!("reopen #{issue}"),
+        Action::DeleteDuplicateComment { issue, comment_id } => {
+            format!("delete duplicate comment {comment_id} on #{issue}")
+        }
+        Action::CloseDuplicate { issue, .. } => format!("close duplicate #{issue}"),
+    }
+}
+
+/// Plans and applies the reconcile, one action at a time; re-plans when
+/// the tracker says an action's target changed under the sweep.
+async fn reconcile_phase<T: IssueTracker>(
+    inputs: &Inputs,
+    tracker: &mut T,
+    records: &[SealedRecord],
+    progress: &mut Progress,
+) -> Result<ReconcileOutcome, StepError> {
+    let hist: Vec<HistoryRecord<'_>> = records.iter().map(HistoryRecord::from).collect();
+    let manifest = &inputs.manifest;
+    let mut out = ReconcileOutcome {
+        labels_created: Vec::new(),
+        pending: 0,
+        replans: 0,
+        notes: Vec::new(),
+        foreign: Vec::new(),
+    };
+    let mut labels_ready = false;
+    'plan: loop {
+        let listing = tracker.list(&manifest.labels.drift).await?;
+        let plan = reconcile(manifest, &hist, &listing.issues, &inputs.render);
+        out.notes = plan.notes;
+        out.foreign = listing.foreign;
+        progress.planned = progress.applied.len() + plan.actions.len();
+        if !plan.actions.is_empty() && !labels_ready {
+            let created = tracker
+                .prepare_labels(&label_needs(manifest, &plan.actions))
+                .await?;
+            out.labels_created.extend(created);
+            labels_ready = true;
+        }
+        let total = plan.actions.len();
+        for (i, action) in plan.actions.iter().enumerate() {
+            if inputs
+                .max_actions
+                .is_some_and(|max| progress.applied.len() >= max)
+            {
+                out.pending = total - i;
+                break 'plan;
+            }
+            if !tracker.still_current(action).await? {
+                out.replans += 1;
+                if out.replans > MAX_REPLANS {
+                    return Err(StepError::new(
+                        "re-plan the reconcile",
+                        Cause::IssuesBusy {
+                            replans: out.replans - 1,
+                        },
+                    ));
+                }
+                continue 'plan;
+            }
+            let step = format!("apply action {} of {total} ({})", i + 1, describe(action));
+            let applied = tracker
+                .apply(action)
+                .await
+                .map_err(|e| StepError::new(step, e.cause))?;
+            progress.applied.push(applied);
+        }
+        break;
+    }
+    Ok(out)
+}
+
+/// Runs a future to completion on a fresh single-threaded Tokio runtime
+/// (what the CLI and the blocking wrappers use). Do not call it from inside
+/// a runtime.
+pub fn block_on<F: Future>(f: F) -> Result<F::Output, StepError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            StepError::new(
+                "start the async runtime",
+                Cause::Config {
+                    reason: format!("failed to start a Tokio runtime: {e}"),
+                },
+            )
+        })?;
+    Ok(rt.block_on(f))
+}
+
+/// Runs a future that never waits (the local ports do all their work
+/// synchronously) to completion on this thread, without a runtime.
+pub fn ready<F: Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        // A local port never returns Pending; should one ever, yield and
+        // poll again rather than block forever on a waker nobody holds.
+        std::thread::yield_now();
+    }
+}

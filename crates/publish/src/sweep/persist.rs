@@ -1,0 +1,518 @@
+//! The persist: one commit over the tip of `benchmark-history` holding the
+//! new records, the baseline pointers that move and the receipt, moved in
+//! by compare-and-swap and rebuilt on the new tip when another writer won.
+//!
+//! [`plan_commit`] is a pure function of the tip's index, the records, the
+//! pointers at the tip, the receipt's draft and the lane policies. The
+//! create-only rule compares git blob ids, so checking a path that already
+//! exists reads nothing:
+//!
+//! - a record already at its path with the same blob id is a no-op
+//!   (`already_present`); another blob there stops the persist with
+//!   [`Cause::Conflict`] before anything is written;
+//! - a commit is made when a record or a baseline pointer is new, and the
+//!   receipt rides in it. With [`ReceiptBuilder::record_receipt`] (set when
+//!   the sweep saw at least one handoff) an all-no-op persist still commits
+//!   its receipt alone (a receipt-only commit); without it nothing is
+//!   written;
+//! - the commit is dated by the receipt's `sweep.finished_at` and its
+//!   message is derived from the content, so a rerun with the same inputs
+//!   builds the same tree.
+//!
+//! [`persist`] runs the plan against a [`HistoryStore`], re-verifying every
+//! record it is about to write just before the first write, at most
+//! [`MAX_ATTEMPTS`] builds in all.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use benchops::baseline::{BaselinePointer, lanes_with_proposals, plan_baseline_moves};
+use benchops::layout::{self, HISTORY_BRANCH};
+use benchops::manifest::BaselinePolicy;
+use benchops::receipt::{
+    BaselineChange, HistoryInfo, PersistedRecord, Receipt, RequestMetrics, SkippedEntry,
+    SweepInfo, ValidatedEntry,
+};
+use benchops::schema::Contract;
+use benchops::seal::verify;
+use benchops::time::Utc;
+use benchops::{LaneName, SealedRecord, Sha256Digest};
+
+use super::error::{Cause, StepError, at};
+use super::ports::{Advance, HistoryStore, TipIndex};
+
+/// How many times a persist builds its commit (on a fresh tip each time)
+/// before it gives up with [`Cause::RetriesExhausted`].
+pub const MAX_ATTEMPTS: u32 = 5;
+
+/// What the caller knows about the sweep; the persist adds what it
+/// persisted, the baseline changes and the history position.
+///
+/// Every record given to the persist whose digest no `validated` entry
+/// names gets an entry with source `<hex>.json`, `valid: true` (it was
+/// re-verified).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceiptBuilder {
+    /// The sweep.
+    pub sweep: SweepInfo,
+    /// Validation verdicts from the sweep's validate phase, in order.
+    pub validated: Vec<ValidatedEntry>,
+    /// Handoffs not persisted, with reasons.
+    pub skipped: Vec<SkippedEntry>,
+    /// API traffic (zeros for local).
+    pub requests: RequestMetrics,
+    /// Commit the receipt even when no record or baseline pointer is new
+    /// (a receipt-only commit). Sweeps set it when they saw at least one
+    /// handoff. Still create-only: a receipt already at its path with the
+    /// same bytes is a no-op.
+    pub record_receipt: bool,
+}
+
+impl ReceiptBuilder {
+    /// A sweep with `trigger`, no workflow run and zero requests.
+    pub fn new(
+        started_at: impl Into<String>,
+        finished_at: impl Into<String>,
+        trigger: impl Into<String>,
+    ) -> Self {
+        ReceiptBuilder {
+            sweep: SweepInfo {
+                started_at: started_at.into(),
+                finished_at: finished_at.into(),
+                trigger: trigger.into(),
+                workflow_run: None,
+            },
+            validated: Vec::new(),
+            skipped: Vec::new(),
+            requests: RequestMetrics::default(),
+            record_receipt: false,
+        }
+    }
+
+    /// A local sweep: trigger `local`.
+    pub fn local(started_at: impl Into<String>, finished_at: impl Into<String>) -> Self {
+        Self::new(started_at, finished_at, "local")
+    }
+
+    /// The receipt of a sweep that stopped before anything was persisted.
+    pub fn unpersisted(&self, parent: Option<String>) -> Receipt {
+        Receipt::unpersisted(
+            self.sweep.clone(),
+            self.validated.clone(),
+            self.skipped.clone(),
+            self.requests.clone(),
+            parent,
+        )
+    }
+}
+
+/// A record with its history path.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The record.
+    pub sealed: SealedRecord,
+    /// Its path on the branch.
+    pub path: String,
+}
+
+/// Removes duplicates (same digest, first kept) and computes each record's
+/// path; the order is kept.
+pub fn plan_records(records: &[SealedRecord]) -> Result<Vec<Planned>, StepError> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::with_capacity(records.len());
+    for s in records {
+        if !seen.insert(s.digest()) {
+            continue;
+        }
+        let r = s.record();
+        let path = layout::record_path(&r.lane, &r.slot, &s.digest())
+            .map_err(at(format!("compute the history path of {}", s.file_name())))?;
+        out.push(Planned {
+            sealed: s.clone(),
+            path,
+        });
+    }
+    Ok(out)
+}
+
+/// Sorts records chronologically: slot (as an instant), then digest.
+pub fn sort_chronologically(records: &mut [SealedRecord]) {
+    fn key(s: &SealedRecord) -> ((Option<Utc>, &str), Sha256Digest) {
+        (benchops::time::order_key(&s.record().slot), s.digest())
+    }
+    records.sort_by(|a, b| key(a).cmp(&key(b)));
+}
+
+/// The commit a persist makes on one tip (or that nothing is new).
+#[derive(Debug, Clone)]
+pub struct CommitPlan {
+    /// Files to add to the tip's tree (empty: no commit).
+    pub files: Vec<(String, Vec<u8>)>,
+    /// Every record, in input order.
+    pub persisted: Vec<PersistedRecord>,
+    /// Baseline pointers that move.
+    pub baseline_changes: Vec<BaselineChange>,
+    /// The receipt.
+    pub receipt: Receipt,
+    /// Its canonical bytes.
+    pub receipt_bytes: Vec<u8>,
+    /// Its path.
+    pub receipt_path: String,
+    /// The commit message.
+    pub message: String,
+    /// The commit date (the receipt's `finished_at`), seconds since the
+    /// Unix epoch.
+    pub date_unix: i64,
+}
+
+fn invalid(what: &str, reasons: Vec<String>) -> StepError {
+    StepError::new(
+        format!("build the {what}"),
+        Cause::InvalidDocument {
+            what: what.to_owned(),
+            reasons,
+        },
+    )
+}
+
+/// Plans the commit over `tip`. Pure; see the module documentation.
+pub fn plan_commit(
+    tip: &TipIndex,
+    blob_id: &dyn Fn(&[u8]) -> String,
+    records: &[Planned],
+    pointers: &BTreeMap<LaneName, Option<BaselinePointer>>,
+    builder: &ReceiptBuilder,
+    policies: &BTreeMap<LaneName, BaselinePolicy>,
+    attempt: u32,
+) -> Result<CommitPlan, StepError> {
+    Utc::parse(&builder.sweep.started_at).map_err(at("read sweep.started_at"))?;
+    let finished =
+        Utc::parse(&builder.sweep.finished_at).map_err(at("read sweep.finished_at"))?;
+
+    // 1. Create-only: what the tip holds at each record path.
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut persisted = Vec::with_capacity(records.len());
+    for p in records {
+        let already_present = match tip.files.get(&p.path) {
+            None => false,
+            Some(existing) => {
+                if *existing != blob_id(p.sealed.bytes()) {
+                    return Err(StepError::new(
+                        format!("check {}", p.path),
+                        Cause::Conflict {
+                            path: p.path.clone(),
+                            blob: existing.clone(),
+                        },
+                    ));
+                }
+                true
+            }
+        };
+        if !already_present {
+            files.push((p.path.clone(), p.sealed.bytes().to_vec()));
+        }
+        persisted.push(PersistedRecord {
+            digest: p.sealed.digest(),
+            path: p.path.clone(),
+            already_present,
+        });
+    }
+
+    // 2. Baseline pointers of last-clean lanes, in record order.
+    let moved = plan_baseline_moves(
+        records.iter().map(|p| (&p.sealed, p.path.as_str())),
+        policies,
+        pointers,
+    );
+    let mut baseline_changes = Vec::new();
+    for (lane, (from, pointer)) in &moved {
+        let bytes = pointer
+            .canonical_bytes()
+            .map_err(|r| invalid(&format!("baseline pointer of lane {lane}"), r))?;
+        files.push((layout::baseline_path(lane), bytes));
+        baseline_changes.push(BaselineChange {
+            lane: lane.clone(),
+            from: *from,
+            to: pointer.record,
+        });
+    }
+
+    // 3. The receipt.
+    let mut validated = builder.validated.clone();
+    let named: BTreeSet<Sha256Digest> = validated.iter().filter_map(|v| v.digest).collect();
+    for p in records {
+        if !named.contains(&p.sealed.digest()) {
+            validated.push(ValidatedEntry {
+                source: p.sealed.file_name(),
+                digest: Some(p.sealed.digest()),
+                valid: true,
+                errors: Vec::new(),
+            });
+        }
+    }
+    let receipt = Receipt {
+        schema: Contract::ReceiptV1.id().to_owned(),
+        sweep: builder.sweep.clone(),
+        validated,
+        persisted: persisted.clone(),
+        skipped: builder.skipped.clone(),
+        baseline_changes: baseline_changes.clone(),
+        history: HistoryInfo {
+            branch: HISTORY_BRANCH.to_owned(),
+            parent: tip.commit.clone(),
+            attempts: attempt,
+        },
+        requests: builder.requests.clone(),
+        stopped: None,
+    };
+    let receipt_bytes = receipt
+        .canonical_bytes()
+        .map_err(|r| invalid("receipt", r))?;
+    let receipt_path = layout::receipt_path(
+        &builder.sweep.started_at,
+        &Sha256Digest::of(&receipt_bytes),
+    )
+    .map_err(at("read sweep.started_at"))?;
+
+    let new_count = persisted.iter().filter(|p| !p.already_present).count();
+    let message = format!(
+        "benchops: persist {new_count} record(s), {} already present, {} baseline change(s)\n\nreceipt: {receipt_path}\n",
+        persisted.len() - new_count,
+        baseline_changes.len()
+    );
+    let mut plan = CommitPlan {
+        files: Vec::new(),
+        persisted,
+        baseline_changes,
+        receipt,
+        receipt_bytes,
+        receipt_path,
+        message,
+        date_unix: finished.unix_seconds(),
+    };
+    if files.is_empty() && !builder.record_receipt {
+        return Ok(plan);
+    }
+    if let Some(existing) = tip.files.get(&plan.receipt_path) {
+        if *existing != blob_id(&plan.receipt_bytes) {
+            return Err(StepError::new(
+                format!("check {}", plan.receipt_path),
+                Cause::Conflict {
+                    path: plan.receipt_path.clone(),
+                    blob: existing.clone(),
+                },
+            ));
+        }
+        if files.is_empty() {
+            // A receipt-only commit whose receipt is already there.
+            return Ok(plan);
+        }
+    } else {
+        files.push((plan.receipt_path.clone(), plan.receipt_bytes.clone()));
+    }
+    plan.files = files;
+    Ok(plan)
+}
+
+/// What a persist left on the branch.
+#[derive(Debug, Clone)]
+pub struct Landed {
+    /// The commit this persist made, or None when nothing was new.
+    pub commit: Option<String>,
+    /// The tip the last build was made on (or the unchanged tip).
+    pub parent: Option<String>,
+    /// The branch after the persist: its commit and every path.
+    pub tip: TipIndex,
+    /// Builds made (from 1).
+    pub attempts: u32,
+    /// Every record, in input order (duplicates removed).
+    pub persisted: Vec<PersistedRecord>,
+    /// Baseline pointers that moved.
+    pub baseline_changes: Vec<BaselineChange>,
+    /// The receipt (committed when `receipt_path` is Some).
+    pub receipt: Receipt,
+    /// Its canonical bytes.
+    pub receipt_bytes: Vec<u8>,
+    /// The receipt's path when this persist wrote it.
+    pub receipt_path: Option<String>,
+    /// Records whose bytes this persist wrote or matched, by path (the
+    /// read-back does not read them again).
+    pub known: BTreeMap<String, SealedRecord>,
+}
+
+/// Reads the pointers at `tip` of the lanes that need them.
+pub async fn pointers_at<S: HistoryStore>(
+    store: &mut S,
+    tip: &TipIndex,
+    lanes: &BTreeSet<LaneName>,
+) -> Result<BTreeMap<LaneName, Option<BaselinePointer>>, StepError> {
+    let mut out = BTreeMap::new();
+    for lane in lanes {
+        let path = layout::baseline_path(lane);
+        let pointer = match tip.files.get(&path) {
+            None => None,
+            Some(blob) => {
+                let blob = blob.clone();
+                let bytes = store.read_blob(tip, &path, &blob).await?;
+                let p = BaselinePointer::from_bytes(&bytes, lane).map_err(|reasons| {
+                    StepError::new(
+                        format!("read {path}"),
+                        Cause::CorruptHistory {
+                            path: path.clone(),
+                            reason: format!(
+                                "not a valid baseline-pointer/v1: {}",
+                                reasons.join("; ")
+                            ),
+                        },
+                    )
+                })?;
+                Some(p)
+            }
+        };
+        out.insert(lane.clone(), pointer);
+    }
+    Ok(out)
+}
+
+/// Persists `records` (in the given order, duplicates dropped) in one
+/// commit; see the module documentation. `requests` gives the request
+/// metrics so far, which each attempt's receipt records.
+pub async fn persist<S: HistoryStore>(
+    store: &mut S,
+    records: &[SealedRecord],
+    builder: &ReceiptBuilder,
+    policies: &BTreeMap<LaneName, BaselinePolicy>,
+    requests: &dyn Fn() -> Option<RequestMetrics>,
+) -> Result<Landed, StepError> {
+    let planned = plan_records(records)?;
+    let lanes = lanes_with_proposals(planned.iter().map(|p| &p.sealed), policies);
+    let known: BTreeMap<String, SealedRecord> = planned
+        .iter()
+        .map(|p| (p.path.clone(), p.sealed.clone()))
+        .collect();
+    let mut reverified: BTreeSet<Sha256Digest> = BTreeSet::new();
+    for attempt in 1..=MAX_ATTEMPTS {
+        let tip = store.tip().await?;
+        let pointers = pointers_at(store, &tip, &lanes).await?;
+        let mut b = builder.clone();
+        if let Some(r) = requests() {
+            b.requests = r;
+        }
+        let plan = {
+            let id = |bytes: &[u8]| store.blob_id(bytes);
+            plan_commit(&tip, &id, &planned, &pointers, &b, policies, attempt)?
+        };
+        if plan.files.is_empty() {
+            return Ok(Landed {
+                commit: None,
+                parent: tip.commit.clone(),
+                tip,
+                attempts: attempt,
+                persisted: plan.persisted,
+                baseline_changes: plan.baseline_changes,
+                receipt: plan.receipt,
+                receipt_bytes: plan.receipt_bytes,
+                receipt_path: None,
+                known,
+            });
+        }
+        // Every record about to be written is verified again, from its
+        // bytes, just before the first write.
+        for p in &planned {
+            let digest = p.sealed.digest();
+            let writing = plan.files.iter().any(|(path, _)| *path == p.path);
+            if writing && reverified.insert(digest) {
+                verify(p.sealed.bytes(), Some(&digest)).map_err(|source| {
+                    StepError::new(
+                        format!("re-verify {}", p.path),
+                        Cause::InvalidRecord { digest, source },
+                    )
+                })?;
+            }
+        }
+        let commit = store
+            .commit(&tip, &plan.files, &plan.message, plan.date_unix)
+            .await?;
+        match store.advance(&tip, &commit).await? {
+            Advance::Moved => continue,
+            Advance::Done => {}
+        }
+        let mut after = tip.clone();
+        after.commit = Some(commit.clone());
+        after.tree = None;
+        for (path, bytes) in &plan.files {
+            after.files.insert(path.clone(), store.blob_id(bytes));
+        }
+        return Ok(Landed {
+            commit: Some(commit),
+            parent: tip.commit.clone(),
+            tip: after,
+            attempts: attempt,
+            persisted: plan.persisted,
+            baseline_changes: plan.baseline_changes,
+            receipt: plan.receipt,
+            receipt_bytes: plan.receipt_bytes,
+            receipt_path: Some(plan.receipt_path),
+            known,
+        });
+    }
+    Err(StepError::new(
+        "update the history branch",
+        Cause::RetriesExhausted {
+            attempts: MAX_ATTEMPTS,
+        },
+    ))
+}
+
+/// Every record under `results/` at `tip`, sorted by path: records in
+/// `known` as they are, every other one read, verified against the digest
+/// in its name and checked to belong at its path. Paths under `results/`
+/// that do not follow the layout are not records and are left out.
+pub async fn read_history<S: HistoryStore>(
+    store: &mut S,
+    tip: &TipIndex,
+    known: &BTreeMap<String, SealedRecord>,
+) -> Result<Vec<SealedRecord>, StepError> {
+    if tip.commit.is_none() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    let mut to_read: Vec<(&str, &str, layout::RecordEntry)> = Vec::new();
+    for (path, blob) in tip.files.range(layout::RESULTS_DIR.to_owned()..) {
+        if !path.starts_with(layout::RESULTS_DIR) {
+            break;
+        }
+        let Ok(entry) = layout::RecordEntry::parse(path) else {
+            continue;
+        };
+        match known.get(path) {
+            Some(s) => out.push((path.as_str(), s.clone())),
+            None => to_read.push((path.as_str(), blob.as_str(), entry)),
+        }
+    }
+    let wanted: Vec<(&str, &str)> = to_read.iter().map(|(p, b, _)| (*p, *b)).collect();
+    let blobs = store.read_blobs(tip, &wanted).await?;
+    for ((path, _, entry), bytes) in to_read.iter().zip(blobs) {
+        let corrupt = |reason: String| {
+            StepError::new(
+                format!("read {path}"),
+                Cause::CorruptHistory {
+                    path: (*path).to_owned(),
+                    reason,
+                },
+            )
+        };
+        let sealed = verify(&bytes, Some(&entry.digest))
+            .map_err(|e| corrupt(format!("does not hold a valid record: {e}")))?;
+        let r = sealed.record();
+        if !entry.places(&r.lane, &r.slot) {
+            return Err(corrupt(format!(
+                "holds a record of lane {} slot {}, which belongs elsewhere",
+                r.lane, r.slot
+            )));
+        }
+        out.push((path, sealed));
+    }
+    out.sort_by(|a, b| a.0.cmp(b.0));
+    Ok(out.into_iter().map(|(_, s)| s).collect())
+}
+

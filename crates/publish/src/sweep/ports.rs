@@ -1,0 +1,187 @@
+//! The two ports the sweep engine works over, and the values that cross
+//! them. The engine owns every rule; an adapter only moves bytes.
+//!
+//! - [`HistoryStore`]: the `benchmark-history` branch. Implemented by the
+//!   local git repository ([`crate::local`]) and by GitHub's git data API
+//!   ([`crate::github`]).
+//! - [`IssueTracker`]: drift issues. Implemented by the local ledger and by
+//!   GitHub issues.
+//!
+//! Both ports have a `begin`/`end` pair around their phase. Local adapters
+//! do nothing there; the GitHub adapters mint the phase's installation
+//! token in `begin` and revoke it in `end` (which the engine calls on
+//! failure too).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use benchops::Sha256Digest;
+use benchops::reconcile::{Action, ActualIssue};
+
+use super::error::{PhaseToken, StepError};
+use super::handoff::{HandoffRefReport, RefHandoff};
+use super::report::ForeignIssue;
+use crate::ledger::Applied;
+
+/// The tip of the history branch and the blob at every path of its tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TipIndex {
+    /// The tip commit (None: the branch does not exist yet).
+    pub commit: Option<String>,
+    /// Its tree.
+    pub tree: Option<String>,
+    /// Every file of the tree: path → git blob id.
+    pub files: BTreeMap<String, String>,
+}
+
+/// What a compare-and-swap advance of the branch did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Advance {
+    /// The branch moved from the tip the commit was built on to the commit
+    /// (or already pointed at that very commit).
+    Done,
+    /// The branch is no longer where the commit was built: nothing was
+    /// overwritten; the engine rebuilds on the new tip.
+    Moved,
+}
+
+/// One label an [`IssueTracker`] makes sure exists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabelNeed {
+    /// The label.
+    pub name: String,
+    /// Its color (6 hex digits).
+    pub color: String,
+    /// Its description.
+    pub description: String,
+}
+
+/// The issues as listed at the start of a plan.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    /// benchops's issues, with what their markers say.
+    pub issues: Vec<ActualIssue>,
+    /// Issues that look like drift issues but are not benchops's own.
+    pub foreign: Vec<ForeignIssue>,
+}
+
+/// The `benchmark-history` branch.
+#[expect(
+    async_fn_in_trait,
+    reason = "the engine is generic over its ports; no adapter is used across threads"
+)]
+pub trait HistoryStore {
+    /// Where the history is, for the summary (`.benchops/history.git`,
+    /// `benchmark-history on acme/widgets`).
+    fn describe(&self) -> String;
+
+    /// The git blob id that `bytes` get in this store (SHA-1 or SHA-256,
+    /// per the repository's object format). The engine compares ids, not
+    /// bytes, for the create-only rule, so no blob is read to check it.
+    fn blob_id(&self, bytes: &[u8]) -> String;
+
+    /// Starts the persist phase.
+    async fn begin(&mut self) -> Result<(), StepError>;
+
+    /// Handoffs that live in the store itself (GitHub's handoff refs), read
+    /// once the phase has begun. None by default.
+    async fn handoffs(&mut self) -> Result<Vec<RefHandoff>, StepError> {
+        Ok(Vec::new())
+    }
+
+    /// The tip and its tree.
+    async fn tip(&mut self) -> Result<TipIndex, StepError>;
+
+    /// The bytes of the blob `blob` at `path` of `tip`.
+    async fn read_blob(
+        &mut self,
+        tip: &TipIndex,
+        path: &str,
+        blob: &str,
+    ) -> Result<Vec<u8>, StepError>;
+
+    /// The bytes of several blobs of `tip`, each given as (path, blob id),
+    /// in order. By default one [`read_blob`](Self::read_blob) each; a store
+    /// that can batch does so.
+    async fn read_blobs(
+        &mut self,
+        tip: &TipIndex,
+        blobs: &[(&str, &str)],
+    ) -> Result<Vec<Vec<u8>>, StepError> {
+        let mut out = Vec::with_capacity(blobs.len());
+        for (path, blob) in blobs {
+            out.push(self.read_blob(tip, path, blob).await?);
+        }
+        Ok(out)
+    }
+
+    /// Writes a commit with `files` added to (or replacing paths of) the
+    /// tip's tree, parented on the tip, dated `date_unix` (seconds, UTC),
+    /// and returns its id. The branch does not move.
+    async fn commit(
+        &mut self,
+        tip: &TipIndex,
+        files: &[(String, Vec<u8>)],
+        message: &str,
+        date_unix: i64,
+    ) -> Result<String, StepError>;
+
+    /// Moves the branch from `tip` to `commit` as a compare-and-swap (a
+    /// missing branch is created only if still missing). Never forces.
+    async fn advance(&mut self, tip: &TipIndex, commit: &str) -> Result<Advance, StepError>;
+
+    /// After the persist: the store's own handoffs whose record is now in
+    /// history (`in_history`) are consumed (handoff refs deleted). Failures
+    /// are reported per handoff, never raised.
+    async fn consume(&mut self, _in_history: &BTreeSet<Sha256Digest>) -> Vec<HandoffRefReport> {
+        Vec::new()
+    }
+
+    /// Ends the persist phase (called on failure too).
+    async fn end(&mut self) -> Result<(), StepError>;
+
+    /// The phase tokens so far (GitHub mode).
+    fn tokens(&self) -> Vec<PhaseToken> {
+        Vec::new()
+    }
+}
+
+/// Drift issues.
+#[expect(
+    async_fn_in_trait,
+    reason = "the engine is generic over its ports; no adapter is used across threads"
+)]
+pub trait IssueTracker {
+    /// Where the issues are, for the summary.
+    fn describe(&self) -> String;
+
+    /// Starts the reconcile phase.
+    async fn begin(&mut self) -> Result<(), StepError>;
+
+    /// Lists benchops's issues (and reports foreign look-alikes). The
+    /// tracker remembers what it listed, so that
+    /// [`still_current`](Self::still_current) can tell a change.
+    async fn list(&mut self, drift_label: &str) -> Result<Listing, StepError>;
+
+    /// Makes sure the labels exist; returns those it created.
+    async fn prepare_labels(&mut self, labels: &[LabelNeed]) -> Result<Vec<String>, StepError>;
+
+    /// Whether what `action` targets is still as listed (or as this sweep
+    /// left it). False makes the engine re-plan from a fresh listing.
+    async fn still_current(&mut self, action: &Action) -> Result<bool, StepError>;
+
+    /// Applies one action.
+    async fn apply(&mut self, action: &Action) -> Result<Applied, StepError>;
+
+    /// Ends the reconcile phase (called on failure too).
+    async fn end(&mut self) -> Result<(), StepError>;
+
+    /// Whether this sweep created the issue store (the local ledger file).
+    fn created(&self) -> bool {
+        false
+    }
+
+    /// The phase tokens so far (GitHub mode).
+    fn tokens(&self) -> Vec<PhaseToken> {
+        Vec::new()
+    }
+}

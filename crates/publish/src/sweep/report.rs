@@ -1,0 +1,528 @@
+//! What a sweep did ([`SweepReport`]), the health it computed from
+//! history, and the one human summary both modes print.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::{self, Write as _};
+use std::path::PathBuf;
+
+use benchops::manifest::Manifest;
+use benchops::receipt::{BaselineChange, PersistedRecord};
+use benchops::reconcile::Note;
+use benchops::record::CaseCounts;
+use benchops::time::{Utc, order_key};
+use benchops::{LaneName, SealedRecord, Sha256Digest};
+use serde::Serialize;
+
+use super::error::PhaseToken;
+use super::handoff::{HandoffRefReport, HandoffReport, RefOutcome};
+use crate::ledger::Applied;
+use crate::validate::issue_line;
+
+/// An issue that looks like a drift issue (drift label and a drift marker)
+/// but was not opened by benchops: left alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ForeignIssue {
+    /// Its number.
+    pub issue: u64,
+    /// Its author, if known.
+    pub author: Option<String>,
+    /// The key its drift marker names, if it parses.
+    pub key: Option<String>,
+}
+
+impl fmt::Display for ForeignIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "#{} carries a benchops drift marker{} but was opened by {}, not benchops: ignored (benchops tracks the drift in its own issue)",
+            self.issue,
+            self.key
+                .as_ref()
+                .map_or_else(String::new, |k| format!(" ({k})")),
+            self.author.as_deref().unwrap_or("an unknown author")
+        )
+    }
+}
+
+/// The latest record of a lane, as the health table shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LatestRecord {
+    /// Its slot.
+    pub slot: String,
+    /// Its digest.
+    pub digest: Sha256Digest,
+    /// Its path on the branch.
+    pub path: String,
+    /// Its case counts.
+    pub counts: CaseCounts,
+}
+
+/// One row of the health table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaneHealth {
+    /// The lane.
+    pub lane: LaneName,
+    /// Whether the manifest declares it.
+    pub in_manifest: bool,
+    /// Its latest record in history (None: no record yet).
+    pub latest: Option<LatestRecord>,
+}
+
+/// The latest record of every lane, from the records in memory: the
+/// greatest slot (as an instant), then `finished_at`, then digest. Manifest
+/// lanes come first, in manifest order, then lanes only history knows.
+pub fn health(manifest: &Manifest, records: &[(String, SealedRecord)]) -> Vec<LaneHealth> {
+    let mut latest: BTreeMap<LaneName, (&str, &SealedRecord)> = BTreeMap::new();
+    type Key<'a> = ((Option<Utc>, &'a str), (Option<Utc>, &'a str), Sha256Digest);
+    fn key(s: &SealedRecord) -> Key<'_> {
+        let r = s.record();
+        (order_key(&r.slot), order_key(&r.finished_at), s.digest())
+    }
+    for (path, s) in records {
+        let lane = &s.record().lane;
+        let newer = latest.get(lane).is_none_or(|(_, cur)| key(s) > key(cur));
+        if newer {
+            latest.insert(lane.clone(), (path.as_str(), s));
+        }
+    }
+    let declared: BTreeSet<&LaneName> = manifest.lanes.iter().map(|l| &l.name).collect();
+    let row = |lane: &LaneName, in_manifest: bool| LaneHealth {
+        lane: lane.clone(),
+        in_manifest,
+        latest: latest.get(lane).map(|(path, s)| LatestRecord {
+            slot: s.record().slot.clone(),
+            digest: s.digest(),
+            path: (*path).to_owned(),
+            counts: s.record().case_counts,
+        }),
+    };
+    let mut rows: Vec<LaneHealth> = manifest.lanes.iter().map(|l| row(&l.name, true)).collect();
+    rows.extend(
+        latest
+            .keys()
+            .filter(|l| !declared.contains(l))
+            .map(|l| row(l, false)),
+    );
+    rows
+}
+
+/// Request totals of a sweep (zeros in local mode).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestSummary {
+    /// Requests sent.
+    pub requests: u64,
+    /// Retries among them.
+    pub retries: u64,
+    /// Request body bytes.
+    pub bytes_sent: u64,
+    /// Response body bytes.
+    pub bytes_received: u64,
+    /// Time spent waiting, in all.
+    pub waited_ms: u64,
+    /// Of which retry backoff.
+    pub retry_waited_ms: u64,
+    /// Of which pacing.
+    pub pacing_waited_ms: u64,
+    /// The last rate-limit remaining seen (None: none seen).
+    pub rate_limit_remaining: Option<u64>,
+}
+
+/// Everything a sweep did, in either mode.
+#[derive(Debug, Clone)]
+pub struct SweepReport {
+    /// What was swept: the sweep directory, or `OWNER/NAME`.
+    pub target: String,
+    /// Where the history is.
+    pub history: String,
+    /// Where the issues are.
+    pub issues: String,
+    /// The handoff directory, if one was swept.
+    pub handoff: Option<PathBuf>,
+    /// Its quarantine directory.
+    pub quarantine: Option<PathBuf>,
+    /// When the sweep started.
+    pub started_at: String,
+    /// The receipt's `finished_at` (taken when the persist began).
+    pub finished_at: String,
+    /// Every handoff of the directory, in file-name order.
+    pub handoffs: Vec<HandoffReport>,
+    /// Every handoff ref, in name order (GitHub mode, with refs swept).
+    pub handoff_refs: Vec<HandoffRefReport>,
+    /// Every valid record given to the persist (new or already present).
+    pub persisted: Vec<PersistedRecord>,
+    /// Baseline pointers that moved.
+    pub baseline_changes: Vec<BaselineChange>,
+    /// The commit this sweep landed (None: nothing new).
+    pub commit: Option<String>,
+    /// The branch tip after the persist (None: no branch).
+    pub tip: Option<String>,
+    /// The receipt's path when a commit was made.
+    pub receipt_path: Option<String>,
+    /// The committed (or, when nothing was new, computed) receipt's bytes.
+    pub receipt: Vec<u8>,
+    /// How many times the commit was built (from 1).
+    pub persist_attempts: u32,
+    /// How many records history holds (the reconcile's input).
+    pub history_records: usize,
+    /// Labels the tracker created.
+    pub labels_created: Vec<String>,
+    /// Issue writes, in order.
+    pub applied: Vec<Applied>,
+    /// Planned actions not applied because of `max_actions`.
+    pub pending_actions: usize,
+    /// Whether this sweep created the issue store (the local ledger).
+    pub issues_created: bool,
+    /// How many times the plan was recomputed because the issues changed
+    /// under the sweep.
+    pub replans: u32,
+    /// The reconcile's notes (of the last plan computed).
+    pub notes: Vec<Note>,
+    /// Drift look-alikes benchops did not open: left alone.
+    pub foreign_issues: Vec<ForeignIssue>,
+    /// The latest record of every lane (manifest lanes first).
+    pub health: Vec<LaneHealth>,
+    /// The phase tokens, in order (GitHub mode).
+    pub tokens: Vec<PhaseToken>,
+    /// Request totals.
+    pub requests: RequestSummary,
+}
+
+impl SweepReport {
+    /// Handoffs that were quarantined: invalid files copied to the
+    /// quarantine directory, and invalid handoff refs left in place.
+    pub fn quarantined(&self) -> usize {
+        self.handoffs.iter().filter(|h| !h.valid()).count()
+            + self.handoff_refs.iter().filter(|h| !h.valid()).count()
+    }
+
+    /// Consumed handoff refs that are still there: the next sweep takes
+    /// care of them.
+    pub fn refs_left(&self) -> usize {
+        self.handoff_refs
+            .iter()
+            .filter(|h| h.valid() && !h.outcome.is_gone())
+            .count()
+    }
+
+    /// Records newly written to history.
+    pub fn new_records(&self) -> usize {
+        self.persisted.iter().filter(|p| !p.already_present).count()
+    }
+
+    /// Records that were already in history.
+    pub fn already_present(&self) -> usize {
+        self.persisted.iter().filter(|p| p.already_present).count()
+    }
+
+    fn count(&self, f: impl Fn(&Applied) -> bool) -> usize {
+        self.applied.iter().filter(|a| f(a)).count()
+    }
+
+    /// Issues opened.
+    pub fn opened(&self) -> usize {
+        self.count(|a| matches!(a, Applied::Opened { .. }))
+    }
+
+    /// Evidence comments posted.
+    pub fn commented(&self) -> usize {
+        self.count(|a| matches!(a, Applied::Commented { .. }))
+    }
+
+    /// Issues closed (completed; duplicates not counted).
+    pub fn closed(&self) -> usize {
+        self.count(|a| matches!(a, Applied::Closed { .. }))
+    }
+
+    /// Issues reopened.
+    pub fn reopened(&self) -> usize {
+        self.count(|a| matches!(a, Applied::Reopened { .. }))
+    }
+}
+
+fn short(d: &Sha256Digest) -> String {
+    d.hex().chars().take(12).collect()
+}
+
+fn short_commit(c: &str) -> &str {
+    c.get(..12).unwrap_or(c)
+}
+
+/// One line for a reconcile note.
+pub fn render_note(n: &Note) -> String {
+    match n {
+        Note::Accepted {
+            key,
+            issue,
+            suppressed,
+        } => format!(
+            "accepted: #{issue} ({key}) carries the accepted label; {} new evidence record(s) not announced",
+            suppressed.len()
+        ),
+        Note::ClosedByHuman { key, issue } => format!(
+            "closed by a person: #{issue} ({key}) still reproduces; benchops leaves it closed (reopen it to hand it back)"
+        ),
+        Note::HeldOpenByHuman { key, issue } => format!(
+            "held open by a person: #{issue} ({key}) is cleared but was reopened by hand; benchops will not close it again for this evidence"
+        ),
+        Note::Uncovered { key, issue } => format!(
+            "uncovered: {} ({key}): no lane covers the case any more; it stays open until a person closes or accepts it",
+            issue.map_or_else(|| "new issue".to_owned(), |i| format!("#{i}"))
+        ),
+        Note::Duplicates {
+            key,
+            canonical,
+            others,
+        } => format!(
+            "duplicates: {key} is tracked by #{canonical}; also carried by {}",
+            others
+                .iter()
+                .map(|o| format!("#{o}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Note::UnknownKey { key, issue } => format!(
+            "unknown key: #{issue} names {key}, which no record in history reports; left alone"
+        ),
+    }
+}
+
+fn ref_outcome_text(o: &RefOutcome) -> String {
+    match o {
+        RefOutcome::Deleted => "deleted (its record is in history)".to_owned(),
+        RefOutcome::AlreadyGone => "already gone (its record is in history)".to_owned(),
+        RefOutcome::Moved { to } => format!(
+            "LEFT: it now points at {}, which the next sweep reads",
+            short_commit(to)
+        ),
+        RefOutcome::NotInHistory => "LEFT: its record is not in history".to_owned(),
+        RefOutcome::DeleteFailed { error } => format!(
+            "LEFT: deleting failed ({error}); its record is in history, the next sweep deletes it"
+        ),
+        RefOutcome::Quarantined => "quarantined".to_owned(),
+    }
+}
+
+/// The human summary of a sweep, the same in both modes (sections with
+/// nothing to say are left out).
+pub fn render_summary(r: &SweepReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "sweep {}: started {}, contents phase finished {}",
+        r.target, r.started_at, r.finished_at
+    );
+
+    // Validate.
+    if let Some(dir) = &r.handoff {
+        let bad = r.handoffs.iter().filter(|h| !h.valid()).count();
+        let _ = writeln!(
+            s,
+            "validate: {} handoff(s) in {}: {} valid, {} quarantined",
+            r.handoffs.len(),
+            dir.display(),
+            r.handoffs.len() - bad,
+            bad
+        );
+    }
+    for h in r.handoffs.iter().filter(|h| !h.valid()) {
+        if let Some(q) = &h.quarantined {
+            let copy = q.copy.as_ref().map_or_else(
+                || "(unreadable, not copied)".to_owned(),
+                |c| c.display().to_string(),
+            );
+            let _ = writeln!(
+                s,
+                "  QUARANTINED {} -> {} (why: {}); NOT persisted; source left in place, remove it once investigated",
+                h.source.display(),
+                copy,
+                q.why.display()
+            );
+        }
+        for i in &h.issues {
+            let _ = writeln!(s, "    {}", issue_line(i));
+        }
+    }
+    if !r.handoff_refs.is_empty() {
+        let bad = r.handoff_refs.iter().filter(|h| !h.valid()).count();
+        let _ = writeln!(
+            s,
+            "validate: {} handoff ref(s) under refs/heads/benchmark-result/: {} valid, {} quarantined",
+            r.handoff_refs.len(),
+            r.handoff_refs.len() - bad,
+            bad
+        );
+    }
+    for h in r.handoff_refs.iter().filter(|h| !h.valid()) {
+        let _ = writeln!(
+            s,
+            "  QUARANTINED {} (commit {}): left in place, NOT persisted and NOT deleted; delete the ref once investigated",
+            h.name,
+            short_commit(&h.commit)
+        );
+        for i in &h.issues {
+            let _ = writeln!(s, "    {}", issue_line(i));
+        }
+    }
+
+    // Persist.
+    let _ = writeln!(
+        s,
+        "persist: {} new record(s), {} already present; history {}",
+        r.new_records(),
+        r.already_present(),
+        r.history
+    );
+    let nothing_new = r.new_records() == 0 && r.baseline_changes.is_empty();
+    let receipt = r
+        .receipt_path
+        .as_ref()
+        .map_or_else(String::new, |p| format!(", receipt {p}"));
+    match (&r.commit, &r.tip) {
+        (Some(c), _) => {
+            let _ = writeln!(
+                s,
+                "  {}commit {} (attempt {}){receipt}",
+                if nothing_new {
+                    "nothing new: receipt-only "
+                } else {
+                    ""
+                },
+                short_commit(c),
+                r.persist_attempts,
+            );
+        }
+        (None, Some(t)) => {
+            let _ = writeln!(
+                s,
+                "  nothing new: no commit (no handoff, nothing to record), tip stays {}",
+                short_commit(t)
+            );
+        }
+        (None, None) => {
+            let _ = writeln!(
+                s,
+                "  nothing new: no commit (no handoff, nothing to record); the branch does not exist yet"
+            );
+        }
+    }
+    for b in &r.baseline_changes {
+        let from = b.from.as_ref().map_or_else(|| "none".to_owned(), short);
+        let _ = writeln!(s, "  baseline {}: {} -> {}", b.lane, from, short(&b.to));
+    }
+    for h in r.handoff_refs.iter().filter(|h| h.valid()) {
+        let _ = writeln!(
+            s,
+            "  handoff ref {}: {}",
+            h.name,
+            ref_outcome_text(&h.outcome)
+        );
+    }
+
+    // Reconcile.
+    let _ = writeln!(
+        s,
+        "reconcile: {} record(s) in history; issues {}{}",
+        r.history_records,
+        r.issues,
+        if r.issues_created { " (created)" } else { "" }
+    );
+    let others = r.applied.len() - r.opened() - r.commented() - r.closed() - r.reopened();
+    let _ = writeln!(
+        s,
+        "  issues: opened {}, commented {}, closed {}, reopened {}; other writes {} (labels, bodies, closing comments, duplicates)",
+        r.opened(),
+        r.commented(),
+        r.closed(),
+        r.reopened(),
+        others
+    );
+    for name in &r.labels_created {
+        let _ = writeln!(s, "  label {name}: created");
+    }
+    for a in &r.applied {
+        let _ = writeln!(s, "  {a}");
+    }
+    if r.pending_actions > 0 {
+        let _ = writeln!(
+            s,
+            "  STOPPED after {} action(s) (max_actions); {} pending, the next sweep applies them",
+            r.applied.len(),
+            r.pending_actions
+        );
+    }
+    if r.replans > 0 {
+        let _ = writeln!(
+            s,
+            "  the issues changed under the sweep; plan recomputed {} time(s)",
+            r.replans
+        );
+    }
+    for n in &r.notes {
+        let _ = writeln!(s, "  note: {}", render_note(n));
+    }
+    for f in &r.foreign_issues {
+        let _ = writeln!(s, "  note: {f}");
+    }
+
+    // Health.
+    let _ = writeln!(s, "health (latest record per lane)");
+    let _ = writeln!(
+        s,
+        "  {:<16} {:<24} {:<12} {:>5} {:>5} {:>5} {:>7}",
+        "LANE", "SLOT", "RECORD", "PASS", "DRIFT", "ERROR", "SKIPPED"
+    );
+    for h in &r.health {
+        let lane = if h.in_manifest {
+            h.lane.to_string()
+        } else {
+            format!("{} (not in manifest)", h.lane)
+        };
+        match &h.latest {
+            Some(l) => {
+                let _ = writeln!(
+                    s,
+                    "  {:<16} {:<24} {:<12} {:>5} {:>5} {:>5} {:>7}",
+                    lane,
+                    l.slot,
+                    short(&l.digest),
+                    l.counts.pass,
+                    l.counts.drift,
+                    l.counts.error,
+                    l.counts.skipped
+                );
+            }
+            None => {
+                let _ = writeln!(s, "  {lane:<16} no record yet");
+            }
+        }
+    }
+    let _ = writeln!(
+        s,
+        "  (missed scheduled runs are not checked here: the watchdog comes in a later version)"
+    );
+
+    // Credentials and traffic.
+    for t in &r.tokens {
+        let _ = writeln!(
+            s,
+            "token: {} phase, {}",
+            t.phase,
+            if t.revoked { "revoked" } else { "NOT revoked" }
+        );
+    }
+    let q = &r.requests;
+    let _ = writeln!(
+        s,
+        "requests: {} ({} retries), {} B sent, {} B received, waits {} ms (retry {} ms, pacing {} ms), rate limit remaining {}",
+        q.requests,
+        q.retries,
+        q.bytes_sent,
+        q.bytes_received,
+        q.waited_ms,
+        q.retry_waited_ms,
+        q.pacing_waited_ms,
+        q.rate_limit_remaining
+            .map_or_else(|| "unknown".to_owned(), |n| n.to_string())
+    );
+    s
+}

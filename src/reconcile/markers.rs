@@ -1,0 +1,479 @@
+//! The hidden markers an issue carries: writing them, and reading an
+//! issue's body and comments back into an [`ActualIssue`].
+//!
+//! A drift key's marker form ([`DriftKey::marker_value`]) and its strict
+//! parser live here too.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use crate::digest::Sha256Digest;
+use crate::names::{CaseId, NameError};
+
+use super::{DriftKey, IssueState};
+
+/// A `key=` marker value that is not `<case>/<encoded metric>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyParseError {
+    /// No `/` between case and metric.
+    #[error("drift key {0:?} has no `/` between case and metric")]
+    NoSeparator(String),
+    /// The metric part is empty.
+    #[error("drift key {0:?} has an empty metric")]
+    EmptyMetric(String),
+    /// A `%` not followed by two hex digits, or a byte that must be escaped.
+    #[error("drift key {0:?} has a bad escape in its metric")]
+    BadEscape(String),
+    /// The decoded metric is not UTF-8.
+    #[error("drift key {0:?} has a metric that is not UTF-8")]
+    NotUtf8(String),
+    /// The case part is not a valid case id.
+    #[error("drift key has an invalid case")]
+    Case(#[from] NameError),
+}
+
+impl DriftKey {
+    /// The marker form: `<case>/<metric>`, the metric percent-encoded outside
+    /// `[A-Za-z0-9._-]` (so `wall_s` stays `wall_s`, and the last `/`
+    /// always separates the two).
+    pub fn marker_value(&self) -> String {
+        let mut s = format!("{}/", self.case);
+        for b in self.metric.bytes() {
+            if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-') {
+                s.push(char::from(b));
+            } else {
+                let _ = write!(s, "%{b:02X}");
+            }
+        }
+        s
+    }
+
+    /// Parses [`marker_value`](Self::marker_value) strictly.
+    pub fn parse_marker_value(s: &str) -> Result<Self, KeyParseError> {
+        let (case, enc) = s
+            .rsplit_once('/')
+            .ok_or_else(|| KeyParseError::NoSeparator(s.to_owned()))?;
+        if enc.is_empty() {
+            return Err(KeyParseError::EmptyMetric(s.to_owned()));
+        }
+        let bad = || KeyParseError::BadEscape(s.to_owned());
+        let mut bytes = Vec::with_capacity(enc.len());
+        let raw = enc.as_bytes();
+        let mut i = 0;
+        while i < raw.len() {
+            let b = raw[i];
+            if b == b'%' {
+                let hex = enc.get(i + 1..i + 3).ok_or_else(bad)?;
+                if !hex.bytes().all(|c| matches!(c, b'0'..=b'9' | b'A'..=b'F')) {
+                    return Err(bad());
+                }
+                bytes.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
+                i += 3;
+            } else if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-') {
+                bytes.push(b);
+                i += 1;
+            } else {
+                return Err(bad());
+            }
+        }
+        let metric = String::from_utf8(bytes).map_err(|_| KeyParseError::NotUtf8(s.to_owned()))?;
+        Ok(Self::new(CaseId::new(case)?, metric))
+    }
+}
+
+/// The hidden body marker naming the key.
+pub fn drift_marker(key: &DriftKey) -> String {
+    format!("<!-- benchops:drift key={} -->", key.marker_value())
+}
+
+/// The hidden marker that records one announced evidence record.
+pub fn evidence_marker(record: &Sha256Digest) -> String {
+    format!("<!-- benchops:evidence record={record} -->")
+}
+
+/// The hidden marker of the closing comment for an epoch.
+pub fn closed_marker(epoch: &Sha256Digest) -> String {
+    format!("<!-- benchops:closed epoch={epoch} -->")
+}
+
+/// The hidden body marker recording the state benchops last set.
+pub fn state_marker(m: &StateMarker) -> String {
+    let state = match m.state {
+        IssueState::Open => "open",
+        IssueState::Closed => "closed",
+    };
+    format!("<!-- benchops:state {state} epoch={} -->", m.epoch)
+}
+
+/// Every `<!-- benchops:<kind> word ... -->` in `text`, as (kind, words).
+fn markers(text: &str) -> Vec<(&str, Vec<&str>)> {
+    const OPEN: &str = "<!-- benchops:";
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(OPEN) {
+        // From `benchops:`, so the kind keeps its prefix.
+        let after = &rest[start + "<!-- ".len()..];
+        let Some(end) = after.find("-->") else { break };
+        let mut words = after[..end].split_whitespace();
+        if let Some(kind) = words.next() {
+            out.push((kind, words.collect()));
+        }
+        rest = &after[end + 3..];
+    }
+    out
+}
+
+/// The value of `name=value` among a marker's words.
+fn marker_field<'a>(words: &[&'a str], name: &str) -> Option<&'a str> {
+    words.iter().find_map(|w| {
+        w.split_once('=')
+            .filter(|(k, _)| *k == name)
+            .map(|(_, v)| v)
+    })
+}
+
+/// Who closed a closed issue, as read from its state marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Closer {
+    /// The body's state marker says benchops closed it.
+    Benchops,
+    /// Anyone else (the marker says open, or there is none).
+    Human,
+}
+
+/// The state benchops last set on an issue, and for which epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateMarker {
+    /// The state benchops set.
+    pub state: IssueState,
+    /// The key's latest evidence record at that moment.
+    pub epoch: Sha256Digest,
+}
+
+/// An issue as it exists (on GitHub or in the local ledger), with what its
+/// markers say. Build it with [`ActualIssue::from_body`] and
+/// [`ActualIssue::with_comments`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActualIssue {
+    /// The issue number.
+    pub number: u64,
+    /// Its title.
+    pub title: String,
+    /// Its body.
+    pub body: String,
+    /// Open or closed.
+    pub state: IssueState,
+    /// The platform's state reason (`completed`, `not_planned`, ...), if any.
+    pub state_reason: Option<String>,
+    /// Its label names.
+    pub labels: Vec<String>,
+    /// The key from the body's drift marker (`None`: not a drift issue, or a
+    /// marker that does not parse).
+    pub key: Option<DriftKey>,
+    /// The body's state marker.
+    pub state_marker: Option<StateMarker>,
+    /// Evidence records marked in the body (announced by the opening).
+    pub body_evidence: BTreeSet<Sha256Digest>,
+    /// Evidence records marked in comments.
+    pub commented_evidence: BTreeSet<Sha256Digest>,
+    /// Epochs that have a closing comment.
+    pub closing_comments: BTreeSet<Sha256Digest>,
+    /// The comments read, by id, with the markers each carries.
+    pub comments: Vec<IssueComment>,
+}
+
+/// One comment benchops wrote, as read back: its id and the markers in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssueComment {
+    /// The platform's comment id (ascending in creation order).
+    pub id: u64,
+    /// The markers it carries, in text order.
+    pub markers: Vec<CommentMarker>,
+}
+
+impl ActualIssue {
+    /// Reads an issue's body markers. Comments come with
+    /// [`with_comments`](Self::with_comments).
+    pub fn from_body(
+        number: u64,
+        title: impl Into<String>,
+        body: impl Into<String>,
+        state: IssueState,
+        state_reason: Option<String>,
+        labels: Vec<String>,
+    ) -> Self {
+        let body = body.into();
+        let mut key = None;
+        let mut marker = None;
+        let mut body_evidence = BTreeSet::new();
+        for (kind, words) in markers(&body) {
+            match kind {
+                "benchops:drift" if key.is_none() => {
+                    key = marker_field(&words, "key")
+                        .and_then(|v| DriftKey::parse_marker_value(v).ok());
+                }
+                "benchops:state" if marker.is_none() => {
+                    marker = parse_state_marker(&words);
+                }
+                "benchops:evidence" => {
+                    if let Some(d) = marker_field(&words, "record").and_then(|v| v.parse().ok()) {
+                        body_evidence.insert(d);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Self {
+            number,
+            title: title.into(),
+            body,
+            state,
+            state_reason,
+            labels,
+            key,
+            state_marker: marker,
+            body_evidence,
+            commented_evidence: BTreeSet::new(),
+            closing_comments: BTreeSet::new(),
+            comments: Vec::new(),
+        }
+    }
+
+    /// Adds what the issue's comments mark (evidence and closing comments),
+    /// each comment given as its id and its text.
+    #[must_use]
+    pub fn with_comments<I, S>(mut self, comments: I) -> Self
+    where
+        I: IntoIterator<Item = (u64, S)>,
+        S: AsRef<str>,
+    {
+        for (id, c) in comments {
+            let mut found = Vec::new();
+            for (kind, words) in markers(c.as_ref()) {
+                let digest = |f| marker_field(&words, f).and_then(|v| v.parse().ok());
+                match kind {
+                    "benchops:evidence" => {
+                        if let Some(d) = digest("record") {
+                            self.commented_evidence.insert(d);
+                            found.push(CommentMarker::Evidence { record: d });
+                        }
+                    }
+                    "benchops:closed" => {
+                        if let Some(d) = digest("epoch") {
+                            self.closing_comments.insert(d);
+                            found.push(CommentMarker::Closed { epoch: d });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            self.comments.push(IssueComment { id, markers: found });
+        }
+        self
+    }
+
+    /// Comments that repeat what earlier comments already mark: walking the
+    /// comments by ascending id, a comment with at least one marker, all of
+    /// which an earlier kept comment carries. The earliest of each marker is
+    /// kept, and a comment is never a duplicate while it carries a marker
+    /// nothing earlier does. Ascending ids, each once.
+    pub fn duplicate_comments(&self) -> Vec<u64> {
+        let mut by_id: Vec<&IssueComment> = self.comments.iter().collect();
+        by_id.sort_by_key(|c| c.id);
+        by_id.dedup_by_key(|c| c.id);
+        let mut seen: BTreeSet<CommentMarker> = BTreeSet::new();
+        let mut out = Vec::new();
+        for c in by_id {
+            if c.markers.is_empty() {
+                continue;
+            }
+            if c.markers.iter().all(|m| seen.contains(m)) {
+                out.push(c.id);
+            } else {
+                seen.extend(c.markers.iter().copied());
+            }
+        }
+        out
+    }
+
+    /// Who closed it; `None` while open.
+    pub fn closed_by(&self) -> Option<Closer> {
+        match (self.state, self.state_marker) {
+            (IssueState::Open, _) => None,
+            (
+                IssueState::Closed,
+                Some(StateMarker {
+                    state: IssueState::Closed,
+                    ..
+                }),
+            ) => Some(Closer::Benchops),
+            (IssueState::Closed, _) => Some(Closer::Human),
+        }
+    }
+
+    /// Whether an evidence record is announced (marked in body or comments).
+    pub fn announced(&self, record: &Sha256Digest) -> bool {
+        self.body_evidence.contains(record) || self.commented_evidence.contains(record)
+    }
+
+    pub(super) fn has_label(&self, name: &str) -> bool {
+        self.labels.iter().any(|l| l == name)
+    }
+}
+
+fn parse_state_marker(words: &[&str]) -> Option<StateMarker> {
+    let state = match words.first().copied() {
+        Some("open") => IssueState::Open,
+        Some("closed") => IssueState::Closed,
+        _ => return None,
+    };
+    let epoch = marker_field(words, "epoch")?.parse().ok()?;
+    Some(StateMarker { state, epoch })
+}
+
+/// What a comment's marker records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CommentMarker {
+    /// Announces one evidence record.
+    Evidence {
+        /// The record.
+        record: Sha256Digest,
+    },
+    /// The closing comment for an epoch.
+    Closed {
+        /// The latest evidence at closing.
+        epoch: Sha256Digest,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(metric: &str) -> DriftKey {
+        DriftKey::new(CaseId::new("parse/size=10").expect("case"), metric)
+    }
+
+    #[test]
+    fn key_marker_round_trips_awkward_metrics() {
+        for m in [
+            "wall_s",
+            "a/b",
+            "p99 latency",
+            "x-->y",
+            "µs",
+            "100%",
+            "a=b c",
+        ] {
+            let k = key(m);
+            let v = k.marker_value();
+            assert!(!v.contains(' ') && !v.contains("-->"), "{v}");
+            assert_eq!(DriftKey::parse_marker_value(&v), Ok(k.clone()), "{m}");
+            let issue =
+                ActualIssue::from_body(1, "t", drift_marker(&k), IssueState::Open, None, vec![]);
+            assert_eq!(issue.key, Some(k));
+        }
+        assert_eq!(key("wall_s").marker_value(), "parse/size=10/wall_s");
+    }
+
+    #[test]
+    fn key_marker_rejects_garbage() {
+        assert!(matches!(
+            DriftKey::parse_marker_value("nocase"),
+            Err(KeyParseError::NoSeparator(_))
+        ));
+        assert!(matches!(
+            DriftKey::parse_marker_value("a/"),
+            Err(KeyParseError::EmptyMetric(_))
+        ));
+        assert!(matches!(
+            DriftKey::parse_marker_value("a/%zz"),
+            Err(KeyParseError::BadEscape(_))
+        ));
+        assert!(matches!(
+            DriftKey::parse_marker_value("a/%2"),
+            Err(KeyParseError::BadEscape(_))
+        ));
+        assert!(matches!(
+            DriftKey::parse_marker_value("a/%FF"),
+            Err(KeyParseError::NotUtf8(_))
+        ));
+        assert!(matches!(
+            DriftKey::parse_marker_value("a b/m"),
+            Err(KeyParseError::Case(_))
+        ));
+    }
+
+    #[test]
+    fn markers_parse_from_body_and_comments() {
+        let d1 = Sha256Digest::of(b"1");
+        let d2 = Sha256Digest::of(b"2");
+        let body = format!(
+            "{}\n{}\ntext\n{}",
+            drift_marker(&key("wall_s")),
+            state_marker(&StateMarker {
+                state: IssueState::Closed,
+                epoch: d2
+            }),
+            evidence_marker(&d1)
+        );
+        let issue = ActualIssue::from_body(7, "t", body, IssueState::Closed, None, vec![])
+            .with_comments([
+                (1, format!("{}\nhello", evidence_marker(&d2))),
+                (2, closed_marker(&d2)),
+                (
+                    3,
+                    "<!-- benchops:evidence record=sha256:nothex -->".to_owned(),
+                ),
+            ]);
+        assert_eq!(issue.key, Some(key("wall_s")));
+        assert_eq!(
+            issue.state_marker,
+            Some(StateMarker {
+                state: IssueState::Closed,
+                epoch: d2
+            })
+        );
+        assert_eq!(issue.closed_by(), Some(Closer::Benchops));
+        assert!(issue.announced(&d1) && issue.announced(&d2));
+        assert_eq!(issue.closing_comments, BTreeSet::from([d2]));
+
+        let plain = ActualIssue::from_body(
+            8,
+            "t",
+            drift_marker(&key("m")),
+            IssueState::Closed,
+            None,
+            vec![],
+        );
+        assert_eq!(plain.closed_by(), Some(Closer::Human));
+    }
+
+    #[test]
+    fn duplicate_comments_keep_the_earliest_of_each_marker() {
+        let d1 = Sha256Digest::of(b"1");
+        let d2 = Sha256Digest::of(b"2");
+        let issue = ActualIssue::from_body(
+            7,
+            "t",
+            drift_marker(&key("wall_s")),
+            IssueState::Open,
+            None,
+            vec![],
+        )
+        .with_comments([
+            (30, evidence_marker(&d1)),
+            (10, evidence_marker(&d1)),
+            (20, "no marker".to_owned()),
+            (
+                40,
+                format!("{}{}", evidence_marker(&d1), closed_marker(&d2)),
+            ),
+            (50, closed_marker(&d2)),
+            (60, evidence_marker(&d2)),
+        ]);
+        // 30 repeats 10; 40 carries a closed marker nothing earlier does, so
+        // it stays; 50 repeats 40's closed marker.
+        assert_eq!(issue.duplicate_comments(), vec![30, 50]);
+    }
+}
