@@ -459,7 +459,8 @@ fn a_corrupt_ledger_stops_the_sweep_naming_the_file() {
     )
     .expect("w");
     let err = sweep_local(&e.opts()).expect_err("refused");
-    assert!(err.to_string().contains("issues.json"), "{err}");
+    let line = benchops_publish::sweep::error_line(&err);
+    assert!(line.contains("issues.json"), "{line}");
     // The record was persisted before the reconcile stopped; the receipt
     // that goes with the error says where.
     assert_eq!(e.history().list_records(None).expect("lists").len(), 1);
@@ -469,7 +470,7 @@ fn a_corrupt_ledger_stops_the_sweep_naming_the_file() {
         .validate(&receipt)
         .expect("a valid receipt/v1");
     assert_eq!(receipt["stopped"]["phase"], "reconcile");
-    assert_eq!(receipt["stopped"]["step"], "apply the reconcile");
+    assert_eq!(receipt["stopped"]["step"], "read the issue ledger");
     assert_eq!(receipt["stopped"]["retryable"], false);
     assert!(
         receipt["stopped"]["error"]

@@ -302,10 +302,18 @@ fn progress_line(p: &Progress) -> String {
     )
 }
 
+fn rerun_hint(cause: &Cause) -> &'static str {
+    if cause.is_retryable() {
+        "; rerun to converge"
+    } else {
+        "; a rerun will not help until the cause is fixed"
+    }
+}
+
 /// A sweep that stopped: the phase, the step, what was done, why, and the
 /// receipt saying so.
 #[derive(Debug, thiserror::Error)]
-#[error("sweep stopped in the {phase} phase at {step} ({})", progress_line(.progress))]
+#[error("sweep stopped in the {phase} phase at {step} ({}){}", progress_line(.progress), rerun_hint(.cause))]
 pub struct SweepError {
     /// The phase.
     pub phase: Phase,

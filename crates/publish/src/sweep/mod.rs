@@ -222,18 +222,22 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
     }
 
     // 2. Persist.
-    let persist_fail = |e: StepError, p: &Progress, b: &ReceiptBuilder, landed: Option<Receipt>| {
-        let mut err = SweepError::new(Phase::Persist, e, p);
+    let persist_fail = |phase: Phase,
+                        e: StepError,
+                        p: &Progress,
+                        b: &ReceiptBuilder,
+                        landed: Option<Receipt>| {
+        let mut err = SweepError::new(phase, e, p);
         let mut receipt = landed.unwrap_or_else(|| b.unpersisted(None));
         if let Some(r) = (inputs.requests)() {
             receipt.requests = r;
         }
-        err.receipt = with_stop(receipt, Phase::Persist, &err);
+        err.receipt = with_stop(receipt, phase, &err);
         err
     };
     if let Err(e) = store.begin().await {
         progress.tokens = store.tokens();
-        return Err(persist_fail(e, &progress, &builder, None));
+        return Err(persist_fail(Phase::Persist, e, &progress, &builder, None));
     }
     progress.tokens = store.tokens();
     let persisted = persist_phase(inputs, store, &mut builder, &mut valid, &mut progress).await;
@@ -241,9 +245,17 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
     progress.tokens = store.tokens();
     let (refs, landed, history) = match (persisted, ended) {
         (Ok(done), Ok(())) => done,
-        (Err((e, landed)), _) => return Err(persist_fail(e, &progress, &builder, landed)),
+        (Err((phase, e, landed)), _) => {
+            return Err(persist_fail(phase, e, &progress, &builder, landed));
+        }
         (Ok((_, landed, _)), Err(e)) => {
-            return Err(persist_fail(e, &progress, &builder, Some(landed.receipt)));
+            return Err(persist_fail(
+                Phase::Persist,
+                e,
+                &progress,
+                &builder,
+                Some(landed.receipt),
+            ));
         }
     };
 
@@ -323,10 +335,15 @@ async fn persist_phase<S: HistoryStore>(
     builder: &mut ReceiptBuilder,
     valid: &mut Vec<SealedRecord>,
     progress: &mut Progress,
-) -> Result<PersistDone, (StepError, Option<Receipt>)> {
-    let fail = |e| (e, None);
+) -> Result<PersistDone, (Phase, StepError, Option<Receipt>)> {
+    // Reading the store's own handoffs is part of validating them.
+    let fail = |e| (Phase::Persist, e, None);
     let mut refs = Vec::new();
-    for r in store.handoffs().await.map_err(fail)? {
+    let listed = store
+        .handoffs()
+        .await
+        .map_err(|e| (Phase::Validate, e, None))?;
+    for r in listed {
         let (report, sealed) = r.check();
         builder.validated.push(ValidatedEntry {
             source: report.source(),
@@ -377,12 +394,18 @@ async fn persist_phase<S: HistoryStore>(
     // Read history back at the tip the persist left.
     let records = persist::read_history(store, &landed.tip, &landed.known)
         .await
-        .map_err(|e| (e, Some(landed.receipt.clone())))?;
+        .map_err(|e| (Phase::Persist, e, Some(landed.receipt.clone())))?;
     let mut history = Vec::with_capacity(records.len());
     for s in records {
         let r = s.record();
         let path = benchops::layout::record_path(&r.lane, &r.slot, &s.digest())
-            .map_err(|e| (at("read history")(e), Some(landed.receipt.clone())))?;
+            .map_err(|e| {
+                (
+                    Phase::Persist,
+                    at("read history")(e),
+                    Some(landed.receipt.clone()),
+                )
+            })?;
         history.push((path, s));
     }
     Ok((refs, landed, history))
