@@ -25,7 +25,11 @@ pub const RESULTS_DIR: &str = "results/";
 
 /// The history path of the record of `lane` at `slot` with `digest`:
 /// `results/<lane>/<yyyy>/<mm>/<YYYYMMDDTHHMMSSZ>--<hex>.json`.
-pub fn record_path(lane: &LaneName, slot: &str, digest: &Sha256Digest) -> Result<String, TimeError> {
+pub fn record_path(
+    lane: &LaneName,
+    slot: &str,
+    digest: &Sha256Digest,
+) -> Result<String, TimeError> {
     let t = Utc::parse(slot)?;
     Ok(format!(
         "results/{lane}/{}/{}--{}.json",
@@ -121,7 +125,10 @@ mod tests {
         let digest = Sha256Digest::from_hex(&hex).expect("digest");
         let lane = LaneName::new("nightly").expect("lane");
         let p = record_path(&lane, "2026-11-30T01:00:00.5Z", &digest).expect("path");
-        assert_eq!(p, format!("results/nightly/2026/11/20261130T010000Z--{hex}.json"));
+        assert_eq!(
+            p,
+            format!("results/nightly/2026/11/20261130T010000Z--{hex}.json")
+        );
         let e = RecordEntry::parse(&p).expect("parses");
         assert_eq!(e.lane, lane);
         assert_eq!(e.slot, "20261130T010000Z");

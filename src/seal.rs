@@ -395,7 +395,10 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
         ("finished_at", &r.finished_at),
     ] {
         if let Err(e) = crate::time::Utc::parse(value) {
-            push(root.key(field), format!("not a valid instant: {}", e.reason));
+            push(
+                root.key(field),
+                format!("not a valid instant: {}", e.reason),
+            );
         }
     }
     match (parse_utc(&r.started_at), parse_utc(&r.finished_at)) {

@@ -190,7 +190,10 @@ mod tests {
         let b = Utc::parse("2026-11-30T01:00:00.5Z").expect("parses");
         let c = Utc::parse("2026-11-30T01:00:01Z").expect("parses");
         assert!(a < b && b < c, "instants, not text");
-        assert!("2026-11-30T01:00:00.5Z" < "2026-11-30T01:00:00Z", "text disagrees");
+        assert!(
+            "2026-11-30T01:00:00.5Z" < "2026-11-30T01:00:00Z",
+            "text disagrees"
+        );
         assert_eq!(b.subsec_nanos(), 500_000_000);
         assert_eq!(a.compact(), "20261130T010000Z");
         assert_eq!(b.compact(), "20261130T010000Z");
@@ -248,7 +251,10 @@ mod tests {
     fn system_times_print_with_milliseconds() {
         let t = SystemTime::UNIX_EPOCH + Duration::from_millis(1_764_468_005_250);
         assert_eq!(Utc::millis(t), "2025-11-30T02:00:05.250Z");
-        assert_eq!(Utc::millis(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            Utc::millis(SystemTime::UNIX_EPOCH),
+            "1970-01-01T00:00:00.000Z"
+        );
     }
 
     #[test]

@@ -306,9 +306,19 @@ impl ActualIssue {
                     state: IssueState::Closed,
                     ..
                 }),
-            ) => Some(Closer::Benchops),
+            ) if self.reason_allows_benchops_close() => Some(Closer::Benchops),
             (IssueState::Closed, _) => Some(Closer::Human),
         }
+    }
+
+    /// Whether the platform's state reason is one benchops closes with
+    /// (`completed`, `duplicate`) or unknown. benchops never closes an issue
+    /// as `not_planned`, so an issue closed that way was closed by a person,
+    /// whatever the body's state marker still says.
+    pub fn reason_allows_benchops_close(&self) -> bool {
+        self.state_reason
+            .as_deref()
+            .is_none_or(|r| r == "completed" || r == "duplicate")
     }
 
     /// Whether an evidence record is announced (marked in body or comments).

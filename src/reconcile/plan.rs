@@ -287,7 +287,9 @@ impl Cx<'_> {
                 Ownership::HeldOpen
             }
             (IssueState::Open, _) => Ownership::Open,
-            (IssueState::Closed, Some(m)) if m.state == IssueState::Closed => {
+            (IssueState::Closed, Some(m))
+                if m.state == IssueState::Closed && issue.reason_allows_benchops_close() =>
+            {
                 Ownership::Closed(m.epoch)
             }
             (IssueState::Closed, _) => Ownership::HumanClosed,

@@ -117,4 +117,3 @@ pub enum Command {
         receipt_out: Option<PathBuf>,
     },
 }
-

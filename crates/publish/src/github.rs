@@ -44,10 +44,10 @@ use benchops::layout::HISTORY_BRANCH;
 use benchops::receipt::{RequestMetrics, WorkflowRun};
 use benchops::reconcile::{self, Action, ActualIssue, CommentMarker, RenderOptions};
 use benchops_github::{
-    AppClient, AppId, AppKey, Clock as ApiClock, GitHubClient, GitHubError, GitSha,
-    HandoffContent, InstallationId, Issue, IssueState as ApiIssueState, IssueUpdate, LabelOutcome,
-    LabelSpec, NewIssue, PacingLimits, Phase as TokenPhase, RefDeletion, RefName, Repo,
-    RetryPolicy, Sleeper, StateFilter, StateReason, TreeFile,
+    AppClient, AppId, AppKey, Clock as ApiClock, GitHubClient, GitHubError, GitSha, HandoffContent,
+    InstallationId, Issue, IssueState as ApiIssueState, IssueUpdate, LabelOutcome, LabelSpec,
+    NewIssue, PacingLimits, Phase as TokenPhase, RefDeletion, RefName, Repo, RetryPolicy, Sleeper,
+    StateFilter, StateReason, TreeFile,
 };
 
 use crate::ledger::Applied;
@@ -805,9 +805,7 @@ impl IssueTracker for GitHubTracker {
             }
             Action::DeleteDuplicateComment { issue, comment_id } => {
                 // 404 (gone already: a racing sweep deleted it) is success.
-                gh.delete_comment(repo, *comment_id)
-                    .await
-                    .map_err(failed)?;
+                gh.delete_comment(repo, *comment_id).await.map_err(failed)?;
                 Applied::DeletedDuplicateComment {
                     issue: *issue,
                     comment_id: *comment_id,
@@ -954,7 +952,10 @@ pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, Swee
         clock: opts.clock.clone(),
         trigger: opts.trigger.clone(),
         workflow_run: opts.workflow_run.clone(),
-        handoff_dir: opts.handoff.as_ref().map(|d| (d.clone(), d.join(QUARANTINE_DIR))),
+        handoff_dir: opts
+            .handoff
+            .as_ref()
+            .map(|d| (d.clone(), d.join(QUARANTINE_DIR))),
         source_base: opts.handoff.clone(),
         max_actions: opts.max_actions,
         render: RenderOptions::new(opts.history_base_url.clone()),

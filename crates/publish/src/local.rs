@@ -22,8 +22,8 @@ use benchops::reconcile::{Action, RenderOptions};
 use crate::history::LocalHistory;
 use crate::ledger::{Applied, Ledger, LedgerError};
 use crate::sweep::{
-    self, Cause, Clock, Inputs, IssueTracker, LabelNeed, Listing, Phase, Progress,
-    RequestSummary, StepError, SweepError, SweepReport,
+    self, Cause, Clock, Inputs, IssueTracker, LabelNeed, Listing, Phase, Progress, RequestSummary,
+    StepError, SweepError, SweepReport,
 };
 
 /// Where sealed handoffs are read from, under the sweep directory.

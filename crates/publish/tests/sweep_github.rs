@@ -24,13 +24,13 @@ use benchops::reconcile::{drift_marker, evidence_marker};
 use benchops::seal::SealedRecord;
 use benchops_github::{GitHubClient, GitSha, ManualClock, Repo, Token};
 use benchops_publish::github::{ClientSettings, GitHubSweepOptions, sweep_github};
+use benchops_publish::history::record_path;
+use benchops_publish::ledger::Applied;
+use benchops_publish::sweep::Clock;
 use benchops_publish::sweep::{
     Cause, Phase as SweepPhase, RefOutcome, SweepError as GitHubSweepError,
     SweepReport as GitHubSweepReport, render_summary,
 };
-use benchops_publish::history::record_path;
-use benchops_publish::ledger::Applied;
-use benchops_publish::sweep::Clock;
 use benchops_testkit::GitHubSim;
 use benchops_testkit::records::{clean, drift, drift_both};
 use benchops_testkit::sim::auth::TEST_APP_PRIVATE_KEY_PEM;
@@ -1200,7 +1200,8 @@ fn parse_large_key() -> benchops::reconcile::DriftKey {
 }
 
 #[tokio::test]
-async fn a_label_a_person_adds_while_the_sweep_runs_is_seen_before_the_write_and_the_plan_is_redone() {
+async fn a_label_a_person_adds_while_the_sweep_runs_is_seen_before_the_write_and_the_plan_is_redone()
+ {
     let e = env().await;
     e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
     e.sweep().await;
@@ -1248,8 +1249,7 @@ async fn a_label_a_person_adds_while_the_sweep_runs_is_seen_before_the_write_and
     }
     let log = e.sim.requests();
     assert!(
-        log.iter()
-            .all(|r| r.operation != Some("issues/add-labels")),
+        log.iter().all(|r| r.operation != Some("issues/add-labels")),
         "no label was added over the person's decision"
     );
     assert!(

@@ -27,13 +27,13 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use benchops::LaneName;
 use benchops::baseline::BaselinePointer;
 use benchops::layout::{HISTORY_BRANCH, HISTORY_REF, RecordEntry, baseline_path};
 use benchops::manifest::BaselinePolicy;
 use benchops::receipt::{BaselineChange, PersistedRecord};
 use benchops::seal::{SealedRecord, verify};
 use benchops::time::order_key;
-use benchops::LaneName;
 use sha2::Digest as _;
 
 use super::HistoryError;
@@ -63,7 +63,6 @@ const GIT_ENV_OVERRIDES: [&str; 9] = [
     "GIT_CEILING_DIRECTORIES",
     "GIT_QUARANTINE_PATH",
 ];
-
 
 /// A git repository holding the `benchmark-history` branch.
 #[derive(Debug, Clone)]
@@ -309,7 +308,6 @@ impl LocalHistory {
     fn blob(&self, oid: &str) -> Result<Vec<u8>, HistoryError> {
         self.git(&["cat-file", "blob", oid], None)
     }
-
 
     fn read_at_tip(&self, path: &str) -> Result<Vec<u8>, HistoryError> {
         let not_found = || HistoryError::NotFound {
@@ -567,7 +565,6 @@ impl LocalHistory {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-
 
     /// The git blob id of `bytes` in this repository's object format.
     pub fn blob_id_of(&self, bytes: &[u8]) -> String {
@@ -906,4 +903,3 @@ fn run_checked(c: Command, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8
         })
     }
 }
-

@@ -33,7 +33,11 @@ pub fn compact_slot(slot: &str) -> Result<String, HistoryError> {
 /// The history path of a sealed record (see [`benchops::layout`]).
 pub fn record_path(sealed: &benchops::SealedRecord) -> Result<String, HistoryError> {
     let r = sealed.record();
-    Ok(benchops::layout::record_path(&r.lane, &r.slot, &sealed.digest())?)
+    Ok(benchops::layout::record_path(
+        &r.lane,
+        &r.slot,
+        &sealed.digest(),
+    )?)
 }
 
 /// Why a history operation failed.
@@ -206,4 +210,3 @@ impl HistoryError {
         )
     }
 }
-

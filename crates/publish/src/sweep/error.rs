@@ -362,3 +362,62 @@ pub fn error_line(e: &dyn std::error::Error) -> String {
     s
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io(kind: std::io::ErrorKind) -> std::io::Error {
+        std::io::Error::new(kind, "test")
+    }
+
+    /// Retryability comes from the inner error, not from the variant.
+    #[test]
+    fn retryability_follows_the_inner_error() {
+        let git = |source| Cause::Git {
+            path: PathBuf::from("history.git"),
+            source,
+        };
+        assert!(
+            git(HistoryError::RefBusy {
+                stderr: "locked".into()
+            })
+            .is_retryable()
+        );
+        assert!(
+            !git(HistoryError::Conflict {
+                path: "results/x".into(),
+                existing: "abc".into()
+            })
+            .is_retryable()
+        );
+        let ledger = |e| Cause::Ledger(e);
+        assert!(
+            !ledger(LedgerError::Parse {
+                path: PathBuf::from("issues.json"),
+                reason: "eof".into()
+            })
+            .is_retryable()
+        );
+        assert!(
+            ledger(LedgerError::NoSuchIssue {
+                path: PathBuf::from("issues.json"),
+                number: 4
+            })
+            .is_retryable()
+        );
+        let list = |kind| Cause::ListHandoffs {
+            path: PathBuf::from("sealed"),
+            source: io(kind),
+        };
+        assert!(!list(std::io::ErrorKind::PermissionDenied).is_retryable());
+        assert!(list(std::io::ErrorKind::Interrupted).is_retryable());
+        assert!(Cause::IssuesBusy { replans: 5 }.is_retryable());
+        assert!(
+            !Cause::Conflict {
+                path: "p".into(),
+                blob: "b".into()
+            }
+            .is_retryable()
+        );
+    }
+}

@@ -222,19 +222,16 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
     }
 
     // 2. Persist.
-    let persist_fail = |phase: Phase,
-                        e: StepError,
-                        p: &Progress,
-                        b: &ReceiptBuilder,
-                        landed: Option<Receipt>| {
-        let mut err = SweepError::new(phase, e, p);
-        let mut receipt = landed.unwrap_or_else(|| b.unpersisted(None));
-        if let Some(r) = (inputs.requests)() {
-            receipt.requests = r;
-        }
-        err.receipt = with_stop(receipt, phase, &err);
-        err
-    };
+    let persist_fail =
+        |phase: Phase, e: StepError, p: &Progress, b: &ReceiptBuilder, landed: Option<Receipt>| {
+            let mut err = SweepError::new(phase, e, p);
+            let mut receipt = landed.unwrap_or_else(|| b.unpersisted(None));
+            if let Some(r) = (inputs.requests)() {
+                receipt.requests = r;
+            }
+            err.receipt = with_stop(receipt, phase, &err);
+            err
+        };
     if let Err(e) = store.begin().await {
         progress.tokens = store.tokens();
         return Err(persist_fail(Phase::Persist, e, &progress, &builder, None));
@@ -385,7 +382,10 @@ async fn persist_phase<S: HistoryStore>(
     let in_history: BTreeSet<_> = landed.persisted.iter().map(|p| p.digest).collect();
     let consumed = store.consume(&in_history).await;
     for c in consumed {
-        if let Some(r) = refs.iter_mut().find(|r| r.name == c.name && r.commit == c.commit) {
+        if let Some(r) = refs
+            .iter_mut()
+            .find(|r| r.name == c.name && r.commit == c.commit)
+        {
             r.outcome = c.outcome;
         }
     }
@@ -398,14 +398,13 @@ async fn persist_phase<S: HistoryStore>(
     let mut history = Vec::with_capacity(records.len());
     for s in records {
         let r = s.record();
-        let path = benchops::layout::record_path(&r.lane, &r.slot, &s.digest())
-            .map_err(|e| {
-                (
-                    Phase::Persist,
-                    at("read history")(e),
-                    Some(landed.receipt.clone()),
-                )
-            })?;
+        let path = benchops::layout::record_path(&r.lane, &r.slot, &s.digest()).map_err(|e| {
+            (
+                Phase::Persist,
+                at("read history")(e),
+                Some(landed.receipt.clone()),
+            )
+        })?;
         history.push((path, s));
     }
     Ok((refs, landed, history))

@@ -29,8 +29,8 @@ use benchops::baseline::{BaselinePointer, lanes_with_proposals, plan_baseline_mo
 use benchops::layout::{self, HISTORY_BRANCH};
 use benchops::manifest::BaselinePolicy;
 use benchops::receipt::{
-    BaselineChange, HistoryInfo, PersistedRecord, Receipt, RequestMetrics, SkippedEntry,
-    SweepInfo, ValidatedEntry,
+    BaselineChange, HistoryInfo, PersistedRecord, Receipt, RequestMetrics, SkippedEntry, SweepInfo,
+    ValidatedEntry,
 };
 use benchops::schema::Contract;
 use benchops::seal::verify;
@@ -185,8 +185,7 @@ pub fn plan_commit(
     attempt: u32,
 ) -> Result<CommitPlan, StepError> {
     Utc::parse(&builder.sweep.started_at).map_err(at("read sweep.started_at"))?;
-    let finished =
-        Utc::parse(&builder.sweep.finished_at).map_err(at("read sweep.finished_at"))?;
+    let finished = Utc::parse(&builder.sweep.finished_at).map_err(at("read sweep.finished_at"))?;
 
     // 1. Create-only: what the tip holds at each record path.
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
@@ -267,11 +266,9 @@ pub fn plan_commit(
     let receipt_bytes = receipt
         .canonical_bytes()
         .map_err(|r| invalid("receipt", r))?;
-    let receipt_path = layout::receipt_path(
-        &builder.sweep.started_at,
-        &Sha256Digest::of(&receipt_bytes),
-    )
-    .map_err(at("read sweep.started_at"))?;
+    let receipt_path =
+        layout::receipt_path(&builder.sweep.started_at, &Sha256Digest::of(&receipt_bytes))
+            .map_err(at("read sweep.started_at"))?;
 
     let new_count = persisted.iter().filter(|p| !p.already_present).count();
     let message = format!(
@@ -515,4 +512,3 @@ pub async fn read_history<S: HistoryStore>(
     out.sort_by(|a, b| a.0.cmp(b.0));
     Ok(out.into_iter().map(|(_, s)| s).collect())
 }
-

@@ -799,6 +799,33 @@ impl GitHubSim {
         })
     }
 
+    /// Sets an issue's state (`open` or `closed`) and state reason as a
+    /// person would in the web interface (no token, no request log entry).
+    /// Returns whether the issue exists.
+    pub fn set_issue_state_as_user(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        state: &str,
+        reason: Option<&str>,
+    ) -> bool {
+        self.with(|st| {
+            let now = st.now();
+            let Some(r) = st.repo_mut(owner, repo) else {
+                return false;
+            };
+            let Some(issue) = r.issues.iter_mut().find(|i| i.number == number) else {
+                return false;
+            };
+            issue.open = state == "open";
+            issue.state_reason = reason.map(str::to_owned);
+            issue.closed_at = (!issue.open).then_some(now);
+            issue.updated_at = now;
+            true
+        })
+    }
+
     /// The id of the label `name`, created (grey) with id `fresh` if
     /// missing.
     fn label_id(r: &mut Repo, name: &str, fresh: u64) -> u64 {
