@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -49,6 +50,18 @@ cases = ["*"]
 baseline = "last-clean"
 "#;
 
+/// An issue as compared: number, title, body, state, state reason, sorted
+/// labels, comment bodies.
+type IssueView = (
+    u64,
+    String,
+    String,
+    String,
+    Option<String>,
+    Vec<String>,
+    Vec<String>,
+);
+
 /// What a scenario compares across the modes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct State {
@@ -58,15 +71,7 @@ struct State {
     receipts: Vec<Value>,
     /// Issues: number, title, body, state, state reason, sorted labels,
     /// comment bodies.
-    issues: Vec<(
-        u64,
-        String,
-        String,
-        String,
-        Option<String>,
-        Vec<String>,
-        Vec<String>,
-    )>,
+    issues: Vec<IssueView>,
 }
 
 fn normalize_receipt(bytes: &[u8]) -> Value {
@@ -329,7 +334,7 @@ impl Mode {
 async fn agree<F, Fut>(scenario: F) -> State
 where
     F: Fn(&'static Mode) -> Fut,
-    Fut: std::future::Future<Output = ()>,
+    Fut: Future<Output = ()>,
 {
     let [local, github] = Mode::both().await;
     let local: &'static Mode = Box::leak(Box::new(local));

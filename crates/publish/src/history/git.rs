@@ -759,7 +759,7 @@ impl Drop for ScratchDir {
 
 /// A history error from a sweep engine step of the local store.
 fn from_step(e: StepError) -> HistoryError {
-    match e.cause {
+    match *e.cause {
         Cause::Git { source, .. } => source,
         Cause::Conflict { path, blob } => HistoryError::Conflict {
             path,

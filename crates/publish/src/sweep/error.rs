@@ -222,7 +222,7 @@ pub struct StepError {
     /// The step (`read the tip`, `apply action 3 of 5 (close #4)`).
     pub step: String,
     /// Why.
-    pub cause: Cause,
+    pub cause: Box<Cause>,
 }
 
 impl StepError {
@@ -230,7 +230,7 @@ impl StepError {
     pub fn new(step: impl Into<String>, cause: impl Into<Cause>) -> Self {
         StepError {
             step: step.into(),
-            cause: cause.into(),
+            cause: Box::new(cause.into()),
         }
     }
 }
@@ -339,7 +339,7 @@ impl SweepError {
             phase,
             step: e.step,
             progress: Box::new(progress.clone()),
-            cause: Box::new(e.cause),
+            cause: e.cause,
             receipt: None,
         }
     }

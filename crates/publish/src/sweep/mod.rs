@@ -535,10 +535,10 @@ async fn reconcile_phase<T: IssueTracker>(
                 continue 'plan;
             }
             let step = format!("apply action {} of {total} ({})", i + 1, describe(action));
-            let applied = tracker
-                .apply(action)
-                .await
-                .map_err(|e| StepError::new(step, e.cause))?;
+            let applied = tracker.apply(action).await.map_err(|e| StepError {
+                step,
+                cause: e.cause,
+            })?;
             progress.applied.push(applied);
         }
         break;
