@@ -5,7 +5,7 @@
 //! | path under `DIR` (default `.benchops/`) | what | port |
 //! |---|---|---|
 //! | `sealed/*.json` | sealed handoffs (`<hex>.json`) | the engine's handoff directory |
-//! | `history.git` | bare git repository, branch `benchmark-history` | [`LocalHistory`] ([`HistoryStore`]) |
+//! | `history.git` | bare git repository, branch `benchmark-history` | [`LocalHistory`] ([`HistoryStore`](crate::sweep::HistoryStore)) |
 //! | `issues.json` | the issue ledger (`benchops-issue-ledger/v1`) | [`LedgerTracker`] ([`IssueTracker`]) |
 //! | `quarantine/` | copies of invalid handoffs, each with a `.why.txt` | the engine |
 //!
