@@ -313,11 +313,8 @@ impl HistoryStore for GitHubStore {
     }
 
     fn blob_id(&self, bytes: &[u8]) -> String {
-        use sha1::Digest as _;
-        let mut h = sha1::Sha1::new();
-        h.update(format!("blob {}\0", bytes.len()).as_bytes());
-        h.update(bytes);
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        // GitHub repositories use the SHA-1 object format.
+        sweep::ports::git_blob_id(bytes, false)
     }
 
     async fn begin(&mut self) -> Result<(), StepError> {

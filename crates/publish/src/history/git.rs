@@ -34,7 +34,6 @@ use benchops::manifest::BaselinePolicy;
 use benchops::receipt::{BaselineChange, PersistedRecord};
 use benchops::seal::{SealedRecord, verify};
 use benchops::time::order_key;
-use sha2::Digest as _;
 
 use super::HistoryError;
 use crate::sweep::error::{Cause, StepError, error_line};
@@ -568,18 +567,7 @@ impl LocalHistory {
 
     /// The git blob id of `bytes` in this repository's object format.
     pub fn blob_id_of(&self, bytes: &[u8]) -> String {
-        let header = format!("blob {}\0", bytes.len());
-        if self.sha256 {
-            let mut h = sha2::Sha256::new();
-            h.update(header.as_bytes());
-            h.update(bytes);
-            hex(&h.finalize())
-        } else {
-            let mut h = sha1::Sha1::new();
-            h.update(header.as_bytes());
-            h.update(bytes);
-            hex(&h.finalize())
-        }
+        crate::sweep::ports::git_blob_id(bytes, self.sha256)
     }
 
     /// The tip and every blob of its tree.
@@ -718,15 +706,6 @@ impl LocalHistory {
         let commit = utf8_line(&args, &run_checked(c, &args, None)?)?;
         Ok((commit, tree))
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
 }
 
 /// A scratch directory for blob files, removed on drop.

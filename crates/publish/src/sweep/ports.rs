@@ -33,6 +33,26 @@ pub struct TipIndex {
     pub files: BTreeMap<String, String>,
 }
 
+/// The git blob id of `bytes`: the SHA-1 (or, for a repository in the
+/// SHA-256 object format, the SHA-256) of `blob <len>\0` followed by the
+/// bytes, in lowercase hex. Both history stores name blobs this way.
+pub fn git_blob_id(bytes: &[u8], sha256: bool) -> String {
+    use sha2::Digest as _;
+    let header = format!("blob {}\0", bytes.len());
+    let digest: Vec<u8> = if sha256 {
+        let mut h = sha2::Sha256::new();
+        h.update(header.as_bytes());
+        h.update(bytes);
+        h.finalize().to_vec()
+    } else {
+        let mut h = sha1::Sha1::new();
+        h.update(header.as_bytes());
+        h.update(bytes);
+        h.finalize().to_vec()
+    };
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// What a compare-and-swap advance of the branch did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Advance {
