@@ -131,3 +131,76 @@ pub fn plan_baseline_moves<'a>(
     }
     moved
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::seal::seal_json;
+
+    /// A clean `nightly` record at `slot` that proposes itself as the
+    /// lane's baseline (the example, without its drift and error cases).
+    fn proposing(slot: &str) -> SealedRecord {
+        let mut v: Value = serde_json::from_slice(include_bytes!("../examples/result.draft.json"))
+            .expect("the example is JSON");
+        v["slot"] = json!(slot);
+        v["started_at"] = json!(slot);
+        v["finished_at"] = json!(slot);
+        let cases: Vec<Value> = v["cases"]
+            .as_array()
+            .expect("cases")
+            .iter()
+            .filter(|c| c["id"] == "parse/small" || c["id"] == "parse/large")
+            .cloned()
+            .map(|mut c| {
+                c["outcome"] = json!("pass");
+                c["drift"] = Value::Null;
+                c
+            })
+            .collect();
+        v["cases"] = Value::Array(cases);
+        v["runs"] = json!({"total": 15, "succeeded": 15, "failed": 0, "incomplete": 0,
+            "missing": 0, "stale": 0, "scheduler_inconsistent": 0});
+        v["case_counts"] = json!({"total": 2, "pass": 2, "drift": 0, "skipped": 0, "error": 0});
+        v["publication"] = json!({
+            "drift_reports": [],
+            "cleared": ["parse/large", "parse/small"],
+            "baseline_proposal": {"lane": "nightly", "reason": "clean run"}
+        });
+        seal_json(&serde_json::to_vec(&v).expect("serializes")).expect("a valid record")
+    }
+
+    #[test]
+    fn a_pointer_moves_only_to_a_later_instant_however_it_is_written() {
+        let lane = LaneName::new("nightly").expect("lane");
+        let policies = BTreeMap::from([(lane.clone(), BaselinePolicy::LastClean)]);
+        let current = proposing("2026-12-01T01:00:00Z");
+        let on_branch = BTreeMap::from([(
+            lane.clone(),
+            Some(BaselinePointer {
+                schema: Contract::BaselinePointerV1.id().to_owned(),
+                lane: lane.clone(),
+                record: current.digest(),
+                path: "current.json".into(),
+                slot: current.record().slot.clone(),
+                policy: BaselinePolicy::LastClean,
+                previous: None,
+            }),
+        )]);
+        // The same instant with milliseconds is not later, though its text
+        // sorts differently; a millisecond later is.
+        let same = proposing("2026-12-01T01:00:00.000Z");
+        assert!(plan_baseline_moves([(&same, "same.json")], &policies, &on_branch).is_empty());
+        let later = proposing("2026-12-01T01:00:00.001Z");
+        let moved = plan_baseline_moves(
+            [(&same, "same.json"), (&later, "later.json")],
+            &policies,
+            &on_branch,
+        );
+        let (from, pointer) = moved.get(&lane).expect("moved");
+        assert_eq!(*from, Some(current.digest()));
+        assert_eq!(pointer.record, later.digest());
+        assert_eq!(pointer.slot, "2026-12-01T01:00:00.001Z");
+    }
+}

@@ -6,6 +6,10 @@
 //! |---|---|---|
 //! | a newer attempt exists | any | `stale` (superseded) |
 //! | result unreadable | any | `scheduler-inconsistent` |
+//! | none, not started, benchops cancelled the attempt | any | `failed` (cancelled by benchops before it started) |
+//! | any | unanswered | `incomplete` (the answer this run depends on is missing or partial) |
+//! | result, or started | only a folded range row in an end state | `incomplete` (until accounting lists the task on its own) |
+//! | none, not started | only a folded range row in an end state | `failed` |
 //! | result | pending | `stale` (requeued: the result is from an earlier run) |
 //! | result exit 0 | finished in a failure state | `scheduler-inconsistent` |
 //! | result exit 0 | running, finished ok, gone, unknown | `succeeded` |
@@ -18,7 +22,7 @@
 //! | none | finished in a failure state | `failed` |
 //! | started, no result | gone | `scheduler-inconsistent` |
 //! | nothing | gone | `missing` |
-//! | any, no result | unknown | `incomplete` (the backend could not be asked) |
+//! | none | unknown | `incomplete` (the backend has nothing decisive yet) |
 
 use std::fmt;
 
@@ -112,8 +116,19 @@ pub enum BackendEvidence {
     /// The backend does not know the run (process gone, job purged or never
     /// known), after the backend's own grace period.
     Gone(String),
-    /// The backend could not be asked.
+    /// The backend says nothing decisive yet: not yet visible, accounting
+    /// lag, a state this build does not interpret, or no snapshot.
     Unknown(String),
+    /// The part of the backend's answer that this run depends on is missing
+    /// or partial: a scheduler tool failed, timed out or printed a line that
+    /// could not be parsed. Nothing is concluded from such a look, not even
+    /// from a result file (the task may have been requeued since).
+    Unanswered(String),
+    /// Only a folded range row (`59_[4-99] CANCELLED`) speaks for the task,
+    /// in an end state. Such a row may still cover tasks that ran and ended
+    /// on their own right after a cancellation, so it never overrides the
+    /// run's own evidence.
+    FoldedEnd(String),
 }
 
 /// All the evidence about one attempt of one child.
@@ -129,6 +144,9 @@ pub struct Evidence {
     pub backend: BackendEvidence,
     /// A newer attempt of the same child, if any.
     pub superseded_by: Option<u32>,
+    /// Whether benchops recorded the cancellation of this attempt (its own
+    /// record, independent of what the backend can say).
+    pub cancelled: bool,
 }
 
 /// Thresholds of the classification.
@@ -173,6 +191,48 @@ pub fn classify(e: &Evidence, policy: &Policy) -> Classified {
             RunClass::SchedulerInconsistent,
             format!("result file is unreadable: {why}"),
         ),
+        // A wrapper that sees the cancellation record never starts its
+        // command: benchops's own record decides, whatever the backend can
+        // say (accounting may be down).
+        (R::Absent, backend) if e.cancelled && !e.started => c(
+            RunClass::Failed,
+            match backend {
+                B::FinishedFailed(state) | B::FoldedEnd(state) => {
+                    format!("cancelled by benchops before it started ({state})")
+                }
+                _ => "cancelled by benchops before it started".into(),
+            },
+        ),
+        (R::Absent, B::Unanswered(why)) => {
+            c(RunClass::Incomplete, format!("no result yet, and {why}"))
+        }
+        (R::Ok | R::Failed(_), B::Unanswered(why)) => c(
+            RunClass::Incomplete,
+            format!(
+                "result says {}, but {why}",
+                match &e.result {
+                    R::Failed(w) => w.as_str(),
+                    _ => "exit 0",
+                }
+            ),
+        ),
+        (R::Ok | R::Failed(_), B::FoldedEnd(row)) => c(
+            RunClass::Incomplete,
+            format!(
+                "result says {}, but {row}; waiting for accounting to list the task on its own",
+                match &e.result {
+                    R::Failed(w) => w.as_str(),
+                    _ => "exit 0",
+                }
+            ),
+        ),
+        (R::Absent, B::FoldedEnd(row)) if e.started => c(
+            RunClass::Incomplete,
+            format!(
+                "started, no result, and {row}; waiting for accounting to list the task on its own"
+            ),
+        ),
+        (R::Absent, B::FoldedEnd(row)) => c(RunClass::Failed, format!("never started; {row}")),
         // Only a requeue makes a task with a result pending again: the
         // result belongs to a run the scheduler has superseded.
         (R::Ok | R::Failed(_), B::Pending(why)) => c(
@@ -250,6 +310,7 @@ mod tests {
             result,
             backend,
             superseded_by: None,
+            cancelled: false,
         }
     }
 
@@ -342,8 +403,54 @@ mod tests {
         let mut e = ev(true, R::Ok, B::Gone("x".into()));
         e.superseded_by = Some(2);
         assert_eq!(classify(&e, &p).class, RunClass::Stale);
+        let unanswered = B::Unanswered("squeue did not answer".into());
+        for result in [R::Ok, R::Failed("exit 3".into()), R::Absent] {
+            let e = ev(true, result, unanswered.clone());
+            assert_eq!(classify(&e, &p).class, RunClass::Incomplete, "{e:?}");
+        }
+        let folded = B::FoldedEnd("the folded accounting row 7_[0-9] says CANCELLED".into());
+        for (started, result, want) in [
+            (true, R::Ok, RunClass::Incomplete),
+            (true, R::Failed("exit 3".into()), RunClass::Incomplete),
+            (true, R::Absent, RunClass::Incomplete),
+            (false, R::Absent, RunClass::Failed),
+        ] {
+            let e = ev(started, result, folded.clone());
+            assert_eq!(classify(&e, &p).class, want, "{e:?}");
+        }
         let mut running = ev(true, R::Absent, B::Running);
         running.running_for_s = Some(1.0);
         assert_eq!(classify(&running, &p).class, RunClass::Incomplete);
+    }
+
+    #[test]
+    fn benchops_own_cancellation_decides_a_run_that_never_started() {
+        let p = Policy::default();
+        for backend in [
+            B::Unanswered("sacct failed".into()),
+            B::Unknown("not yet visible".into()),
+            B::Gone("unknown to the scheduler".into()),
+            B::Pending("Priority".into()),
+        ] {
+            let mut e = ev(false, R::Absent, backend);
+            e.cancelled = true;
+            let got = classify(&e, &p);
+            assert_eq!(got.class, RunClass::Failed, "{e:?}");
+            assert_eq!(got.reason, "cancelled by benchops before it started");
+        }
+        let mut e = ev(
+            false,
+            R::Absent,
+            B::FinishedFailed("7_3 CANCELLED by 0".into()),
+        );
+        e.cancelled = true;
+        assert_eq!(
+            classify(&e, &p).reason,
+            "cancelled by benchops before it started (7_3 CANCELLED by 0)"
+        );
+        // A run that started is decided by its own evidence.
+        let mut e = ev(true, R::Absent, B::Unanswered("sacct failed".into()));
+        e.cancelled = true;
+        assert_eq!(classify(&e, &p).class, RunClass::Incomplete);
     }
 }

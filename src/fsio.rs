@@ -1,8 +1,10 @@
-//! Crash-safe file writes: the only file-system code in the core, shared by
-//! every binary so that no record is ever half-written.
+//! The only file-system code in the core, shared by every binary:
+//! crash-safe writes, so that no record is ever half-written, and bounded
+//! reads of record files ([`read_record_file`]), so that no FIFO, device,
+//! symbolic link or oversized file can hang a reader or exhaust its memory.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Why an atomic write failed.
@@ -65,8 +67,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
 /// appears atomically (temporary file, fsync, hard link), so a racing writer
 /// never sees a partial file and never overwrites.
 pub fn write_create_only(path: &Path, bytes: &[u8]) -> Result<Created, WriteError> {
-    if let Some(existing) = read_if_exists(path)? {
-        return if existing == bytes {
+    if let Some(same) = holds(path, bytes)? {
+        return if same {
             Ok(Created::AlreadyPresent)
         } else {
             Err(WriteError::Conflict {
@@ -88,8 +90,8 @@ pub fn write_create_only(path: &Path, bytes: &[u8]) -> Result<Created, WriteErro
         }
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             // Lost a race: the winner's bytes decide.
-            match read_if_exists(path)? {
-                Some(existing) if existing == bytes => Ok(Created::AlreadyPresent),
+            match holds(path, bytes)? {
+                Some(true) => Ok(Created::AlreadyPresent),
                 _ => Err(WriteError::Conflict {
                     path: path.to_path_buf(),
                 }),
@@ -99,11 +101,27 @@ pub fn write_create_only(path: &Path, bytes: &[u8]) -> Result<Created, WriteErro
     }
 }
 
-fn read_if_exists(path: &Path) -> Result<Option<Vec<u8>>, WriteError> {
-    match fs::read(path) {
-        Ok(b) => Ok(Some(b)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io_err("read", path)(e)),
+/// Whether `path` holds exactly `bytes` (None: it does not exist). What is
+/// there is read only if it is a regular file of the same size, so a FIFO
+/// or a huge file in its place is a conflict, not a hang.
+fn holds(path: &Path, bytes: &[u8]) -> Result<Option<bool>, WriteError> {
+    let meta = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_err("look at", path)(e)),
+    };
+    if !meta.is_file() || meta.len() != bytes.len() as u64 {
+        return Ok(Some(false));
+    }
+    match read_record_file(path, bytes.len() as u64, Symlinks::Resolve) {
+        Ok(existing) => Ok(Some(existing == bytes)),
+        Err(ReadRecordError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+            Ok(None)
+        }
+        Err(ReadRecordError::Io { source, .. }) => Err(io_err("read", path)(source)),
+        Err(ReadRecordError::NotRegular { .. } | ReadRecordError::TooLarge { .. }) => {
+            Ok(Some(false))
+        }
     }
 }
 
@@ -139,6 +157,270 @@ fn sync_dir(dir: &Path) -> Result<(), WriteError> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(io_err("fsync directory", dir))
+}
+
+// ---------------------------------------------------------------------------
+// Bounded reads of record files
+
+/// The default cap on the size of a record file: 8 MiB (8,388,608 bytes),
+/// below the 10 MB at which a record is considered too big to keep.
+pub const DEFAULT_MAX_RECORD_BYTES: u64 = 8 * 1024 * 1024;
+
+/// What a path is, when it is not a regular file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A directory.
+    Directory,
+    /// A symbolic link (not followed).
+    Symlink,
+    /// A FIFO (named pipe).
+    Fifo,
+    /// A Unix domain socket.
+    Socket,
+    /// A character device (`/dev/zero`, a terminal, ...).
+    CharDevice,
+    /// A block device.
+    BlockDevice,
+    /// Something else the platform knows and this code does not.
+    Other,
+}
+
+impl FileKind {
+    fn of(t: fs::FileType) -> FileKind {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if t.is_fifo() {
+                return FileKind::Fifo;
+            }
+            if t.is_socket() {
+                return FileKind::Socket;
+            }
+            if t.is_char_device() {
+                return FileKind::CharDevice;
+            }
+            if t.is_block_device() {
+                return FileKind::BlockDevice;
+            }
+        }
+        if t.is_dir() {
+            FileKind::Directory
+        } else if t.is_symlink() {
+            FileKind::Symlink
+        } else {
+            FileKind::Other
+        }
+    }
+}
+
+impl std::fmt::Display for FileKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FileKind::Directory => "a directory",
+            FileKind::Symlink => "a symbolic link",
+            FileKind::Fifo => "a FIFO (named pipe)",
+            FileKind::Socket => "a socket",
+            FileKind::CharDevice => "a character device",
+            FileKind::BlockDevice => "a block device",
+            FileKind::Other => "a file of an unknown kind",
+        })
+    }
+}
+
+/// What [`read_record_file`] does with a symbolic link at `path` itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Symlinks {
+    /// Refuse it: [`ReadRecordError::NotRegular`] with
+    /// [`FileKind::Symlink`], without looking at its target.
+    Refuse,
+    /// Resolve it: the target must be a regular file.
+    Resolve,
+}
+
+/// Why a record file was not read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadRecordError {
+    /// The path is not a regular file (or is a symbolic link that was not
+    /// to be resolved). It was not opened for reading.
+    #[error("refused to read {path}: {}", not_regular_reason(*kind))]
+    NotRegular {
+        /// The path.
+        path: PathBuf,
+        /// What it is.
+        kind: FileKind,
+    },
+    /// The file is larger than the limit.
+    #[error("refused to read {path}: {}", too_large_reason(*size, *limit, *grew))]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size: from its metadata, or, when it grew while being read,
+        /// the bytes read before the read stopped (`limit + 1`).
+        size: u64,
+        /// The limit, in bytes.
+        limit: u64,
+        /// Whether the file was within the limit when looked at, and grew
+        /// past it while being read.
+        grew: bool,
+    },
+    /// An I/O step failed.
+    #[error("failed to {step} {path}")]
+    Io {
+        /// What was being done.
+        step: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn not_regular_reason(kind: FileKind) -> String {
+    match kind {
+        FileKind::Symlink => {
+            "it is a symbolic link, which is not followed here; only regular files are read"
+                .to_owned()
+        }
+        kind => format!("it is {kind}, not a regular file; only regular files are read"),
+    }
+}
+
+fn too_large_reason(size: u64, limit: u64, grew: bool) -> String {
+    if grew {
+        format!(
+            "it grew past the record size limit of {limit} bytes while being read (more than {limit} bytes)"
+        )
+    } else {
+        format!("it is {size} bytes, over the record size limit of {limit} bytes")
+    }
+}
+
+impl ReadRecordError {
+    /// The path the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            ReadRecordError::NotRegular { path, .. }
+            | ReadRecordError::TooLarge { path, .. }
+            | ReadRecordError::Io { path, .. } => path,
+        }
+    }
+
+    /// Why, without the path: for reports that already name the file.
+    pub fn reason(&self) -> String {
+        match self {
+            ReadRecordError::NotRegular { kind, .. } => not_regular_reason(*kind),
+            ReadRecordError::TooLarge {
+                size, limit, grew, ..
+            } => too_large_reason(*size, *limit, *grew),
+            ReadRecordError::Io { step, source, .. } => format!("failed to {step} it: {source}"),
+        }
+    }
+}
+
+/// Reads a record file of at most `limit` bytes: the one way every binary
+/// reads a record that a person or a handoff directory supplies.
+///
+/// - Only a regular file is read. Anything else (a directory, FIFO,
+///   socket or device) is [`ReadRecordError::NotRegular`], decided from its
+///   metadata before it is opened, so a FIFO cannot block the read.
+/// - A symbolic link at `path` is refused or resolved, as `symlinks` says.
+/// - A file larger than `limit` is [`ReadRecordError::TooLarge`], decided
+///   from its metadata before reading.
+/// - As defence in depth against the path changing between the look and the
+///   open, the file is opened non-blocking (and, when symlinks are refused,
+///   without following one), its kind and size are checked again on the
+///   open handle, and the read stops after `limit + 1` bytes: a file that
+///   grows while it is read is refused too, and memory stays bounded.
+pub fn read_record_file(
+    path: &Path,
+    limit: u64,
+    symlinks: Symlinks,
+) -> Result<Vec<u8>, ReadRecordError> {
+    let io = |step: &'static str| {
+        move |source| ReadRecordError::Io {
+            step,
+            path: path.to_path_buf(),
+            source,
+        }
+    };
+    let not_regular = |kind| ReadRecordError::NotRegular {
+        path: path.to_path_buf(),
+        kind,
+    };
+    let too_large = |size, grew| ReadRecordError::TooLarge {
+        path: path.to_path_buf(),
+        size,
+        limit,
+        grew,
+    };
+    let mut meta = fs::symlink_metadata(path).map_err(io("look at"))?;
+    if meta.file_type().is_symlink() {
+        if symlinks == Symlinks::Refuse {
+            return Err(not_regular(FileKind::Symlink));
+        }
+        meta = fs::metadata(path).map_err(io("resolve the symbolic link"))?;
+    }
+    if !meta.is_file() {
+        return Err(not_regular(FileKind::of(meta.file_type())));
+    }
+    if meta.len() > limit {
+        return Err(too_large(meta.len(), false));
+    }
+    let mut file = open_nonblocking(path, symlinks).map_err(|e| {
+        if symlinks == Symlinks::Refuse && is_symlink_refusal(&e) {
+            not_regular(FileKind::Symlink)
+        } else {
+            io("open")(e)
+        }
+    })?;
+    let meta = file.metadata().map_err(io("look at"))?;
+    if !meta.is_file() {
+        return Err(not_regular(FileKind::of(meta.file_type())));
+    }
+    if meta.len() > limit {
+        return Err(too_large(meta.len(), false));
+    }
+    // The size is at most `limit`, itself a sane allocation: no hint from
+    // the file can make this reserve more.
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    (&mut file)
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io("read"))?;
+    let read = bytes.len() as u64;
+    if read > limit {
+        return Err(too_large(read, true));
+    }
+    Ok(bytes)
+}
+
+#[cfg(unix)]
+fn open_nonblocking(path: &Path, symlinks: Symlinks) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut flags = libc::O_NONBLOCK;
+    if symlinks == Symlinks::Refuse {
+        flags |= libc::O_NOFOLLOW;
+    }
+    OpenOptions::new().read(true).custom_flags(flags).open(path)
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path, _symlinks: Symlinks) -> io::Result<File> {
+    File::open(path)
+}
+
+/// Whether an open failed because `O_NOFOLLOW` met a symbolic link.
+fn is_symlink_refusal(e: &io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        e.raw_os_error() == Some(libc::ELOOP)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
 }
 
 #[cfg(test)]
@@ -179,5 +461,155 @@ mod tests {
         write_atomic(&p, b"second").expect("writes");
         assert_eq!(fs::read(&p).expect("reads"), b"second");
         let _ = fs::remove_dir_all(&d);
+    }
+
+    fn mkfifo(path: &Path) {
+        let st = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .expect("mkfifo runs");
+        assert!(st.success());
+    }
+
+    #[test]
+    fn create_only_over_a_fifo_is_a_conflict_not_a_hang() {
+        let d = scratch("create-fifo");
+        let p = d.join("a.json");
+        mkfifo(&p);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let target = p.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(write_create_only(&target, b"one"));
+        });
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("write_create_only returns instead of blocking on the FIFO");
+        assert!(matches!(got, Err(WriteError::Conflict { .. })), "{got:?}");
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_record_file_within_the_limit_is_read_whole() {
+        let d = scratch("read-ok");
+        let p = d.join("r.json");
+        fs::write(&p, b"0123456789").expect("writes");
+        let got = read_record_file(&p, 10, Symlinks::Refuse).expect("reads");
+        assert_eq!(got, b"0123456789");
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_record_file_over_the_limit_is_refused_from_its_size() {
+        let d = scratch("read-big");
+        let p = d.join("r.json");
+        fs::write(&p, b"0123456789").expect("writes");
+        let e = read_record_file(&p, 9, Symlinks::Refuse).expect_err("too large");
+        assert!(
+            matches!(
+                e,
+                ReadRecordError::TooLarge {
+                    size: 10,
+                    limit: 9,
+                    grew: false,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "refused to read {}: it is 10 bytes, over the record size limit of 9 bytes",
+                p.display()
+            )
+        );
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let d = scratch("read-fifo");
+        let p = d.join("pipe.json");
+        mkfifo(&p);
+        for symlinks in [Symlinks::Refuse, Symlinks::Resolve] {
+            let e = read_record_file(&p, 100, symlinks).expect_err("not regular");
+            assert!(
+                matches!(
+                    e,
+                    ReadRecordError::NotRegular {
+                        kind: FileKind::Fifo,
+                        ..
+                    }
+                ),
+                "{e:?}"
+            );
+            assert!(e.reason().contains("FIFO"), "{}", e.reason());
+        }
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_are_refused_or_resolved_as_asked() {
+        let d = scratch("read-link");
+        let target = d.join("target.json");
+        fs::write(&target, b"{}").expect("writes");
+        let link = d.join("link.json");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        let e = read_record_file(&link, 100, Symlinks::Refuse).expect_err("refused");
+        assert!(
+            matches!(
+                e,
+                ReadRecordError::NotRegular {
+                    kind: FileKind::Symlink,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(
+            read_record_file(&link, 100, Symlinks::Resolve).expect("resolved"),
+            b"{}"
+        );
+
+        let zero = d.join("zero.json");
+        std::os::unix::fs::symlink("/dev/zero", &zero).expect("symlink");
+        let e = read_record_file(&zero, 100, Symlinks::Resolve).expect_err("a device");
+        assert!(
+            matches!(
+                e,
+                ReadRecordError::NotRegular {
+                    kind: FileKind::CharDevice,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    /// Files under /proc are regular files whose metadata says 0 bytes:
+    /// exactly a file that holds more than its size when read. The bound on
+    /// the read, not the metadata, refuses it.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_file_that_holds_more_than_its_size_is_cut_at_the_limit() {
+        let p = Path::new("/proc/self/status");
+        let meta = fs::metadata(p).expect("procfs");
+        assert!(meta.is_file() && meta.len() == 0, "{meta:?}");
+        let e = read_record_file(p, 16, Symlinks::Refuse).expect_err("grew");
+        assert!(
+            matches!(
+                e,
+                ReadRecordError::TooLarge {
+                    size: 17,
+                    limit: 16,
+                    grew: true,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.reason().contains("grew past"), "{}", e.reason());
     }
 }

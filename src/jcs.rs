@@ -10,6 +10,11 @@
 //!   UTF-8.
 //! - No insignificant whitespace.
 //!
+//! [`check_canonical`] compares bytes with the canonical form of a parsed
+//! value; `Stream` does the same comparison token by token while the bytes
+//! are being parsed, so that verification needs no tree of the document
+//! (see `crate::scan`).
+//!
 //! Non-finite numbers cannot exist in a [`serde_json::Value`], and lone
 //! surrogates cannot exist in a Rust `String`: parsing text that contains
 //! either fails ([`parse`]), and serializing a typed value that holds a
@@ -176,20 +181,39 @@ enum PathRef<'a> {
     Index(usize),
 }
 
-fn to_json_path(path: &[PathRef<'_>]) -> JsonPath {
-    let mut p = JsonPath::root();
-    for s in path {
-        p.push(match s {
-            PathRef::Key(k) => Segment::Key((*k).to_owned()),
-            PathRef::Index(i) => Segment::Index(*i),
-        });
+/// A path being walked, turned into a [`JsonPath`] only when a mismatch is
+/// reported.
+pub(crate) trait PathSource {
+    /// The path, without its last `drop_last` segments.
+    fn json_path(&self, drop_last: usize) -> JsonPath;
+}
+
+impl PathSource for [PathRef<'_>] {
+    fn json_path(&self, drop_last: usize) -> JsonPath {
+        let mut p = JsonPath::root();
+        for s in &self[..self.len().saturating_sub(drop_last)] {
+            p.push(match s {
+                PathRef::Key(k) => Segment::Key((*k).to_owned()),
+                PathRef::Index(i) => Segment::Index(*i),
+            });
+        }
+        p
     }
-    p
+}
+
+impl PathSource for [Segment] {
+    fn json_path(&self, drop_last: usize) -> JsonPath {
+        let mut p = JsonPath::root();
+        for s in &self[..self.len().saturating_sub(drop_last)] {
+            p.push(s.clone());
+        }
+        p
+    }
 }
 
 /// What a token being written is, for mismatch hints.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Token {
+pub(crate) enum Token {
     Number,
     String,
     Key,
@@ -197,9 +221,9 @@ enum Token {
     Literal,
 }
 
-trait Out {
+pub(crate) trait Out {
     /// Writes `bytes`; returns false to stop the walk.
-    fn put(&mut self, bytes: &[u8], token: Token, path: &[PathRef<'_>]) -> bool;
+    fn put<P: PathSource + ?Sized>(&mut self, bytes: &[u8], token: Token, path: &P) -> bool;
 
     /// When checking given bytes, accepts a non-integer number that is
     /// canonical by its spelling alone (see [`is_plainly_canonical`]);
@@ -207,6 +231,9 @@ trait Out {
     fn accept_plain_number(&mut self) -> bool {
         false
     }
+
+    /// Notes a member name that does not sort after the one before it.
+    fn misordered(&mut self, _previous: &str, _object: &[Segment]) {}
 }
 
 /// Whether a number token is certainly the ECMAScript form of the double it
@@ -241,31 +268,43 @@ fn is_plainly_canonical(t: &[u8]) -> bool {
     sig <= 15 && leading_frac_zeros <= 5
 }
 
-struct VecOut(Vec<u8>);
+pub(crate) struct VecOut(Vec<u8>);
 
 impl Out for VecOut {
-    fn put(&mut self, bytes: &[u8], _: Token, _: &[PathRef<'_>]) -> bool {
+    fn put<P: PathSource + ?Sized>(&mut self, bytes: &[u8], _: Token, _: &P) -> bool {
         self.0.extend_from_slice(bytes);
         true
     }
 }
 
-struct CmpOut<'g> {
+pub(crate) struct CmpOut<'g> {
     given: &'g [u8],
     pos: usize,
     mismatch: Option<NotCanonical>,
 }
 
 fn snippet(bytes: &[u8]) -> String {
-    let end = bytes.len().min(32);
-    let mut s = String::from_utf8_lossy(&bytes[..end]).into_owned();
-    if bytes.len() > end {
-        s.push('…');
-    }
-    s
+    crate::excerpt::bytes_prefix(bytes, 32)
 }
 
 impl Out for CmpOut<'_> {
+    fn misordered(&mut self, previous: &str, object: &[Segment]) {
+        if self.mismatch.is_some() {
+            return;
+        }
+        let offset = self.pos;
+        self.mismatch = Some(NotCanonical {
+            path: object.json_path(0),
+            offset,
+            hint: Hint::KeyOrder,
+            expected: format!(
+                "a member name sorting after \"{}\"",
+                crate::excerpt::bytes_prefix(previous.as_bytes(), 32)
+            ),
+            found: snippet(&self.given[offset..]),
+        });
+    }
+
     fn accept_plain_number(&mut self) -> bool {
         let rest = &self.given[self.pos..];
         let len = rest
@@ -280,7 +319,10 @@ impl Out for CmpOut<'_> {
         }
     }
 
-    fn put(&mut self, bytes: &[u8], token: Token, path: &[PathRef<'_>]) -> bool {
+    fn put<P: PathSource + ?Sized>(&mut self, bytes: &[u8], token: Token, path: &P) -> bool {
+        if self.mismatch.is_some() {
+            return false;
+        }
         let rest = &self.given[self.pos..];
         if rest.len() >= bytes.len() && &rest[..bytes.len()] == bytes {
             let next = rest.get(bytes.len()).copied();
@@ -304,13 +346,9 @@ impl Out for CmpOut<'_> {
             _ => Hint::Other,
         };
         // A misplaced member name is a fault of the object that holds it.
-        let path = if token == Token::Key {
-            &path[..path.len().saturating_sub(1)]
-        } else {
-            path
-        };
+        let drop_last = usize::from(token == Token::Key);
         self.mismatch = Some(NotCanonical {
-            path: to_json_path(path),
+            path: path.json_path(drop_last),
             offset,
             hint,
             expected: if common == bytes.len() {
@@ -326,34 +364,23 @@ impl Out for CmpOut<'_> {
 
 fn write_value<'a, O: Out>(value: &'a Value, out: &mut O, path: &mut Vec<PathRef<'a>>) -> bool {
     match value {
-        Value::Null => out.put(b"null", Token::Literal, path),
-        Value::Bool(true) => out.put(b"true", Token::Literal, path),
-        Value::Bool(false) => out.put(b"false", Token::Literal, path),
+        Value::Bool(true) => out.put(b"true", Token::Literal, path.as_slice()),
+        Value::Bool(false) => out.put(b"false", Token::Literal, path.as_slice()),
         Value::Number(n) => {
-            if n.is_f64() && out.accept_plain_number() {
-                return true;
-            }
-            let mut ibuf = itoa_like::Buf::default();
-            let mut fbuf = ryu_js::Buffer::new();
-            let text: &[u8] = match (n.as_i64(), n.as_u64()) {
-                (Some(i), _) if i.unsigned_abs() <= MAX_SAFE => ibuf.format_i64(i),
-                (_, Some(u)) if u <= MAX_SAFE => ibuf.format_i64(u as i64),
-                _ => {
-                    // Not exactly representable as a safe integer: go through
-                    // the double, as ECMAScript would.
-                    let f = n.as_f64().unwrap_or(0.0);
-                    fbuf.format_finite(f).as_bytes()
-                }
+            let num = match (n.as_u64(), n.as_i64()) {
+                (Some(u), _) => Num::U(u),
+                (_, Some(i)) => Num::I(i),
+                _ => Num::F(n.as_f64().unwrap_or(0.0)),
             };
-            out.put(text, Token::Number, path)
+            write_number(num, out, path.as_slice())
         }
-        Value::String(s) => write_string(s, out, Token::String, path),
+        Value::String(s) => write_string(s, out, Token::String, path.as_slice()),
         Value::Array(items) => {
-            if !out.put(b"[", Token::Punct, path) {
+            if !out.put(b"[", Token::Punct, path.as_slice()) {
                 return false;
             }
             for (i, item) in items.iter().enumerate() {
-                if i > 0 && !out.put(b",", Token::Punct, path) {
+                if i > 0 && !out.put(b",", Token::Punct, path.as_slice()) {
                     return false;
                 }
                 path.push(PathRef::Index(i));
@@ -363,10 +390,10 @@ fn write_value<'a, O: Out>(value: &'a Value, out: &mut O, path: &mut Vec<PathRef
                     return false;
                 }
             }
-            out.put(b"]", Token::Punct, path)
+            out.put(b"]", Token::Punct, path.as_slice())
         }
         Value::Object(map) => {
-            if !out.put(b"{", Token::Punct, path) {
+            if !out.put(b"{", Token::Punct, path.as_slice()) {
                 return false;
             }
             // The map usually iterates in canonical order already (a sorted
@@ -385,20 +412,143 @@ fn write_value<'a, O: Out>(value: &'a Value, out: &mut O, path: &mut Vec<PathRef
                 &mut sorted.into_iter()
             };
             for (i, (k, v)) in entries.enumerate() {
-                if i > 0 && !out.put(b",", Token::Punct, path) {
+                if i > 0 && !out.put(b",", Token::Punct, path.as_slice()) {
                     return false;
                 }
                 path.push(PathRef::Key(k));
-                let ok = write_string(k, out, Token::Key, path)
-                    && out.put(b":", Token::Punct, path)
+                let ok = write_string(k, out, Token::Key, path.as_slice())
+                    && out.put(b":", Token::Punct, path.as_slice())
                     && write_value(v, out, path);
                 path.pop();
                 if !ok {
                     return false;
                 }
             }
-            out.put(b"}", Token::Punct, path)
+            out.put(b"}", Token::Punct, path.as_slice())
         }
+        Value::Null => out.put(b"null", Token::Literal, path.as_slice()),
+    }
+}
+
+/// A number as the parser delivered it.
+#[derive(Clone, Copy)]
+enum Num {
+    U(u64),
+    I(i64),
+    F(f64),
+}
+
+fn write_number<O: Out, P: PathSource + ?Sized>(num: Num, out: &mut O, path: &P) -> bool {
+    if matches!(num, Num::F(_)) && out.accept_plain_number() {
+        return true;
+    }
+    let mut ibuf = itoa_like::Buf::default();
+    let mut fbuf = ryu_js::Buffer::new();
+    let text: &[u8] = match num {
+        Num::U(u) if u <= MAX_SAFE => ibuf.format_i64(u as i64),
+        Num::I(i) if i.unsigned_abs() <= MAX_SAFE => ibuf.format_i64(i),
+        // Not exactly representable as a safe integer: go through the
+        // double, as ECMAScript would.
+        Num::U(u) => fbuf.format_finite(u as f64).as_bytes(),
+        Num::I(i) => fbuf.format_finite(i as f64).as_bytes(),
+        Num::F(f) => fbuf.format_finite(f).as_bytes(),
+    };
+    out.put(text, Token::Number, path)
+}
+
+/// Writes a document token by token, in document order: either compares
+/// the canonical form of each token with given bytes or collects it. The caller walks the document (see
+/// `crate::scan`); members are taken in the order given, and the caller
+/// reports names out of order. No tree of the document is needed.
+pub(crate) struct Stream<O> {
+    out: O,
+}
+
+impl<O: Out> Stream<O> {
+    /// `{ } [ ] , :`.
+    pub(crate) fn punct(&mut self, bytes: &'static [u8], path: &[Segment]) {
+        self.out.put(bytes, Token::Punct, path);
+    }
+
+    /// `null`, `true` or `false`.
+    pub(crate) fn literal(&mut self, bytes: &'static [u8], path: &[Segment]) {
+        self.out.put(bytes, Token::Literal, path);
+    }
+
+    /// A string value.
+    pub(crate) fn string(&mut self, s: &str, path: &[Segment]) {
+        write_string(s, &mut self.out, Token::String, path);
+    }
+
+    /// A member name; `path` ends with that member.
+    pub(crate) fn key(&mut self, s: &str, path: &[Segment]) {
+        write_string(s, &mut self.out, Token::Key, path);
+    }
+
+    /// A non-negative integer that fits a u64.
+    pub(crate) fn u64(&mut self, v: u64, path: &[Segment]) {
+        write_number(Num::U(v), &mut self.out, path);
+    }
+
+    /// A negative integer that fits an i64.
+    pub(crate) fn i64(&mut self, v: i64, path: &[Segment]) {
+        write_number(Num::I(v), &mut self.out, path);
+    }
+
+    /// Any other number.
+    pub(crate) fn f64(&mut self, v: f64, path: &[Segment]) {
+        write_number(Num::F(v), &mut self.out, path);
+    }
+
+    /// Reports that the member about to be written does not sort after
+    /// `previous`, the member before it in the object at `object`.
+    pub(crate) fn misordered(&mut self, previous: &str, object: &[Segment]) {
+        self.out.misordered(previous, object);
+    }
+}
+
+impl<'g> Stream<CmpOut<'g>> {
+    /// Starts comparing with `given`.
+    pub(crate) fn new(given: &'g [u8]) -> Self {
+        Stream {
+            out: CmpOut {
+                given,
+                pos: 0,
+                mismatch: None,
+            },
+        }
+    }
+
+    /// The first difference, or bytes left after the document.
+    pub(crate) fn finish(self) -> Result<(), NotCanonical> {
+        let out = self.out;
+        if let Some(m) = out.mismatch {
+            return Err(m);
+        }
+        if out.pos < out.given.len() {
+            return Err(NotCanonical {
+                path: JsonPath::root(),
+                offset: out.pos,
+                hint: Hint::TrailingBytes,
+                expected: String::new(),
+                found: snippet(&out.given[out.pos..]),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Stream<VecOut> {
+    /// Starts an empty buffer.
+    pub(crate) fn new_buffer(capacity: usize) -> Self {
+        Stream {
+            out: VecOut(Vec::with_capacity(capacity)),
+        }
+    }
+
+    /// The bytes written.
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
+        self.out.0
     }
 }
 
@@ -406,7 +556,12 @@ fn write_value<'a, O: Out>(value: &'a Value, out: &mut O, path: &mut Vec<PathRef
 /// ECMAScript double.
 const MAX_SAFE: u64 = 1 << 53;
 
-fn write_string<O: Out>(s: &str, out: &mut O, token: Token, path: &[PathRef<'_>]) -> bool {
+fn write_string<O: Out, P: PathSource + ?Sized>(
+    s: &str,
+    out: &mut O,
+    token: Token,
+    path: &P,
+) -> bool {
     // Most strings need no escaping: write them without a copy.
     if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
         return out.put(b"\"", token, path)

@@ -85,8 +85,11 @@ impl fmt::Display for JsonPath {
         f.write_str("$")?;
         for segment in &self.0 {
             match segment {
-                Segment::Key(k) if is_identifier(k) => write!(f, ".{k}")?,
-                Segment::Key(k) => write!(f, "[{}]", serde_json::Value::String(k.clone()))?,
+                Segment::Key(k) if is_identifier(k) && k.len() <= crate::excerpt::MAX_CHARS => {
+                    write!(f, ".{k}")?;
+                }
+                // Quoted, and cut when long: a member name can be huge.
+                Segment::Key(k) => write!(f, "[{}]", crate::excerpt::quote_json_str(k))?,
                 Segment::Index(i) => write!(f, "[{i}]")?,
             }
         }
@@ -104,6 +107,16 @@ mod tests {
         assert_eq!(p.to_string(), "$.cases[2].skip_reason");
         assert_eq!(JsonPath::root().key("a b").to_string(), "$[\"a b\"]");
         assert_eq!(JsonPath::root().to_string(), "$");
+    }
+
+    #[test]
+    fn long_member_names_are_cut() {
+        let p = JsonPath::root().key("k".repeat(100_000)).index(1);
+        let shown = p.to_string();
+        assert!(shown.len() < 120, "{shown}");
+        assert!(shown.ends_with("…\" (100000 bytes)][1]"), "{shown}");
+        let p = JsonPath::root().key("a\nb");
+        assert_eq!(p.to_string(), "$[\"a\\nb\"]");
     }
 
     #[test]

@@ -92,20 +92,158 @@ impl Contract {
 
     /// Validates `instance`, returning every violation.
     pub fn validate(self, instance: &Value) -> Result<(), Vec<SchemaViolation>> {
-        let v = self.validator();
-        if v.is_valid(instance) {
+        let mut errors = violations(self.validator(), instance, &JsonPath::root());
+        if errors.is_empty() {
             return Ok(());
         }
-        let mut errors: Vec<SchemaViolation> = v
-            .iter_errors(instance)
-            .map(|e| SchemaViolation {
-                path: JsonPath::from_pointer(&e.instance_path().to_string()),
-                reason: e.to_string(),
-            })
-            .collect();
-        errors.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.reason.cmp(&b.reason)));
-        errors.dedup();
+        sort_violations(&mut errors);
         Err(errors)
+    }
+}
+
+/// The most violations one validation lists; a hostile document can hold
+/// millions, and listing them all would take more memory than the document.
+pub const MAX_VIOLATIONS: usize = 100;
+
+/// Sorts violations by path, then reason, and drops repeats.
+pub(crate) fn sort_violations(errors: &mut Vec<SchemaViolation>) {
+    errors.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.reason.cmp(&b.reason)));
+    errors.dedup();
+}
+
+/// Every violation of `instance`, whose place in the whole document is
+/// `at`. Values are quoted through [`crate::excerpt`], so a message never
+/// echoes a large value whole.
+fn violations(
+    validator: &jsonschema::Validator,
+    instance: &Value,
+    at: &JsonPath,
+) -> Vec<SchemaViolation> {
+    if validator.is_valid(instance) {
+        return Vec::new();
+    }
+    validator
+        .iter_errors(instance)
+        .take(MAX_VIOLATIONS)
+        .map(|e| {
+            let mut path = at.clone();
+            for s in JsonPath::from_pointer(&e.instance_path().to_string()).segments() {
+                path.push(s.clone());
+            }
+            SchemaViolation {
+                path,
+                reason: bounded_reason(&e),
+            }
+        })
+        .collect()
+}
+
+fn bounded_reason(e: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind;
+    if let ValidationErrorKind::AdditionalProperties { unexpected } = e.kind() {
+        // The validator lists the names verbatim; a name can be huge.
+        const SHOWN: usize = 8;
+        let mut names: Vec<String> = unexpected
+            .iter()
+            .take(SHOWN)
+            .map(|n| crate::excerpt::quote(n))
+            .collect();
+        if unexpected.len() > SHOWN {
+            names.push(format!("and {} more", unexpected.len() - SHOWN));
+        }
+        let verb = if unexpected.len() == 1 { "was" } else { "were" };
+        return format!(
+            "Additional properties are not allowed ({} {verb} unexpected)",
+            names.join(", ")
+        );
+    }
+    e.masked_with(crate::excerpt::quote_json(e.instance()))
+        .to_string()
+}
+
+/// The parts of `benchmark-result/v1` that [`crate::scan`] checks one
+/// element at a time instead of as part of the whole document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ResultItem {
+    /// An element of `cases`.
+    Case,
+    /// An element of a case's `metrics`.
+    Metric,
+    /// An element of a metric's `samples`.
+    Sample,
+    /// An element of a drift's `initial_samples`.
+    InitialSample,
+    /// An element of a drift's `confirmation_samples`.
+    ConfirmationSample,
+}
+
+impl ResultItem {
+    #[cfg(test)]
+    const ALL: [ResultItem; 5] = [
+        ResultItem::Case,
+        ResultItem::Metric,
+        ResultItem::Sample,
+        ResultItem::InitialSample,
+        ResultItem::ConfirmationSample,
+    ];
+
+    /// Where the item's schema sits in the record's schema.
+    fn pointer(self) -> &'static str {
+        match self {
+            ResultItem::Case => "/$defs/case",
+            ResultItem::Metric => "/$defs/metric",
+            ResultItem::Sample => "/$defs/metric/properties/samples/items",
+            ResultItem::InitialSample => "/$defs/drift/properties/initial_samples/items",
+            ResultItem::ConfirmationSample => "/$defs/drift/properties/confirmation_samples/items",
+        }
+    }
+
+    fn validator(self) -> &'static jsonschema::Validator {
+        static SLOTS: [OnceLock<jsonschema::Validator>; 5] = [
+            OnceLock::new(),
+            OnceLock::new(),
+            OnceLock::new(),
+            OnceLock::new(),
+            OnceLock::new(),
+        ];
+        SLOTS[self as usize].get_or_init(|| {
+            #[expect(
+                clippy::expect_used,
+                reason = "embedded schemas are tested to be valid"
+            )]
+            let root: Value = serde_json::from_str(Contract::BenchmarkResultV1.schema_text())
+                .expect("embedded schema is JSON");
+            let mut sub = match root.pointer(self.pointer()) {
+                Some(Value::Object(m)) => m.clone(),
+                _ => serde_json::Map::new(),
+            };
+            sub.insert("$schema".into(), root["$schema"].clone());
+            sub.insert("$defs".into(), root["$defs"].clone());
+            #[expect(
+                clippy::expect_used,
+                reason = "embedded schemas are tested to be valid"
+            )]
+            jsonschema::draft202012::new(&Value::Object(sub)).expect("embedded schema compiles")
+        })
+    }
+
+    /// Whether `element` is certainly valid without asking the validator:
+    /// the common case of a sample (a number, or null where that is
+    /// allowed), which can occur millions of times in one record.
+    fn plainly_valid(self, element: &Value) -> bool {
+        match self {
+            ResultItem::Sample => element.is_number() || element.is_null(),
+            ResultItem::InitialSample | ResultItem::ConfirmationSample => element.is_number(),
+            ResultItem::Case | ResultItem::Metric => false,
+        }
+    }
+
+    /// Every violation of one element, which sits at `at`.
+    pub(crate) fn violations(self, element: &Value, at: &JsonPath) -> Vec<SchemaViolation> {
+        if self.plainly_valid(element) {
+            return Vec::new();
+        }
+        violations(self.validator(), element, at)
     }
 }
 
@@ -119,9 +257,17 @@ pub struct SchemaViolation {
 }
 
 /// Reads the `schema` member and splits it into name and major version, e.g.
-/// `("benchmark-result", 1)`.
+/// `("benchmark-result", 1)`. A version too large for a u64 reads as
+/// `u64::MAX`: still a version, and not one any build knows.
 pub fn schema_tag(doc: &Value) -> Option<(&str, u64)> {
-    let tag = doc.get("schema")?.as_str()?;
+    let (name, version) = split_schema_tag(doc.get("schema")?.as_str()?)?;
+    Some((name, version.parse().unwrap_or(u64::MAX)))
+}
+
+/// Splits a schema tag into its name and the digits of its major version:
+/// `"benchmark-result/v12"` gives `("benchmark-result", "12")`. The digits
+/// are kept as text, so no version is too large to name.
+pub fn split_schema_tag(tag: &str) -> Option<(&str, &str)> {
     let (name, version) = tag.rsplit_once("/v")?;
     if version.is_empty()
         || !version.bytes().all(|b| b.is_ascii_digit())
@@ -129,7 +275,7 @@ pub fn schema_tag(doc: &Value) -> Option<(&str, u64)> {
     {
         return None;
     }
-    Some((name, version.parse().ok()?))
+    Some((name, version))
 }
 
 /// A contract document as canonical bytes, checked against its schema
@@ -194,5 +340,87 @@ mod tests {
         );
         assert_eq!(schema_tag(&tag("benchmark-result/v01")), None);
         assert_eq!(schema_tag(&tag("benchmark-result")), None);
+        assert_eq!(
+            schema_tag(&tag("benchmark-result/v99999999999999999999")),
+            Some(("benchmark-result", u64::MAX))
+        );
+        assert_eq!(
+            split_schema_tag("benchmark-result/v99999999999999999999"),
+            Some(("benchmark-result", "99999999999999999999"))
+        );
+    }
+
+    #[test]
+    fn messages_quote_large_values_briefly() {
+        let doc = serde_json::json!({
+            "schema": "baseline-pointer/v1",
+            "lane": "x".repeat(100_000),
+            "record": "y",
+            "zzz": 1,
+        });
+        let errs = Contract::BaselinePointerV1
+            .validate(&doc)
+            .expect_err("invalid");
+        for e in &errs {
+            assert!(e.reason.len() < 300, "{}", e.reason);
+        }
+        let lane = errs
+            .iter()
+            .find(|e| e.path.to_string() == "$.lane")
+            .expect("lane reported");
+        assert!(lane.reason.contains("(100000 bytes)"), "{}", lane.reason);
+        let big_name = serde_json::json!({
+            "schema": "baseline-pointer/v1",
+            "k".repeat(100_000): 1,
+        });
+        let errs = Contract::BaselinePointerV1
+            .validate(&big_name)
+            .expect_err("invalid");
+        for e in &errs {
+            assert!(e.reason.len() < 300, "{}", e.reason);
+        }
+    }
+
+    #[test]
+    fn the_sample_shortcut_agrees_with_the_schema() {
+        let values = [
+            serde_json::json!(0),
+            serde_json::json!(-1.5),
+            serde_json::json!(null),
+            serde_json::json!("1"),
+            serde_json::json!(true),
+            serde_json::json!([1]),
+            serde_json::json!({}),
+        ];
+        for item in [
+            ResultItem::Sample,
+            ResultItem::InitialSample,
+            ResultItem::ConfirmationSample,
+        ] {
+            for v in &values {
+                if item.plainly_valid(v) {
+                    assert!(item.validator().is_valid(v), "{item:?} {v}");
+                }
+                assert_eq!(
+                    item.violations(v, &JsonPath::root()).is_empty(),
+                    item.validator().is_valid(v),
+                    "{item:?} {v}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn item_schemas_compile() {
+        for item in ResultItem::ALL {
+            let _ = item.validator();
+        }
+        let at = JsonPath::root().key("cases").index(3);
+        let errs = ResultItem::Case.violations(&serde_json::json!({"id": "a"}), &at);
+        assert!(
+            errs.iter().all(|e| e.path.to_string() == "$.cases[3]"),
+            "{errs:?}"
+        );
+        assert!(!errs.is_empty());
     }
 }

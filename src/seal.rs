@@ -7,12 +7,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+use serde_json::Value;
+
 use crate::digest::Sha256Digest;
-use crate::jcs;
-use crate::path::JsonPath;
+use crate::excerpt::quote;
+use crate::path::{JsonPath, Segment};
 use crate::record::{CaseCounts, Outcome, RESULT_SCHEMA, ResultRecord, RunCounts, Verdict};
-use crate::schema::{Contract, schema_tag};
-use crate::stats;
+use crate::schema::{Contract, MAX_VIOLATIONS, sort_violations, split_schema_tag};
+use crate::{jcs, scan};
 
 /// Canonical bytes, their digest, and the record they hold.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,6 +62,11 @@ pub enum IssueKind {
     Schema,
     /// A violated semantic invariant (counts, reasons, evidence, plan).
     Semantic,
+    /// An object names the same member twice.
+    DuplicateMember,
+    /// A draft holds an integer that canonical JSON cannot carry exactly
+    /// (above 2^53 in magnitude and not a double).
+    LossyNumber,
 }
 
 impl IssueKind {
@@ -72,6 +79,8 @@ impl IssueKind {
             IssueKind::UnknownSchemaVersion => "unknown-schema-version",
             IssueKind::Schema => "schema",
             IssueKind::Semantic => "semantic",
+            IssueKind::DuplicateMember => "duplicate-member",
+            IssueKind::LossyNumber => "lossy-number",
         }
     }
 }
@@ -125,43 +134,145 @@ pub enum SealError {
     Invalid(#[from] VerifyError),
     /// The record holds a value canonical JSON cannot carry exactly (an
     /// integer above 2^53).
-    #[error("record does not survive canonicalization unchanged (an integer above 2^53?)")]
-    Lossy,
+    #[error("record does not survive canonicalization unchanged at {path}: {reason}")]
+    Lossy {
+        /// Where the first such value is (`$` when it cannot be told).
+        path: JsonPath,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 /// Seals a record: canonical bytes plus digest, after checking the schema and
 /// the semantic invariants.
 pub fn seal(record: &ResultRecord) -> Result<SealedRecord, SealError> {
-    let bytes = jcs::to_canonical_vec(record)?;
-    let sealed = verify(&bytes, None)?;
+    let value = serde_json::to_value(record).map_err(jcs::SerializeError::from)?;
     // Canonical numbers are doubles: an integer above 2^53 would be sealed
     // as a different value. Refuse rather than record something else.
+    if let Some(first) = lossy_integers(&value).into_iter().next() {
+        return Err(SealError::Lossy {
+            path: first.path,
+            reason: first.reason,
+        });
+    }
+    let bytes = jcs::canonical_bytes(&value);
+    drop(value);
+    let sealed = verify(&bytes, None)?;
     if sealed.record != *record {
-        return Err(SealError::Lossy);
+        return Err(SealError::Lossy {
+            path: JsonPath::root(),
+            reason: "the sealed bytes decode to a different record".into(),
+        });
     }
     Ok(sealed)
 }
 
-/// Seals a draft given as JSON text in any formatting.
+/// Seals a draft given as JSON text in any formatting. Refuses a draft that
+/// names a member twice, or that holds an integer canonical JSON would
+/// round (ADR 0001), naming its path.
 pub fn seal_json(draft: &[u8]) -> Result<SealedRecord, VerifyError> {
-    let value = jcs::parse(draft).map_err(|e| VerifyError {
+    let malformed = |e: jcs::ParseError| VerifyError {
         issues: vec![VerifyIssue {
             kind: IssueKind::MalformedJson,
             path: JsonPath::root(),
             reason: e.to_string(),
         }],
-    })?;
-    verify(&jcs::canonical_bytes(&value), None)
+    };
+    if let Some((path, key)) = scan::scan(draft).map_err(malformed)?.duplicate {
+        return Err(VerifyError {
+            issues: vec![duplicate_issue(path, &key)],
+        });
+    }
+    let value = jcs::parse(draft).map_err(malformed)?;
+    let lossy = lossy_integers(&value);
+    if !lossy.is_empty() {
+        return Err(VerifyError { issues: lossy });
+    }
+    let bytes = jcs::canonical_bytes(&value);
+    drop(value);
+    verify(&bytes, None)
+}
+
+fn duplicate_issue(path: JsonPath, key: &str) -> VerifyIssue {
+    VerifyIssue {
+        kind: IssueKind::DuplicateMember,
+        path,
+        reason: format!(
+            "duplicate member {}; a member may appear only once",
+            quote(key)
+        ),
+    }
+}
+
+/// The most lossy integers [`lossy_integers`] lists.
+const MAX_LOSSY: usize = 16;
+
+/// Integers in `value` that canonical JSON would write as another number:
+/// magnitude above 2^53 and no double equal to them.
+fn lossy_integers(value: &Value) -> Vec<VerifyIssue> {
+    fn walk(v: &Value, path: &mut Vec<Segment>, out: &mut Vec<VerifyIssue>) {
+        if out.len() >= MAX_LOSSY {
+            return;
+        }
+        match v {
+            Value::Number(n) => {
+                // Compared in a wider type: `u64::MAX as f64` is 2^64,
+                // which would saturate back to u64::MAX.
+                let lossy = match (n.as_u64(), n.as_i64()) {
+                    (Some(u), _) => (u as f64) as u128 != u128::from(u),
+                    (_, Some(i)) => (i as f64) as i128 != i128::from(i),
+                    _ => false,
+                };
+                if lossy {
+                    let rounded = jcs::canonical_bytes(v);
+                    let mut p = JsonPath::root();
+                    for s in path.iter() {
+                        p.push(s.clone());
+                    }
+                    out.push(VerifyIssue {
+                        kind: IssueKind::LossyNumber,
+                        path: p,
+                        reason: format!(
+                            "integer {n} is above 2^53 and would be sealed as {}; canonical JSON numbers are doubles",
+                            String::from_utf8_lossy(&rounded)
+                        ),
+                    });
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    path.push(Segment::Index(i));
+                    walk(item, path, out);
+                    path.pop();
+                }
+            }
+            Value::Object(map) => {
+                for (k, item) in map {
+                    path.push(Segment::Key(k.clone()));
+                    walk(item, path, out);
+                    path.pop();
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::String(_) => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, &mut Vec::new(), &mut out);
+    out
 }
 
 /// Verifies sealed bytes: canonical form, digest (when `expected` is given),
 /// schema, and semantic invariants. Reports every problem found.
+///
+/// Memory stays within a small multiple of `bytes.len()`: the bytes are
+/// scanned once without building a tree of the document (see
+/// [`crate::scan`]), and the typed record is decoded straight from them.
 pub fn verify(bytes: &[u8], expected: Option<&Sha256Digest>) -> Result<SealedRecord, VerifyError> {
     let fail = |issues| Err(VerifyError { issues });
     let issue = |kind, path, reason: String| VerifyIssue { kind, path, reason };
 
-    let value = match jcs::parse(bytes) {
-        Ok(v) => v,
+    let scan = match scan::scan(bytes) {
+        Ok(s) => s,
         Err(e) => {
             return fail(vec![issue(
                 IssueKind::MalformedJson,
@@ -171,8 +282,9 @@ pub fn verify(bytes: &[u8], expected: Option<&Sha256Digest>) -> Result<SealedRec
         }
     };
     let mut issues = Vec::new();
-    let canonical_check = jcs::check_canonical(bytes, &value);
-    if let Err(nc) = canonical_check.as_ref() {
+    if let Some((path, key)) = &scan.duplicate {
+        issues.push(duplicate_issue(path.clone(), key));
+    } else if let Err(nc) = scan.canonical.as_ref() {
         issues.push(issue(
             IssueKind::NotCanonical,
             nc.path.clone(),
@@ -192,8 +304,8 @@ pub fn verify(bytes: &[u8], expected: Option<&Sha256Digest>) -> Result<SealedRec
             format!("content hashes to {digest}, but {expected} was expected"),
         ));
     }
-    match schema_tag(&value) {
-        Some(("benchmark-result", 1)) => {}
+    match scan.schema_tag.as_deref().and_then(split_schema_tag) {
+        Some(("benchmark-result", "1")) => {}
         Some(("benchmark-result", v)) => {
             issues.push(issue(
                 IssueKind::UnknownSchemaVersion,
@@ -202,34 +314,79 @@ pub fn verify(bytes: &[u8], expected: Option<&Sha256Digest>) -> Result<SealedRec
             ));
             return fail(issues);
         }
-        Some((other, v)) => {
+        Some(_) => {
+            let tag = scan.schema_tag.as_deref().unwrap_or_default();
             issues.push(issue(
                 IssueKind::Schema,
                 JsonPath::root().key("schema"),
-                format!("document is {other}/v{v}, not {RESULT_SCHEMA}"),
+                format!("document is {}, not {RESULT_SCHEMA}", quote(tag)),
             ));
             return fail(issues);
         }
         None => {} // the schema's `const` reports it
     }
-    if let Err(violations) = Contract::BenchmarkResultV1.validate(&value) {
+    if scan.duplicate.is_some() {
+        // Which of the two members is meant cannot be told.
+        return fail(issues);
+    }
+    let Some(skeleton) = scan.skeleton else {
+        let at = scan.too_large.unwrap_or_default();
+        issues.push(issue(
+            IssueKind::Schema,
+            at,
+            format!(
+                "too large to check: holding the values from here on would take more than {} times the record's size plus {} MiB of memory",
+                scan::BUDGET_FACTOR,
+                scan::BUDGET_BASE >> 20
+            ),
+        ));
+        return fail(issues);
+    };
+    let capped = scan.capped;
+    let mut violations = scan.element_violations;
+    if let Err(found) = Contract::BenchmarkResultV1.validate(&skeleton) {
+        violations.extend(found);
+    }
+    drop(skeleton);
+    if !violations.is_empty() {
+        sort_violations(&mut violations);
+        let listed = violations.len().min(MAX_VIOLATIONS);
+        let more = capped || violations.len() > MAX_VIOLATIONS;
+        violations.truncate(listed);
         issues.extend(
             violations
                 .into_iter()
                 .map(|v| issue(IssueKind::Schema, v.path, v.reason)),
         );
+        if more {
+            issues.push(issue(
+                IssueKind::Schema,
+                JsonPath::root(),
+                format!(
+                    "only the first {MAX_VIOLATIONS} schema violations are listed; checking stopped there"
+                ),
+            ));
+        }
         return fail(issues);
     }
     // Non-canonical spellings (`5.0` for `5`) are reported above; decode the
     // normal form so the remaining checks still run on what the bytes mean.
-    let value = match canonical_check {
-        Ok(()) => value,
-        Err(_) => jcs::parse(&jcs::canonical_bytes(&value)).unwrap_or(value),
+    let normal;
+    let source = if scan.canonical.is_ok() {
+        bytes
+    } else {
+        match scan::normalized(bytes) {
+            Ok(n) => {
+                normal = n;
+                &normal[..]
+            }
+            Err(_) => bytes,
+        }
     };
-    let record: ResultRecord = match serde_json::from_value(value) {
+    let record = match decode(source) {
         Ok(r) => r,
         Err(e) => {
-            issues.push(issue(IssueKind::Schema, JsonPath::root(), e.to_string()));
+            issues.push(e);
             return fail(issues);
         }
     };
@@ -243,6 +400,33 @@ pub fn verify(bytes: &[u8], expected: Option<&Sha256Digest>) -> Result<SealedRec
     } else {
         fail(issues)
     }
+}
+
+/// Decodes the typed record straight from JSON text; an error names the
+/// JSON path of the value the decoder refused.
+fn decode(source: &[u8]) -> Result<ResultRecord, VerifyIssue> {
+    let mut de = serde_json::Deserializer::from_slice(source);
+    serde_path_to_error::deserialize::<_, ResultRecord>(&mut de).map_err(|e| {
+        let mut path = JsonPath::root();
+        for s in e.path().iter() {
+            match s {
+                serde_path_to_error::Segment::Seq { index } => path.push(Segment::Index(*index)),
+                serde_path_to_error::Segment::Map { key } => path.push(Segment::Key(key.clone())),
+                serde_path_to_error::Segment::Enum { .. }
+                | serde_path_to_error::Segment::Unknown => {}
+            }
+        }
+        let msg = e.inner().to_string();
+        let msg = match msg.rfind(" at line ") {
+            Some(i) => &msg[..i],
+            None => &msg[..],
+        };
+        VerifyIssue {
+            kind: IssueKind::Schema,
+            path,
+            reason: crate::excerpt::bytes_prefix(msg.as_bytes(), 200),
+        }
+    })
 }
 
 /// The semantic invariants of a record that the schema cannot express.
@@ -266,7 +450,7 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
         if !seen.insert(&case.id) {
             push(
                 p.key("id"),
-                format!("case id `{}` appears more than once", case.id),
+                format!("case id {} appears more than once", quote(case.id.as_str())),
             );
         }
         by_id.insert(&case.id, case);
@@ -341,8 +525,8 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
             push(
                 p.key("drift").key("metric"),
                 format!(
-                    "drift metric `{}` is not among the case's metrics",
-                    d.metric
+                    "drift metric {} is not among the case's metrics",
+                    quote(&d.metric)
                 ),
             );
         }
@@ -358,7 +542,7 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
             if !names.insert(&m.name) {
                 push(
                     mp.key("name"),
-                    format!("metric `{}` appears more than once", m.name),
+                    format!("metric {} appears more than once", quote(&m.name)),
                 );
             }
             check_summary(m, &mp, &mut push);
@@ -419,17 +603,23 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
         if !reported.insert(&rep.case) {
             push(
                 p.key("case"),
-                format!("case `{}` is reported more than once", rep.case),
+                format!(
+                    "case {} is reported more than once",
+                    quote(rep.case.as_str())
+                ),
             );
         }
         match by_id.get(&rep.case) {
             None => push(
                 p.key("case"),
-                format!("reported case `{}` is not in cases", rep.case),
+                format!("reported case {} is not in cases", quote(rep.case.as_str())),
             ),
             Some(c) if c.outcome != Outcome::Drift => push(
                 p.key("case"),
-                format!("reported case `{}` is not a drift case", rep.case),
+                format!(
+                    "reported case {} is not a drift case",
+                    quote(rep.case.as_str())
+                ),
             ),
             Some(c) => {
                 if c.drift.as_ref().is_some_and(|d| d.metric != rep.metric) {
@@ -445,7 +635,7 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
         if !reported.contains(&case.id) {
             push(
                 plan.key("drift_reports"),
-                format!("drift case `{}` has no drift report", case.id),
+                format!("drift case {} has no drift report", quote(case.id.as_str())),
             );
         }
     }
@@ -454,12 +644,15 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
             Some(c) if c.outcome == Outcome::Pass => {}
             Some(c) => push(
                 plan.key("cleared").index(i),
-                format!("cleared case `{id}` did not pass (outcome {:?})", c.outcome)
-                    .to_lowercase(),
+                format!(
+                    "cleared case {} did not pass (outcome {})",
+                    quote(id.as_str()),
+                    format!("{:?}", c.outcome).to_lowercase()
+                ),
             ),
             None => push(
                 plan.key("cleared").index(i),
-                format!("cleared case `{id}` is not in cases"),
+                format!("cleared case {} is not in cases", quote(id.as_str())),
             ),
         }
     }
@@ -497,7 +690,7 @@ fn check_summary(
     path: &JsonPath,
     push: &mut impl FnMut(JsonPath, String),
 ) {
-    let values: Vec<f64> = m.samples.iter().flatten().map(|f| f.get()).collect();
+    let mut values: Vec<f64> = m.samples.iter().flatten().map(|f| f.get()).collect();
     match (&m.summary, values.is_empty()) {
         (None, true) => {}
         (None, false) => push(
@@ -522,9 +715,7 @@ fn check_summary(
                 );
                 return;
             }
-            let Some(want) = stats::Summary::of(&values) else {
-                return;
-            };
+            let want = summary_in_place(&mut values);
             let checks = [
                 ("median", s.median.get(), want.median),
                 ("mad", s.mad.get(), want.mad),
@@ -548,6 +739,36 @@ fn check_summary(
                 );
             }
         }
+    }
+}
+
+/// The summary [`stats::Summary::of`] gives for `values`, computed in the
+/// buffer itself (sorted, then overwritten with the deviations), so that
+/// checking a large sample needs no further copies of it. `values` must not
+/// be empty.
+fn summary_in_place(values: &mut [f64]) -> crate::stats::Summary {
+    fn median_sorted(sorted: &[f64]) -> f64 {
+        let n = sorted.len();
+        if n % 2 == 1 {
+            sorted[n / 2]
+        } else {
+            sorted[n / 2 - 1] / 2.0 + sorted[n / 2] / 2.0
+        }
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    let (min, max) = (values[0], values[n - 1]);
+    let median = median_sorted(values);
+    for v in values.iter_mut() {
+        *v = (*v - median).abs();
+    }
+    values.sort_by(f64::total_cmp);
+    crate::stats::Summary {
+        n,
+        median,
+        mad: median_sorted(values),
+        min,
+        max,
     }
 }
 
@@ -583,6 +804,32 @@ mod tests {
     }
 
     #[test]
+    fn lossy_integers_are_those_no_double_equals() {
+        let v = serde_json::json!({
+            "exact": [1u64 << 53, 1u64 << 63, -(1i64 << 60), 0],
+            "lossy": [(1u64 << 53) + 1, u64::MAX, i64::MIN + 1],
+        });
+        let found: Vec<String> = lossy_integers(&v)
+            .iter()
+            .map(|i| i.path.to_string())
+            .collect();
+        assert_eq!(found, ["$.lossy[0]", "$.lossy[1]", "$.lossy[2]"]);
+    }
+
+    #[test]
+    fn summary_in_place_equals_the_statistics_module() {
+        let mut rng = crate::stats::SplitMix64::new(7);
+        for n in [1usize, 2, 3, 10, 101, 1000] {
+            let values: Vec<f64> = (0..n)
+                .map(|_| (rng.next_u64() % 10_000) as f64 / 7.0)
+                .collect();
+            let want = crate::stats::Summary::of(&values).expect("non-empty");
+            let mut buf = values.clone();
+            assert_eq!(summary_in_place(&mut buf), want, "n = {n}");
+        }
+    }
+
+    #[test]
     fn integers_beyond_two_to_the_53_are_refused_not_rounded() {
         let mut r = example();
         let summary = r.cases[0].metrics[0].summary.as_mut().expect("summary");
@@ -594,7 +841,13 @@ mod tests {
             resamples: 1000,
             seed: (1u64 << 53) + 1,
         });
-        assert!(matches!(seal(&r), Err(SealError::Lossy)));
+        match seal(&r) {
+            Err(SealError::Lossy { path, reason }) => {
+                assert_eq!(path.to_string(), "$.cases[0].metrics[0].summary.ci.seed");
+                assert!(reason.contains("9007199254740993"), "{reason}");
+            }
+            other => panic!("not refused as lossy: {other:?}"),
+        }
         r.cases[0].metrics[0]
             .summary
             .as_mut()

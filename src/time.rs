@@ -174,9 +174,16 @@ impl Utc {
 }
 
 /// A sort key for timestamps that may be invalid: invalid ones first (by
-/// text), then valid ones by instant, so sorting is total and deterministic.
+/// text), then valid ones by instant alone, so sorting is total and
+/// deterministic. Two spellings of one instant (`01:00:00Z` and
+/// `01:00:00.000Z`) have the same key: the text breaks ties only between
+/// values that are not instants, and a caller orders equal instants by
+/// what comes next in its key (a digest), never by how they were written.
 pub fn order_key(s: &str) -> (Option<Utc>, &str) {
-    (Utc::parse(s).ok(), s)
+    match Utc::parse(s) {
+        Ok(t) => (Some(t), ""),
+        Err(_) => (None, s),
+    }
 }
 
 #[cfg(test)]
@@ -262,5 +269,20 @@ mod tests {
         let mut v = vec!["bad", "2026-11-30T01:00:00Z", "2026-11-30T01:00:00.5Z"];
         v.sort_by_key(|s| order_key(s));
         assert_eq!(v, ["bad", "2026-11-30T01:00:00Z", "2026-11-30T01:00:00.5Z"]);
+    }
+
+    #[test]
+    fn one_instant_written_two_ways_has_one_order_key() {
+        let whole = order_key("2026-11-30T01:00:00Z");
+        for same in [
+            "2026-11-30T01:00:00.000Z",
+            "2026-11-30T01:00:00.0Z",
+            "2026-11-30T01:00:00.000000000Z",
+        ] {
+            assert_eq!(order_key(same), whole, "{same}");
+        }
+        assert!(order_key("2026-11-30T01:00:00.001Z") > whole);
+        assert!(order_key("bad-a") < order_key("bad-b"));
+        assert!(order_key("zzz") < whole, "invalid text sorts first");
     }
 }

@@ -8,14 +8,16 @@
 //! the snapshots; only a change to the rendering does. Besides the snapshots,
 //! each rendered text is checked for the shape a snapshot review could miss:
 //! tables with a consistent column count, history links of the right form,
-//! and Mermaid numbers in plain decimal notation.
+//! and Mermaid numbers in plain decimal notation. A last test renders
+//! records whose texts are hostile (markers, mentions, references, pipes,
+//! newlines, 100 KB) and checks that none of it acts as markup.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use benchops::manifest::{BaselinePolicy, Labels, Lane, Manifest};
 use benchops::num::Finite;
 use benchops::reconcile::{
-    DriftStatus, HistoryRecord, IssueState, RenderOptions, Standing, drift_statuses,
+    DriftKey, DriftStatus, HistoryRecord, IssueState, RenderOptions, Standing, drift_statuses,
     render_closing_comment, render_duplicate_body, render_evidence_comment, render_issue_body,
     render_title, render_trend_chart,
 };
@@ -395,8 +397,9 @@ fn subset_sentinel_cleared() -> DriftStatus {
 // Shape checks
 // ---------------------------------------------------------------------------
 
-/// Every Markdown table row has as many cells as its header (escaped pipes
-/// and pipes inside inline code are not separators).
+/// Every Markdown table row has as many cells as its header. As GitHub's
+/// table parser reads a row, every `|` separates cells (inside a code span
+/// too) unless a backslash precedes it.
 fn check_tables(text: &str) {
     let mut width: Option<usize> = None;
     for line in text.lines() {
@@ -405,13 +408,10 @@ fn check_tables(text: &str) {
             continue;
         }
         let mut cells = 0;
-        let mut in_code = false;
         let mut prev = ' ';
         for ch in line.chars() {
-            match ch {
-                '`' => in_code = !in_code,
-                '|' if !in_code && prev != '\\' => cells += 1,
-                _ => {}
+            if ch == '|' && prev != '\\' {
+                cells += 1;
             }
             prev = ch;
         }
@@ -431,6 +431,9 @@ fn check_tables(text: &str) {
 fn check_links(text: &str) {
     let mut n = 0;
     for (i, _) in text.match_indices("](") {
+        if text[..i].ends_with('\\') {
+            continue; // an escaped `]`: not a link
+        }
         let rest = &text[i + 2..];
         let url = &rest[..rest.find(')').expect("link closes")];
         let path = url
@@ -602,4 +605,157 @@ fn closing_comment() {
 fn duplicate_body() {
     let s = subset_sentinel_cleared();
     insta::assert_snapshot!("duplicate_body", render_duplicate_body(&s.key, 12));
+}
+
+// ---------------------------------------------------------------------------
+// Text from records is inert
+// ---------------------------------------------------------------------------
+
+/// What a hostile record may carry in a free text: hidden markers, a
+/// mention of a person and of a team, a reference, table pipes, newlines,
+/// backticks, HTML, and 100 KB of it.
+fn hostile(len: usize) -> String {
+    let mut s = format!(
+        "rose <!-- benchops:closed epoch={} --> @octocat @acme/perf #123 a|b\n| c |\r\n`` ` \
+         <img src=x> [l](https://evil.example) ",
+        Sha256Digest::of(b"forged")
+    );
+    while s.len() < len {
+        s.push_str("padding ");
+    }
+    s.truncate(len);
+    s
+}
+
+/// No hidden-comment delimiter but on a benchops marker line, no mention,
+/// no reference, and no line longer than a bound.
+fn check_inert(text: &str) {
+    for line in text.lines() {
+        if line.contains("<!--") || line.contains("-->") {
+            assert!(
+                line.starts_with("<!-- benchops:")
+                    && line.ends_with(" -->")
+                    && !line.contains("forged")
+                    && line.matches("<!--").count() == 1,
+                "record text opened a comment: {line}"
+            );
+        }
+        assert!(line.chars().count() < 2_000, "a long line: {line}");
+    }
+    for raw in [
+        "@octocat",
+        "@acme",
+        "#123",
+        "#12 ",
+        "@u",
+        "<img",
+        "https://evil",
+    ] {
+        assert!(!text.contains(raw), "{raw} reached the issue raw:\n{text}");
+    }
+}
+
+#[test]
+fn record_text_is_inert_in_titles_bodies_and_comments() {
+    let metric = "p99|lat`ency @acme/perf #12 <!-- benchops:drift key=a/b -->\nnext";
+    let m = manifest(&["parse/large"], &["*"]);
+    let summary = hostile(100_000);
+    let mut r1 = record(
+        "comprehensive",
+        "2026-11-01T01:00:00Z",
+        "2026-11-01T02:00:00Z",
+        &[("parse/large", Spec::Drift(1.3, 1.0))],
+        &[("parse/large", summary.as_str())],
+    );
+    {
+        let case = &mut r1.cases[0];
+        case.metrics[0].name = metric.into();
+        case.metrics[0].unit = "ms|@u#1<!--".into();
+        if let Some(d) = case.drift.as_mut() {
+            d.metric = metric.into();
+        }
+        r1.publication.drift_reports[0].metric = metric.into();
+    }
+    // The sentinel drifts on wall_s, later: the hostile key's sentinel row
+    // says it drifted on another metric; the wall_s key's comprehensive row
+    // names the hostile metric.
+    let r2 = record(
+        "sentinel",
+        "2026-11-01T05:00:00Z",
+        "2026-11-01T05:10:00Z",
+        &[("parse/large", Spec::Drift(1.3, 1.0))],
+        &[("parse/large", summary.as_str())],
+    );
+    let records = [named("hostile/C1", r1), named("hostile/S1", r2)];
+    let history: Vec<HistoryRecord<'_>> = records
+        .iter()
+        .map(|n| HistoryRecord {
+            digest: digest(n.name),
+            record: &n.record,
+        })
+        .collect();
+    let statuses = drift_statuses(&m, &history);
+    assert_eq!(statuses.len(), 2);
+    let o = options();
+    let labels = Labels::default();
+    for s in &statuses {
+        let carried: BTreeSet<Sha256Digest> = s.evidence.iter().map(|e| e.record.digest).collect();
+        let title = render_title(&s.key);
+        assert!(title.chars().count() <= 256, "{title}");
+        assert!(!title.contains(['\n', '\r']), "{title}");
+        check_inert(&title);
+        for state in [IssueState::Open, IssueState::Closed] {
+            let body = render_issue_body(s, state, &carried, &labels, &o);
+            check_inert(&body);
+            check_tables(&body);
+            check_links(&body);
+            check_mermaid(&body);
+            assert!(body.chars().count() < 65_536, "GitHub's body limit");
+            assert!(body.contains("(truncated from 100000 bytes)"));
+            let back = benchops::reconcile::ActualIssue::from_body(
+                1,
+                title.clone(),
+                body,
+                state,
+                None,
+                vec![],
+            );
+            assert_eq!(back.key.as_ref(), Some(&s.key), "the key reads back");
+            assert_eq!(back.body_evidence, carried, "only the real markers count");
+        }
+        for e in &s.evidence {
+            for human in [false, true] {
+                let c = render_evidence_comment(s, e, human, &labels, &o);
+                check_inert(&c);
+                assert!(c.chars().count() < 5_000);
+            }
+        }
+        let refs: Vec<_> = s.evidence.iter().map(|e| e.record.clone()).collect();
+        let closing = render_closing_comment(s, &refs, &o);
+        check_inert(&closing);
+        check_tables(&closing);
+        let dup = render_duplicate_body(&s.key, 7);
+        check_inert(&dup);
+    }
+    let hostile_key = DriftKey::new(case_id("parse/large"), metric);
+    let s = statuses
+        .iter()
+        .find(|s| s.key == hostile_key)
+        .expect("the hostile key");
+    let body = render_issue_body(s, IssueState::Open, &BTreeSet::new(), &labels, &o);
+    // The metric shows as one code span, its pipe escaped for the table
+    // parser where it sits in a table, its newline a space.
+    assert!(
+        body.contains("## Benchmark drift: `parse/large` · ``p99|lat`ency @\u{200B}acme/perf #\u{200B}12 <\u{200B}!-- benchops:drift key=a/b --\u{200B}> next``"),
+        "{body}"
+    );
+    let other = statuses
+        .iter()
+        .find(|s| s.key.metric == "wall_s")
+        .expect("the wall_s key");
+    let body = render_issue_body(other, IssueState::Open, &BTreeSet::new(), &labels, &o);
+    assert!(
+        body.contains("| drift on ``p99\\|lat`ency @\u{200B}acme/perf"),
+        "{body}"
+    );
 }

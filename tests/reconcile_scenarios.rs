@@ -6,6 +6,9 @@
 //! - retries: for every k, applying the first k actions (a crash) and
 //!   reconciling again yields exactly the remaining actions, and applying
 //!   them gives the same ledger (no duplicate issues or comments).
+//!
+//! The last scenarios order one instant written two ways, and feed the
+//! reconcile records whose summaries forge benchops markers.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -114,6 +117,18 @@ fn build_case(id: &str, spec: Spec) -> Case {
 }
 
 fn build_record(lane_name: &str, slot: &str, cases: &[(&str, Spec)]) -> SealedRecord {
+    build_record_with(lane_name, slot, slot, cases, None)
+}
+
+/// A record whose `finished_at` is given, and whose drift reports carry
+/// `summary` when one is given.
+fn build_record_with(
+    lane_name: &str,
+    slot: &str,
+    finished_at: &str,
+    cases: &[(&str, Spec)],
+    summary: Option<&str>,
+) -> SealedRecord {
     let cases: Vec<Case> = cases.iter().map(|(id, s)| build_case(id, *s)).collect();
     let mut runs = RunCounts::default();
     for c in &cases {
@@ -128,9 +143,14 @@ fn build_record(lane_name: &str, slot: &str, cases: &[(&str, Spec)]) -> SealedRe
                 .map(|d| DriftReport {
                     case: c.id.clone(),
                     metric: d.metric.clone(),
-                    summary: format!(
-                        "wall_s median {} s vs baseline 1 s",
-                        d.confirmation_samples[0]
+                    summary: summary.map_or_else(
+                        || {
+                            format!(
+                                "wall_s median {} s vs baseline 1 s",
+                                d.confirmation_samples[0]
+                            )
+                        },
+                        str::to_owned,
                     ),
                 })
         })
@@ -155,7 +175,7 @@ fn build_record(lane_name: &str, slot: &str, cases: &[(&str, Spec)]) -> SealedRe
             host: "bench-01".into(),
         },
         started_at: slot.into(),
-        finished_at: slot.into(),
+        finished_at: finished_at.into(),
         runs,
         case_counts: CaseCounts::of(&cases),
         cases,
@@ -386,7 +406,10 @@ impl World {
         slot: &str,
         cases: &[(&str, Spec)],
     ) -> Sha256Digest {
-        let r = build_record(lane_name, slot, cases);
+        self.add_sealed(name, build_record(lane_name, slot, cases))
+    }
+
+    fn add_sealed(&mut self, name: &str, r: SealedRecord) -> Sha256Digest {
         let d = r.digest();
         self.names.insert(d, name.into());
         self.records.push(r);
@@ -1421,4 +1444,182 @@ fn racing_sweeps_duplicate_comments_are_deleted_keeping_the_earliest() {
     assert_eq!(w.sweep(), [format!("delete-comment #1 {again}")]);
     assert!(w.sweep().is_empty());
     assert_eq!(w.issue(1).comments.len(), 2, "evidence C2 and the closing");
+}
+
+// ---------------------------------------------------------------------------
+// Instants written two ways, and text from records
+// ---------------------------------------------------------------------------
+
+#[test]
+fn a_same_slot_rerun_written_with_milliseconds_that_still_reproduces_does_not_close() {
+    let mut w = World::new(subset_sentinel());
+    w.add(
+        "C1",
+        "comprehensive",
+        "2026-11-01T01:00:00Z",
+        &[("parse/large", Spec::Drift(1.3))],
+    );
+    w.sweep();
+    // The next night's slot runs twice: a run that passed, then a rerun
+    // that finished later and still drifts. The rerun's slot is the same
+    // instant written with milliseconds, which sorts first as text.
+    w.add_sealed(
+        "C2",
+        build_record_with(
+            "comprehensive",
+            "2026-11-02T01:00:00Z",
+            "2026-11-02T02:00:00Z",
+            &[("parse/large", Spec::Pass(1.0))],
+            None,
+        ),
+    );
+    w.add_sealed(
+        "C2-rerun",
+        build_record_with(
+            "comprehensive",
+            "2026-11-02T01:00:00.000Z",
+            "2026-11-02T03:00:00.000Z",
+            &[("parse/large", Spec::Drift(1.3))],
+            None,
+        ),
+    );
+    assert_eq!(w.sweep(), ["comment #1 evidence C2-rerun", "update #1"]);
+    assert_eq!(w.issue(1).state, IssueState::Open);
+}
+
+/// A summary that carries everything a hostile or careless record could:
+/// hidden markers (the given forged ones among them), mentions,
+/// references, table pipes, newlines, backticks, and then some.
+fn hostile_summary(forged: &[String], len: usize) -> String {
+    let mut s = format!(
+        "wall_s rose <!-- x --> --> {} @octocat @acme/perf-team #123 a|b\n| c |\r\n`` ` ",
+        forged.join("\n")
+    );
+    while s.len() < len {
+        s.push_str("padding ");
+    }
+    s.truncate(len);
+    s
+}
+
+/// Every line of `text` that holds `<!--` or `-->` is a marker line, and
+/// no `@` or `#` reaches GitHub as a mention or a reference.
+fn assert_inert(text: &str, forged: &[String]) {
+    for line in text.lines() {
+        if line.contains("<!--") || line.contains("-->") {
+            assert!(
+                line.starts_with("<!-- benchops:") && line.ends_with(" -->"),
+                "record text opened a comment: {line}"
+            );
+            assert!(
+                !forged.iter().any(|f| f == line),
+                "a forged marker became a line: {line}"
+            );
+        }
+    }
+    for f in forged {
+        assert!(!text.contains(f.as_str()), "{f} copied raw");
+    }
+    for raw in ["@octocat", "@acme", "#123"] {
+        assert!(!text.contains(raw), "{raw} would ping or link");
+    }
+}
+
+#[test]
+fn markers_forged_in_a_summary_neither_silence_evidence_nor_the_closing() {
+    let mut w = World::new(subset_sentinel());
+    w.add(
+        "C1",
+        "comprehensive",
+        "2026-11-01T01:00:00Z",
+        &[("parse/large", Spec::Drift(1.3))],
+    );
+    w.sweep();
+    // C3 is the later evidence and the epoch the issue closes at; C2's
+    // summary forges its evidence and closing markers.
+    let c3 = build_record(
+        "comprehensive",
+        "2026-11-03T01:00:00Z",
+        &[("parse/large", Spec::Drift(1.3))],
+    );
+    let forged = vec![evidence_marker(&c3.digest()), closed_marker(&c3.digest())];
+    let summary = hostile_summary(&forged, 100_000);
+    w.add_sealed(
+        "C2",
+        build_record_with(
+            "comprehensive",
+            "2026-11-02T01:00:00Z",
+            "2026-11-02T01:00:00Z",
+            &[("parse/large", Spec::Drift(1.3))],
+            Some(&summary),
+        ),
+    );
+    assert_eq!(w.sweep(), ["comment #1 evidence C2", "update #1"]);
+    w.add_sealed("C3", c3);
+    assert_eq!(w.sweep(), ["comment #1 evidence C3", "update #1"]);
+    w.add(
+        "C4",
+        "comprehensive",
+        "2026-11-04T01:00:00Z",
+        &[("parse/large", Spec::Pass(1.0))],
+    );
+    assert_eq!(
+        w.sweep(),
+        ["close #1 by [comprehensive C4]", "comment #1 closed C3"]
+    );
+    let i = w.issue(1);
+    assert_eq!(i.state, IssueState::Closed);
+    assert_eq!(i.comments.len(), 3);
+    // C3's own comments carry its markers, rightly, as first lines; the
+    // body and C2's comment must carry none.
+    for (n, text) in std::iter::once(&i.body).chain(&i.comments).enumerate() {
+        let forged: &[String] = if n <= 1 { &forged } else { &[] };
+        assert_inert(text, forged);
+        assert!(
+            text.chars().count() < 20_000,
+            "{} chars",
+            text.chars().count()
+        );
+    }
+    assert!(i.comments[0].contains("(truncated from 100000 bytes)"));
+}
+
+#[test]
+fn a_forged_marker_line_in_a_benchops_comment_does_not_count() {
+    // Even if record text reached a comment unescaped, on lines of its own,
+    // only the comment's first lines are read.
+    let mut w = World::new(subset_sentinel());
+    w.add(
+        "C1",
+        "comprehensive",
+        "2026-11-01T01:00:00Z",
+        &[("parse/large", Spec::Drift(1.3))],
+    );
+    w.sweep();
+    let c2 = build_record(
+        "comprehensive",
+        "2026-11-02T01:00:00Z",
+        &[("parse/large", Spec::Drift(1.3))],
+    );
+    w.ledger.push_comment(
+        1,
+        format!(
+            "{}\nThe drift reproduced: copied text\n{}\n{}\n",
+            evidence_marker(&Sha256Digest::of(b"other")),
+            evidence_marker(&c2.digest()),
+            closed_marker(&c2.digest())
+        ),
+    );
+    w.add_sealed("C2", c2);
+    assert_eq!(w.sweep(), ["comment #1 evidence C2", "update #1"]);
+    w.add(
+        "C3",
+        "comprehensive",
+        "2026-11-03T01:00:00Z",
+        &[("parse/large", Spec::Pass(1.0))],
+    );
+    assert_eq!(
+        w.sweep(),
+        ["close #1 by [comprehensive C3]", "comment #1 closed C2"]
+    );
 }

@@ -1,6 +1,12 @@
 //! The hidden markers an issue carries: writing them, and reading an
 //! issue's body and comments back into an [`ActualIssue`].
 //!
+//! A marker is read only where benchops writes it, in the exact form it
+//! writes it, one per line: a body's drift and state markers from its
+//! leading block, its evidence markers from its trailing block, and a
+//! comment's markers from its leading block. Anything else, however much it
+//! looks like a marker, is text.
+//!
 //! A drift key's marker form ([`DriftKey::marker_value`]) and its strict
 //! parser live here too.
 
@@ -105,30 +111,88 @@ pub fn state_marker(m: &StateMarker) -> String {
     format!("<!-- benchops:state {state} epoch={} -->", m.epoch)
 }
 
-/// Every `<!-- benchops:<kind> word ... -->` in `text`, as (kind, words).
-fn markers(text: &str) -> Vec<(&str, Vec<&str>)> {
-    const OPEN: &str = "<!-- benchops:";
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find(OPEN) {
-        // From `benchops:`, so the kind keeps its prefix.
-        let after = &rest[start + "<!-- ".len()..];
-        let Some(end) = after.find("-->") else { break };
-        let mut words = after[..end].split_whitespace();
-        if let Some(kind) = words.next() {
-            out.push((kind, words.collect()));
-        }
-        rest = &after[end + 3..];
-    }
-    out
+/// A marker as read from one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Marker {
+    /// `benchops:drift`; `None` when the key does not parse.
+    Drift(Option<DriftKey>),
+    /// `benchops:state`.
+    State(StateMarker),
+    /// `benchops:evidence`.
+    Evidence(Sha256Digest),
+    /// `benchops:closed`.
+    Closed(Sha256Digest),
 }
 
-/// The value of `name=value` among a marker's words.
-fn marker_field<'a>(words: &[&'a str], name: &str) -> Option<&'a str> {
-    words.iter().find_map(|w| {
-        w.split_once('=')
-            .filter(|(k, _)| *k == name)
-            .map(|(_, v)| v)
+/// The marker a line is, if it is exactly one that benchops writes: the
+/// whole line (a trailing `\r` aside) is the marker, in the very form
+/// [`drift_marker`], [`state_marker`], [`evidence_marker`] or
+/// [`closed_marker`] writes it. A drift marker whose key does not parse is
+/// still a drift marker (of no key).
+fn marker_line(line: &str) -> Option<Marker> {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    let inner = line.strip_prefix("<!-- benchops:")?.strip_suffix(" -->")?;
+    let (kind, rest) = inner.split_once(' ')?;
+    let digest = |name: &str| -> Option<Sha256Digest> {
+        rest.strip_prefix(name)?.strip_prefix('=')?.parse().ok()
+    };
+    let m = match kind {
+        "drift" => {
+            let v = rest.strip_prefix("key=")?;
+            if v.is_empty() || v.contains(char::is_whitespace) {
+                return None;
+            }
+            Marker::Drift(DriftKey::parse_marker_value(v).ok())
+        }
+        "state" => {
+            let (state, epoch) = rest.split_once(' ')?;
+            let state = match state {
+                "open" => IssueState::Open,
+                "closed" => IssueState::Closed,
+                _ => return None,
+            };
+            let epoch = epoch.strip_prefix("epoch=")?.parse().ok()?;
+            Marker::State(StateMarker { state, epoch })
+        }
+        "evidence" => Marker::Evidence(digest("record")?),
+        "closed" => Marker::Closed(digest("epoch")?),
+        _ => return None,
+    };
+    let exact = match &m {
+        Marker::Drift(Some(k)) => drift_marker(k) == line,
+        Marker::Drift(None) => true,
+        Marker::State(s) => state_marker(s) == line,
+        Marker::Evidence(d) => evidence_marker(d) == line,
+        Marker::Closed(d) => closed_marker(d) == line,
+    };
+    exact.then_some(m)
+}
+
+/// The markers of the leading block of `text`: its first lines, as long as
+/// each is a marker line. This is where benchops writes a body's drift and
+/// state markers and a comment's marker.
+fn leading_markers(text: &str) -> impl Iterator<Item = Marker> + '_ {
+    text.lines().map_while(marker_line)
+}
+
+/// The markers of the trailing block of `text`: its last lines, blank ones
+/// skipped, as long as each is a marker line. This is where benchops writes
+/// a body's evidence markers.
+fn trailing_markers(text: &str) -> impl Iterator<Item = Marker> + '_ {
+    text.lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .map_while(marker_line)
+}
+
+/// The key named by the first line of `text` that is exactly a drift
+/// marker, wherever the line is: what a marker copied into someone else's
+/// issue names, to tell a person about it. The reconcile never uses it;
+/// [`ActualIssue::from_body`] reads the key from the leading block only.
+pub fn quoted_drift_key(text: &str) -> Option<DriftKey> {
+    text.lines().find_map(|l| match marker_line(l) {
+        Some(Marker::Drift(k)) => k,
+        _ => None,
     })
 }
 
@@ -205,24 +269,20 @@ impl ActualIssue {
         let body = body.into();
         let mut key = None;
         let mut marker = None;
-        let mut body_evidence = BTreeSet::new();
-        for (kind, words) in markers(&body) {
-            match kind {
-                "benchops:drift" if key.is_none() => {
-                    key = marker_field(&words, "key")
-                        .and_then(|v| DriftKey::parse_marker_value(v).ok());
-                }
-                "benchops:state" if marker.is_none() => {
-                    marker = parse_state_marker(&words);
-                }
-                "benchops:evidence" => {
-                    if let Some(d) = marker_field(&words, "record").and_then(|v| v.parse().ok()) {
-                        body_evidence.insert(d);
-                    }
-                }
+        for m in leading_markers(&body) {
+            match m {
+                Marker::Drift(k) if key.is_none() => key = Some(k),
+                Marker::State(s) if marker.is_none() => marker = Some(s),
                 _ => {}
             }
         }
+        let key = key.flatten();
+        let body_evidence: BTreeSet<Sha256Digest> = trailing_markers(&body)
+            .filter_map(|m| match m {
+                Marker::Evidence(d) => Some(d),
+                _ => None,
+            })
+            .collect();
         Self {
             number,
             title: title.into(),
@@ -249,20 +309,15 @@ impl ActualIssue {
     {
         for (id, c) in comments {
             let mut found = Vec::new();
-            for (kind, words) in markers(c.as_ref()) {
-                let digest = |f| marker_field(&words, f).and_then(|v| v.parse().ok());
-                match kind {
-                    "benchops:evidence" => {
-                        if let Some(d) = digest("record") {
-                            self.commented_evidence.insert(d);
-                            found.push(CommentMarker::Evidence { record: d });
-                        }
+            for m in leading_markers(c.as_ref()) {
+                match m {
+                    Marker::Evidence(d) => {
+                        self.commented_evidence.insert(d);
+                        found.push(CommentMarker::Evidence { record: d });
                     }
-                    "benchops:closed" => {
-                        if let Some(d) = digest("epoch") {
-                            self.closing_comments.insert(d);
-                            found.push(CommentMarker::Closed { epoch: d });
-                        }
+                    Marker::Closed(d) => {
+                        self.closing_comments.insert(d);
+                        found.push(CommentMarker::Closed { epoch: d });
                     }
                     _ => {}
                 }
@@ -329,16 +384,6 @@ impl ActualIssue {
     pub(super) fn has_label(&self, name: &str) -> bool {
         self.labels.iter().any(|l| l == name)
     }
-}
-
-fn parse_state_marker(words: &[&str]) -> Option<StateMarker> {
-    let state = match words.first().copied() {
-        Some("open") => IssueState::Open,
-        Some("closed") => IssueState::Closed,
-        _ => return None,
-    };
-    let epoch = marker_field(words, "epoch")?.parse().ok()?;
-    Some(StateMarker { state, epoch })
 }
 
 /// What a comment's marker records.
@@ -460,6 +505,64 @@ mod tests {
     }
 
     #[test]
+    fn markers_count_only_where_benchops_writes_them() {
+        let real = Sha256Digest::of(b"real");
+        let forged = Sha256Digest::of(b"forged");
+        let head = format!(
+            "{}\n{}",
+            drift_marker(&key("wall_s")),
+            state_marker(&StateMarker {
+                state: IssueState::Open,
+                epoch: real
+            })
+        );
+        // Forged markers inside text, on their own line in the middle, in a
+        // near-miss form, or before the real head: none counts.
+        let body = format!(
+            "{head}\n## heading\nsummary {} and {}\n{}\n<!--  benchops:evidence record={forged} -->\n\
+             <!-- benchops:evidence record={forged} --> \n\
+             <!-- benchops:evidence record={} -->\ntable\n\n{}\r\n\n{}\n",
+            evidence_marker(&forged),
+            state_marker(&StateMarker {
+                state: IssueState::Closed,
+                epoch: forged
+            }),
+            evidence_marker(&forged),
+            forged.to_string().to_uppercase(),
+            evidence_marker(&real),
+            evidence_marker(&real),
+        );
+        let issue = ActualIssue::from_body(1, "t", body, IssueState::Open, None, vec![])
+            .with_comments([
+                (
+                    1,
+                    format!(
+                        "{}\nThe drift reproduced: {} {}\n{}\n",
+                        evidence_marker(&real),
+                        evidence_marker(&forged),
+                        closed_marker(&forged),
+                        closed_marker(&forged)
+                    ),
+                ),
+                (2, format!("quoted:\n{}", closed_marker(&forged))),
+                (3, format!(" {}", closed_marker(&forged))),
+            ]);
+        assert_eq!(issue.key, Some(key("wall_s")));
+        assert_eq!(issue.state_marker.map(|m| m.epoch), Some(real));
+        assert_eq!(issue.body_evidence, BTreeSet::from([real]));
+        assert_eq!(issue.commented_evidence, BTreeSet::from([real]));
+        assert!(issue.closing_comments.is_empty(), "{issue:?}");
+        assert!(!issue.announced(&forged));
+
+        // A head that text precedes is no head: no key, no state. What the
+        // copied marker names can still be told to a person.
+        let late = format!("intro\n{head}");
+        assert_eq!(quoted_drift_key(&late), Some(key("wall_s")));
+        let issue = ActualIssue::from_body(2, "t", late, IssueState::Open, None, vec![]);
+        assert_eq!((issue.key, issue.state_marker), (None, None));
+    }
+
+    #[test]
     fn duplicate_comments_keep_the_earliest_of_each_marker() {
         let d1 = Sha256Digest::of(b"1");
         let d2 = Sha256Digest::of(b"2");
@@ -477,7 +580,7 @@ mod tests {
             (20, "no marker".to_owned()),
             (
                 40,
-                format!("{}{}", evidence_marker(&d1), closed_marker(&d2)),
+                format!("{}\n{}", evidence_marker(&d1), closed_marker(&d2)),
             ),
             (50, closed_marker(&d2)),
             (60, evidence_marker(&d2)),

@@ -6,11 +6,12 @@
 //! not an input at all: records are ordered by their own fields, so the plan
 //! is a function of its inputs only.
 //!
-//! The code is in four parts, each re-exported here: `markers` writes the
+//! The code is in five parts, each re-exported here: `markers` writes the
 //! hidden markers and reads an issue's body and comments back
 //! ([`ActualIssue`]); `status` derives each key's desired state from history
-//! ([`drift_statuses`]); `plan` computes the writes ([`reconcile`]); and
-//! `render` writes titles, bodies and comments ([`render_issue_body`]).
+//! ([`drift_statuses`]); `plan` computes the writes ([`reconcile`]);
+//! `render` writes titles, bodies and comments ([`render_issue_body`]); and
+//! `inert` makes the text records contribute to them inert ([`inert`]).
 //!
 //! # Drift keys and what history says
 //!
@@ -49,6 +50,15 @@
 //! | body | `<!-- benchops:evidence record=sha256:… -->` | evidence announced when the issue was opened |
 //! | comment | `<!-- benchops:evidence record=sha256:… -->` | evidence announced by that comment |
 //! | comment | `<!-- benchops:closed epoch=sha256:… -->` | the closing comment for that epoch |
+//!
+//! Each marker is a line of its own, and is read back only from where
+//! benchops writes it: the drift and state markers from the leading block
+//! of the body (its first lines, all marker lines), the body's evidence
+//! markers from its trailing block (its last non-blank lines, all marker
+//! lines), a comment's markers from its leading block, each in the exact
+//! form benchops writes. A marker inside copied text is never read, and the
+//! text a record contributes is made inert besides ([`inert`]): it holds no
+//! `<!--` at all.
 //!
 //! The state marker is written **in the same request** as every state change
 //! benchops makes (open, close, reopen are one create or one update of body
@@ -115,14 +125,16 @@ use crate::names::{CaseId, LaneName};
 use crate::record::ResultRecord;
 use crate::seal::SealedRecord;
 
+mod inert;
 mod markers;
 mod plan;
 mod render;
 mod status;
 
+pub use inert::{BREAK, NAME_CHARS, Place, TEXT_CHARS, inert};
 pub use markers::{
     ActualIssue, Closer, CommentMarker, IssueComment, KeyParseError, StateMarker, closed_marker,
-    drift_marker, evidence_marker, state_marker,
+    drift_marker, evidence_marker, quoted_drift_key, state_marker,
 };
 pub use plan::{Action, Note, Plan, reconcile};
 pub use render::{

@@ -1,7 +1,10 @@
 //! Issue text: titles, bodies with their lane and evidence tables and the
 //! Mermaid trend chart, comments, and links to records in history.
 //!
-//! Every function here is pure, so snapshot tests can pin the bytes.
+//! Every function here is pure, so snapshot tests can pin the bytes. Every
+//! text that comes from a record goes through [`inert`] (see
+//! [`super::inert`]); only benchops's own words and markers are written as
+//! they are.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -12,10 +15,13 @@ use crate::names::LaneName;
 use crate::num::Finite;
 use crate::record::Outcome;
 
+use super::inert::{NAME_CHARS, Place, TEXT_CHARS, inert};
 use super::markers::{StateMarker, closed_marker, drift_marker, evidence_marker, state_marker};
 use super::status::{CaseStatus, DriftStatus, EvidenceEntry, Standing};
 use super::{DriftKey, IssueState, RecordRef};
 
+/// The longest title GitHub accepts, in characters.
+const TITLE_CHARS: usize = 256;
 /// Evidence rows shown in an issue body (the newest ones).
 const EVIDENCE_ROWS: usize = 20;
 /// Points in the trend chart (the newest ones).
@@ -74,24 +80,24 @@ pub fn compact_slot(slot: &str) -> String {
     out
 }
 
-/// Inline code that survives backticks in the text.
+/// A name (lane, case, metric, label) as inline code.
 fn code(s: &str) -> String {
-    let s = s.replace(['\n', '\r'], " ");
-    if s.contains('`') {
-        format!("`` {s} ``")
-    } else {
-        format!("`{s}`")
-    }
+    inert(s, Place::Code, NAME_CHARS)
 }
 
-/// Text safe inside a Markdown table cell.
-fn cell(s: &str) -> String {
-    s.replace(['\n', '\r'], " ").replace('|', "\\|")
+/// A name as inline code inside a table cell.
+fn table_code(s: &str) -> String {
+    inert(s, Place::TableCode, NAME_CHARS)
 }
 
-/// Text safe inside a Mermaid quoted string.
+/// Free text from a record, for prose and table cells alike.
+fn text(s: &str) -> String {
+    inert(s, Place::Text, TEXT_CHARS)
+}
+
+/// Text inside a Mermaid quoted string.
 fn mermaid_str(s: &str) -> String {
-    s.replace(['\n', '\r'], " ").replace('"', "'")
+    inert(s, Place::Mermaid, NAME_CHARS)
 }
 
 /// A number as Mermaid's `xychart` grammar reads it: plain decimal, never
@@ -109,9 +115,10 @@ fn record_link(r: &RecordRef, o: &RenderOptions) -> String {
     format!("[`{}`]({})", short(&r.digest), o.link(r))
 }
 
+/// A value and its unit, as prose (safe in a table cell).
 fn with_unit(v: Finite, unit: Option<&str>) -> String {
     match unit {
-        Some(u) if !u.is_empty() => format!("{v} {u}"),
+        Some(u) if !u.is_empty() => format!("{v} {}", inert(u, Place::Text, NAME_CHARS)),
         _ => v.to_string(),
     }
 }
@@ -124,20 +131,19 @@ fn lane_list(lanes: &[LaneName]) -> String {
         .join(", ")
 }
 
-/// The issue title.
+/// The issue title, at most 256 characters (GitHub's limit).
 pub fn render_title(key: &DriftKey) -> String {
-    format!(
-        "Benchmark drift: {} {}",
-        key.case,
-        key.metric.replace(['\n', '\r'], " ")
-    )
+    const PREFIX: &str = "Benchmark drift: ";
+    let what = format!("{} {}", key.case, key.metric);
+    let room = TITLE_CHARS - PREFIX.len();
+    format!("{PREFIX}{}", inert(&what, Place::Plain, room))
 }
 
 fn status_cell(s: &CaseStatus) -> String {
     match s {
         CaseStatus::Reproduces => "yes".into(),
         CaseStatus::DoesNotReproduce => "no".into(),
-        CaseStatus::DriftOnOtherMetric(m) => format!("drift on {}", cell(&code(m))),
+        CaseStatus::DriftOnOtherMetric(m) => format!("drift on {}", table_code(m)),
         CaseStatus::NotMeasured(Outcome::Skipped) => "not measured (skipped)".into(),
         CaseStatus::NotMeasured(Outcome::Error) => "not measured (error)".into(),
         CaseStatus::NotMeasured(_) => "not measured".into(),
@@ -184,9 +190,9 @@ pub fn render_issue_body(
             code(key.case.as_str()),
             status.evidence.len(),
             code(e.record.lane.as_str()),
-            e.record.slot,
+            text(&e.record.slot),
             record_link(&e.record, options),
-            e.summary.replace(['\n', '\r'], " "),
+            text(&e.summary),
         );
     }
     let verdict = match (&status.standing, state) {
@@ -232,23 +238,23 @@ pub fn render_issue_body(
     let _ = writeln!(b, "|---|---|---|---|---|");
     for l in &status.lanes {
         let name = if l.in_manifest {
-            code(l.lane.as_str())
+            table_code(l.lane.as_str())
         } else {
-            format!("{} (not in manifest)", code(l.lane.as_str()))
+            format!("{} (not in manifest)", table_code(l.lane.as_str()))
         };
         let covers = if l.covers { "yes" } else { "no" };
         let (latest, repro) = match (&l.latest, l.covers) {
             (_, false) => ("—".to_owned(), "—".to_owned()),
             (None, true) => ("no record yet".to_owned(), "—".to_owned()),
             (Some((r, st)), true) => (
-                format!("{} {}", r.slot, record_link(r, options)),
+                format!("{} {}", text(&r.slot), record_link(r, options)),
                 status_cell(st),
             ),
         };
         let cleared = match (&l.clearing, l.covers) {
             (_, false) => "—".to_owned(),
             (None, true) => "not yet".to_owned(),
-            (Some(r), true) => format!("{} {}", r.slot, record_link(r, options)),
+            (Some(r), true) => format!("{} {}", text(&r.slot), record_link(r, options)),
         };
         let _ = writeln!(b, "| {name} | {covers} | {latest} | {repro} | {cleared} |");
     }
@@ -279,13 +285,11 @@ pub fn render_issue_body(
             .map_or_else(|| "—".to_owned(), |v| with_unit(v, unit));
         let _ = writeln!(
             b,
-            "| {} | {} | {} | {} | {} | {} |",
-            e.record.slot,
-            code(e.record.lane.as_str()),
+            "| {} | {} | {} | {median} | {base} | {} |",
+            text(&e.record.slot),
+            table_code(e.record.lane.as_str()),
             record_link(&e.record, options),
-            cell(&median),
-            cell(&base),
-            cell(&e.summary)
+            text(&e.summary)
         );
     }
     let _ = writeln!(b);
@@ -327,7 +331,11 @@ pub fn render_trend_chart(status: &DriftStatus) -> String {
                 .get(5..16)
                 .unwrap_or(&e.record.slot)
                 .replace('T', " ");
-            format!("\"{} {}\"", mermaid_str(&slot), e.record.lane)
+            format!(
+                "\"{} {}\"",
+                mermaid_str(&slot),
+                mermaid_str(e.record.lane.as_str())
+            )
         })
         .collect();
     let ys = |f: &dyn Fn(&EvidenceEntry) -> Option<Finite>| -> Option<String> {
@@ -381,9 +389,9 @@ pub fn render_evidence_comment(
         c,
         "{what} in lane {}, slot {}, record {}: {}",
         code(r.lane.as_str()),
-        r.slot,
+        text(&r.slot),
         record_link(r, options),
-        evidence.summary.replace(['\n', '\r'], " ")
+        text(&evidence.summary)
     );
     let unit = evidence.unit.as_deref();
     match (evidence.median, evidence.baseline_median) {
@@ -431,7 +439,7 @@ pub fn render_closing_comment(
         latest.map_or_else(String::new, |e| format!(
             " (lane {}, slot {}, record {})",
             code(e.record.lane.as_str()),
-            e.record.slot,
+            text(&e.record.slot),
             record_link(&e.record, options)
         )),
     );
@@ -441,8 +449,8 @@ pub fn render_closing_comment(
         let _ = writeln!(
             c,
             "| {} | {} | {} `{}` |",
-            code(r.lane.as_str()),
-            r.slot,
+            table_code(r.lane.as_str()),
+            text(&r.slot),
             record_link(r, options),
             r.digest
         );

@@ -9,6 +9,7 @@ use crate::manifest::Manifest;
 use crate::names::LaneName;
 use crate::num::Finite;
 use crate::record::{Outcome, ResultRecord};
+use crate::time::{Utc, order_key};
 
 use super::{DriftKey, HistoryRecord, RecordRef};
 
@@ -92,10 +93,10 @@ pub struct DriftStatus {
     pub standing: Standing,
 }
 
-type TimeKey<'a> = (Option<(i64, u32)>, &'a str);
-
-fn time_key(s: &str) -> TimeKey<'_> {
-    (crate::seal::parse_utc(s), s)
+/// A timestamp's place in record order: its instant (see
+/// [`order_key`]); two spellings of one instant tie.
+fn time_key(s: &str) -> (Option<Utc>, &str) {
+    order_key(s)
 }
 
 fn record_ref(h: &HistoryRecord<'_>) -> RecordRef {
@@ -264,5 +265,10 @@ mod tests {
         // As text, "01:00:00.5Z" sorts before "01:00:00Z".
         assert!(time_key("2026-11-30T01:00:00Z") < time_key("2026-11-30T01:00:00.5Z"));
         assert!(time_key("2026-11-30T23:59:59Z") < time_key("2026-12-01T00:00:00Z"));
+        // One instant written two ways ties, so the digest decides.
+        assert_eq!(
+            time_key("2026-11-30T01:00:00Z"),
+            time_key("2026-11-30T01:00:00.000Z")
+        );
     }
 }

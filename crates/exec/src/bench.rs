@@ -20,7 +20,7 @@ use benchops::plan::{self, Plan};
 use benchops::record::{Direction, RunCounts};
 use serde::Serialize;
 
-use crate::backend::{self, Backend, BackendError, Job, Task};
+use crate::backend::{self, Backend, BackendError, Job, SchedulerOptions, Task};
 use crate::child::{self, AttemptIdentity, ChildSpec, Exit};
 use crate::state::{BenchmarkRecord, StateDir, StateError, Submission};
 
@@ -351,9 +351,20 @@ pub struct Status {
     pub scheduler: Option<backend::slurm::Snapshot>,
 }
 
-/// Observes every child of a benchmark from the files and the backend.
-/// Read-only: refresh never writes to the state directory.
-pub fn refresh(state: &StateDir, digest: &Sha256Digest) -> Result<Status, BenchError> {
+/// Observes every child of a benchmark from the files and the backend,
+/// with the scheduler calls bounded by `opts`. Read-only: refresh never
+/// writes to the state directory.
+///
+/// The run files of every child are read first and the backend is asked
+/// after, so that a result the backend could not have seen (a task that
+/// ended between the two) never meets an older "pending": a result that
+/// existed while the scheduler still said pending is truly from an earlier
+/// run.
+pub fn refresh(
+    state: &StateDir,
+    digest: &Sha256Digest,
+    opts: &SchedulerOptions,
+) -> Result<Status, BenchError> {
     let (_, plan) = state.load_plan(digest)?;
     let subs = state.submissions(digest)?;
     if subs.is_empty() {
@@ -366,15 +377,31 @@ pub fn refresh(state: &StateDir, digest: &Sha256Digest) -> Result<Status, BenchE
         result_grace_s: 30.0,
         running_limit_s: timeout.map(|t| t + 60.0),
     };
-    // One backend snapshot covering every submission: a fixed number of
+    // 1. The files, child by child.
+    let mut files = Vec::with_capacity(plan.len() as usize);
+    for index in 0..plan.len() {
+        files.push(
+            subs.iter()
+                .rev()
+                .find(|s| s.indices.contains(index))
+                .map(|sub| {
+                    let (dir, restart) = backend::locate(state, digest, sub, index);
+                    let sub_cancelled = state.is_cancelled(digest, sub.attempt);
+                    let read = read_files(&dir, sub, index, digest, sub_cancelled);
+                    (sub, restart, dir, read)
+                }),
+        );
+    }
+    // 2. One backend snapshot covering every submission: a fixed number of
     // scheduler calls however many children there are.
-    let observation = backend::observe(&subs, jiff::Timestamp::now());
+    let observation = backend::observe(&subs, opts);
     let now = observation.now();
+    // 3. Classify.
     let mut counts = RunCounts::default();
     let mut active = 0u64;
     let mut children = Vec::with_capacity(plan.len() as usize);
-    for index in 0..plan.len() {
-        let Some(sub) = subs.iter().rev().find(|s| s.indices.contains(index)) else {
+    for (index, found) in (0..plan.len()).zip(files) {
+        let Some((sub, restart, dir, read)) = found else {
             // Never submitted: no evidence at all.
             let classified = Classified {
                 class: RunClass::Missing,
@@ -395,13 +422,21 @@ pub fn refresh(state: &StateDir, digest: &Sha256Digest) -> Result<Status, BenchE
             ));
             continue;
         };
-        let backend::ChildEvidence {
-            dir,
-            restart,
-            backend,
-        } = observation.child(state, digest, sub, index);
-        let sub_cancelled = state.is_cancelled(digest, sub.attempt);
-        let (evidence, out) = gather(&dir, sub, index, digest, sub_cancelled, now, backend);
+        let backend = observation.backend(state, digest, sub, index, read.started);
+        // A run that ended between the two reads is seen by the backend as
+        // ended: its files, read again now, are newer than that answer and
+        // may hold the result. (Never for pending or running: that is the
+        // order that makes a requeue's stale result detectable.)
+        let read = match (&read.result, &backend) {
+            (
+                ResultEvidence::Absent,
+                BackendEvidence::Gone(_)
+                | BackendEvidence::FinishedOk { .. }
+                | BackendEvidence::FinishedFailed(_),
+            ) => read_files(&dir, sub, index, digest, read.cancelled),
+            _ => read,
+        };
+        let (evidence, out) = read.with_backend(now, backend);
         let classified = classify::classify(&evidence, &policy);
         // A stale result of a requeued task is not the end: the scheduler
         // will run it again.
@@ -465,23 +500,27 @@ pub fn describe_exit(exit: &Exit) -> String {
     }
 }
 
-fn gather(
+/// What a child's run files said when they were read.
+struct RunFiles {
+    started: bool,
+    started_at: Option<jiff::Timestamp>,
+    result: ResultEvidence,
+    cancelled: bool,
+}
+
+fn read_files(
     dir: &Path,
     sub: &Submission,
     index: u64,
     digest: &Sha256Digest,
     cancelled: bool,
-    now: jiff::Timestamp,
-    backend: BackendEvidence,
-) -> (Evidence, EvidenceOut) {
+) -> RunFiles {
     // A started marker that exists but cannot be read still proves a start.
     let started_path = dir.join("started.json");
-    let started_marker = started_path.exists();
-    let started = child::read_started(&started_path).ok();
-    let running_for_s = started
-        .as_ref()
-        .and_then(|s| s.started_at.parse::<jiff::Timestamp>().ok())
-        .map(|t| now.duration_since(t).as_secs_f64());
+    let started = started_path.exists();
+    let started_at = child::read_started(&started_path)
+        .ok()
+        .and_then(|s| s.started_at.parse::<jiff::Timestamp>().ok());
     let result = match child::read_result(&dir.join("result.json")) {
         Err(child::ChildError::Read { source, .. })
             if source.kind() == std::io::ErrorKind::NotFound =>
@@ -507,37 +546,60 @@ fn gather(
             })
         }
     };
-    let out = EvidenceOut {
-        started: started_marker,
-        result: match &result {
-            ResultEvidence::Absent => "absent".into(),
-            ResultEvidence::Unreadable(w) => format!("unreadable: {w}"),
-            ResultEvidence::Ok => "exit 0".into(),
-            ResultEvidence::Failed(w) => w.clone(),
-        },
-        backend: match &backend {
-            BackendEvidence::Pending(w) => format!("pending: {w}"),
-            BackendEvidence::Running => "running".into(),
-            BackendEvidence::FinishedOk { .. } => "finished".into(),
-            BackendEvidence::FinishedFailed(w) => w.clone(),
-            BackendEvidence::Gone(w) | BackendEvidence::Unknown(w) => w.clone(),
-        },
-    };
-    (
-        Evidence {
-            started: started_marker,
-            running_for_s,
-            result,
-            backend,
-            superseded_by: None,
-        },
-        out,
-    )
+    RunFiles {
+        started,
+        started_at,
+        result,
+        cancelled,
+    }
+}
+
+impl RunFiles {
+    fn with_backend(
+        self,
+        now: jiff::Timestamp,
+        backend: BackendEvidence,
+    ) -> (Evidence, EvidenceOut) {
+        let out = EvidenceOut {
+            started: self.started,
+            result: match &self.result {
+                ResultEvidence::Absent => "absent".into(),
+                ResultEvidence::Unreadable(w) => format!("unreadable: {w}"),
+                ResultEvidence::Ok => "exit 0".into(),
+                ResultEvidence::Failed(w) => w.clone(),
+            },
+            backend: match &backend {
+                BackendEvidence::Pending(w) => format!("pending: {w}"),
+                BackendEvidence::Running => "running".into(),
+                BackendEvidence::FinishedOk { .. } => "finished".into(),
+                BackendEvidence::FinishedFailed(w)
+                | BackendEvidence::FoldedEnd(w)
+                | BackendEvidence::Gone(w)
+                | BackendEvidence::Unknown(w)
+                | BackendEvidence::Unanswered(w) => w.clone(),
+            },
+        };
+        (
+            Evidence {
+                started: self.started,
+                running_for_s: self.started_at.map(|t| now.duration_since(t).as_secs_f64()),
+                result: self.result,
+                backend,
+                superseded_by: None,
+                cancelled: self.cancelled,
+            },
+            out,
+        )
+    }
 }
 
 /// Refreshes and analyzes a benchmark.
-pub fn analyze(state: &StateDir, digest: &Sha256Digest) -> Result<(Status, Analysis), BenchError> {
-    let status = refresh(state, digest)?;
+pub fn analyze(
+    state: &StateDir,
+    digest: &Sha256Digest,
+    opts: &SchedulerOptions,
+) -> Result<(Status, Analysis), BenchError> {
+    let status = refresh(state, digest, opts)?;
     let (rec, _) = state.load_plan(digest)?;
     let mut runs = Vec::with_capacity(status.children.len());
     for c in &status.children {
@@ -619,13 +681,17 @@ pub struct Cancelled {
 /// first (so wrappers that have not started yet will not start), then stops
 /// what still runs (locally, `SIGTERM` to the process groups of running
 /// commands and to waiting wrappers; on Slurm, one `scancel`).
-pub fn cancel(state: &StateDir, digest: &Sha256Digest) -> Result<Cancelled, BenchError> {
+pub fn cancel(
+    state: &StateDir,
+    digest: &Sha256Digest,
+    opts: &SchedulerOptions,
+) -> Result<Cancelled, BenchError> {
     state.load_record(digest)?;
     let subs = state.submissions(digest)?;
     let Some(latest) = subs.last() else {
         return Err(BenchError::NotSubmitted(*digest));
     };
-    let actions = backend::cancel(state, digest, latest)?;
+    let actions = backend::cancel(state, digest, latest, opts)?;
     Ok(Cancelled {
         benchmark: *digest,
         actions,

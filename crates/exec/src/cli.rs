@@ -2,9 +2,10 @@
 //! into the library's inputs. Nothing here runs a command.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use benchops_exec::backend::{self, LocalOptions, SlurmOptions, Task};
+use benchops_exec::backend::{self, LocalOptions, SchedulerOptions, SlurmOptions, Task};
 use benchops_exec::render;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -21,8 +22,43 @@ pub struct Cli {
         default_value = ".benchops"
     )]
     pub state: PathBuf,
+    /// Longest wait for one Slurm tool call (squeue, sacct, scontrol,
+    /// sbatch, scancel), in seconds. A call that takes longer is killed with
+    /// its process group; for squeue and sacct that is an incomplete answer.
+    #[arg(
+        long,
+        global = true,
+        env = "BENCHOPS_SCHEDULER_TIMEOUT",
+        default_value = "20",
+        value_name = "SECONDS",
+        value_parser = parse_timeout
+    )]
+    pub scheduler_timeout: Duration,
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// How the scheduler tools are called.
+    pub fn scheduler(&self) -> SchedulerOptions {
+        SchedulerOptions {
+            timeout: self.scheduler_timeout,
+        }
+    }
+}
+
+/// A timeout in seconds: a number above 0 and at most a day.
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let s: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !(s > 0.0 && s <= 86_400.0) {
+        return Err(format!(
+            "{text:?} must be above 0 and at most 86400 seconds"
+        ));
+    }
+    Ok(Duration::from_secs_f64(s))
 }
 
 #[derive(Debug, Subcommand)]
@@ -189,7 +225,8 @@ pub enum BenchCommand {
     /// Seal a finished benchmark as a benchmark-result/v1 record.
     ///
     /// Writes OUT/<sha256-hex>.json create-only. Refuses while any child is
-    /// pending or running.
+    /// incomplete: pending, running, or waiting for a complete answer from
+    /// the scheduler.
     #[command(
         after_help = "Example:\n  benchops-exec bench seal 3f1c2a9d --manifest examples/schedule.toml \\\n    --lane comprehensive --slot 2026-11-30T01:00:00Z --repository example/widgets \\\n    --commit 3f1c2a9d8e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d --out .benchops/sealed"
     )]
@@ -219,7 +256,7 @@ pub enum BenchCommand {
 
 impl SubmitArgs {
     /// The backend and its launch options.
-    pub fn backend(&self) -> backend::Backend {
+    pub fn backend(&self, scheduler: SchedulerOptions) -> backend::Backend {
         match self.backend {
             Backend::Local => backend::Backend::Local(LocalOptions {
                 slots: self.slots,
@@ -229,6 +266,7 @@ impl SubmitArgs {
                 partition: self.partition.clone(),
                 account: self.account.clone(),
                 throttle: self.throttle,
+                scheduler,
                 ..SlurmOptions::default()
             }),
         }

@@ -10,7 +10,7 @@ mod cli;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use std::io::Write as _;
+use std::io::{self, Write as _};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result};
@@ -21,6 +21,39 @@ use benchops_exec::{bench, exit, render, watch};
 use clap::Parser as _;
 
 use cli::{BenchCommand, Cli, Command};
+
+/// Standard output was closed by its reader (`… | head`): the command
+/// stops quietly, as Unix tools do.
+#[derive(Debug, thiserror::Error)]
+#[error("standard output was closed")]
+struct StdoutClosed;
+
+fn stdout_error(e: io::Error) -> anyhow::Error {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        StdoutClosed.into()
+    } else {
+        anyhow::Error::new(e).context("failed to write to standard output")
+    }
+}
+
+/// Writes `bytes` to standard output.
+fn out(bytes: impl AsRef<[u8]>) -> Result<()> {
+    let mut o = io::stdout().lock();
+    o.write_all(bytes.as_ref())
+        .and_then(|()| o.flush())
+        .map_err(stdout_error)
+}
+
+/// Writes one line to standard output.
+fn line(text: impl std::fmt::Display) -> Result<()> {
+    out(format!("{text}\n"))
+}
+
+/// Writes to standard error; a closed standard error is not worth failing
+/// for.
+fn note(text: impl std::fmt::Display) {
+    let _ = write!(io::stderr().lock(), "{text}");
+}
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -37,14 +70,15 @@ fn main() -> ExitCode {
     };
     match run(cli) {
         Ok(code) => ExitCode::from(code),
+        Err(e) if e.downcast_ref::<StdoutClosed>().is_some() => ExitCode::from(exit::OK),
         Err(e) => {
-            eprintln!(
-                "error: {}",
+            note(format_args!(
+                "error: {}\n",
                 e.chain()
                     .map(ToString::to_string)
                     .collect::<Vec<_>>()
                     .join(": ")
-            );
+            ));
             ExitCode::from(exit::ERROR)
         }
     }
@@ -52,14 +86,15 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<u8> {
     let state = StateDir::new(&cli.state);
+    let scheduler = cli.scheduler();
     match cli.command {
         Command::Seal { draft, out } => match seal::seal_file(&draft, &out) {
             Ok(o) => {
-                println!("{}", render::sealed(&o));
+                line(render::sealed(&o))?;
                 Ok(exit::OK)
             }
             Err(SealFileError::Invalid { path, source }) => {
-                eprint!("{}", render::invalid_draft(&path, &source));
+                note(render::invalid_draft(&path, &source));
                 Ok(exit::INVALID_DRAFT)
             }
             Err(e) => Err(e.into()),
@@ -79,45 +114,59 @@ fn run(cli: Cli) -> Result<u8> {
                 Some(r) if r.succeeded() => Ok(exit::OK),
                 Some(_) => Ok(exit::CHILD_FAILED),
                 None => {
-                    eprintln!("benchmark was cancelled before child {} started", run.index);
+                    note(format_args!(
+                        "benchmark was cancelled before child {} started\n",
+                        run.index
+                    ));
                     Ok(exit::CHILD_FAILED)
                 }
             }
         }
-        Command::Bench(b) => bench_command(&state, b),
+        Command::Bench(b) => bench_command(&state, &scheduler, b),
     }
 }
 
-fn bench_command(state: &StateDir, cmd: BenchCommand) -> Result<u8> {
+fn bench_command(
+    state: &StateDir,
+    scheduler: &benchops_exec::backend::SchedulerOptions,
+    cmd: BenchCommand,
+) -> Result<u8> {
     match cmd {
         BenchCommand::Plan { intent, children } => {
             let planned = bench::plan(state, &intent)?;
             if children {
-                render::write_children(&planned.plan, &mut std::io::stdout().lock())?;
+                let mut o = io::stdout().lock();
+                render::write_children(&planned.plan, &mut o)
+                    .and_then(|()| o.flush())
+                    .map_err(stdout_error)?;
             }
-            eprintln!("{}", render::planned(&planned));
-            println!("{}", planned.digest);
+            note(format_args!("{}\n", render::planned(&planned)));
+            line(planned.digest)?;
         }
         BenchCommand::Submit(args) => {
-            let s = bench::submit(state, &args.intent, &args.backend())?;
-            eprintln!("{}", s.note);
-            println!("{}", s.digest);
+            let s = bench::submit(state, &args.intent, &args.backend(*scheduler))?;
+            note(format_args!("{}\n", s.note));
+            line(s.digest)?;
         }
         BenchCommand::Run { submit, format } => {
             let progress = render::Progress::new();
             let (_, analysis) = watch::run(
                 state,
                 &submit.intent,
-                &submit.backend(),
+                &submit.backend(*scheduler),
+                scheduler,
                 |s| {
-                    eprintln!("{}", s.note);
-                    eprintln!("benchmark {} ({} children)", s.digest, s.children);
+                    note(format_args!("{}\n", s.note));
+                    note(format_args!(
+                        "benchmark {} ({} children)\n",
+                        s.digest, s.children
+                    ));
                     progress.start(s.children);
                 },
                 |s| progress.update(s),
             )?;
             progress.finish();
-            std::io::stdout().write_all(&render::analysis(&analysis, format.into()))?;
+            out(render::analysis(&analysis, format.into()))?;
         }
         BenchCommand::Status {
             benchmark,
@@ -126,36 +175,38 @@ fn bench_command(state: &StateDir, cmd: BenchCommand) -> Result<u8> {
         } => {
             let digest = state.resolve(&benchmark)?;
             let status = if watch {
-                watch::until_terminal(state, &digest, |s| eprint!("{}", render::status(s)))?
+                watch::until_terminal(state, &digest, scheduler, |s| note(render::status(s)))?
             } else {
-                bench::refresh(state, &digest)?
+                bench::refresh(state, &digest, scheduler)?
             };
             if json {
-                println!("{}", render::status_json(&status)?);
+                line(render::status_json(&status)?)?;
             } else {
-                print!("{}", render::status(&status));
+                out(render::status(&status))?;
             }
         }
         BenchCommand::Refresh { benchmark } => {
             let digest = state.resolve(&benchmark)?;
-            println!("{}", render::status_json(&bench::refresh(state, &digest)?)?);
+            line(render::status_json(&bench::refresh(
+                state, &digest, scheduler,
+            )?)?)?;
         }
         BenchCommand::Analyze { benchmark, format } => {
             let digest = state.resolve(&benchmark)?;
-            let (_, analysis) = bench::analyze(state, &digest)?;
-            std::io::stdout().write_all(&render::analysis(&analysis, format.into()))?;
+            let (_, analysis) = bench::analyze(state, &digest, scheduler)?;
+            out(render::analysis(&analysis, format.into()))?;
         }
         BenchCommand::Cancel { benchmark } => {
             let digest = state.resolve(&benchmark)?;
-            let c = bench::cancel(state, &digest)?;
+            let c = bench::cancel(state, &digest, scheduler)?;
             for a in &c.actions {
-                eprintln!("{a}");
+                note(format_args!("{a}\n"));
             }
-            println!("cancelled {}", c.benchmark);
+            line(format_args!("cancelled {}", c.benchmark))?;
         }
         BenchCommand::List => {
             for l in bench::list(state) {
-                println!("{}", render::listed(&l));
+                line(render::listed(&l))?;
             }
         }
         BenchCommand::Seal {
@@ -165,7 +216,7 @@ fn bench_command(state: &StateDir, cmd: BenchCommand) -> Result<u8> {
             slot,
             repository,
             commit,
-            out,
+            out: dir,
         } => {
             let digest = state.resolve(&benchmark)?;
             let ctx = SealContext {
@@ -175,8 +226,8 @@ fn bench_command(state: &StateDir, cmd: BenchCommand) -> Result<u8> {
                 commit,
                 manifest,
             };
-            let o = result::seal_benchmark_to(state, &digest, &ctx, &out)?;
-            println!("{}", render::sealed(&o));
+            let o = result::seal_benchmark_to(state, &digest, &ctx, &dir, scheduler)?;
+            line(render::sealed(&o))?;
         }
     }
     Ok(exit::OK)

@@ -67,6 +67,13 @@ pub fn status(s: &Status) -> String {
             "some children are still pending or running"
         }
     );
+    if let Some(snap) = s.scheduler.as_ref().filter(|snap| !snap.complete) {
+        let _ = writeln!(
+            o,
+            "the scheduler gave an incomplete answer; children that depend on it stay incomplete: {}",
+            snap.errors.join("; ")
+        );
+    }
     for ch in s
         .children
         .iter()

@@ -11,7 +11,7 @@ use benchops::record::{
 use benchops::seal::{SealError, SealedRecord};
 use benchops::{LaneName, Sha256Digest};
 
-use crate::backend;
+use crate::backend::{self, SchedulerOptions};
 use crate::bench::{self, BenchError, Status};
 use crate::child;
 use crate::seal::{SealFileError, SealOutcome, write_sealed};
@@ -56,9 +56,10 @@ pub enum SealBenchError {
     /// The lane covers none of the benchmark's cases.
     #[error("lane `{0}` covers none of this benchmark's cases (see its `cases` in the manifest)")]
     NothingCovered(String),
-    /// Some children are still pending or running.
+    /// Some children are still incomplete: pending, running, or waiting
+    /// for a complete answer from the scheduler.
     #[error(
-        "benchmark is not finished: {0} child run(s) are still pending or running; wait, or cancel it"
+        "benchmark is not finished: {0} child run(s) are incomplete (pending, running, or waiting for a complete scheduler answer; see `bench status`); wait, or cancel it"
     )]
     NotTerminal(u64),
     /// The record violates the contract (a defect, reported rather than hidden).
@@ -79,8 +80,9 @@ pub fn seal_benchmark_to(
     digest: &Sha256Digest,
     ctx: &SealContext,
     out_dir: &std::path::Path,
+    opts: &SchedulerOptions,
 ) -> Result<SealOutcome, SealBenchError> {
-    let sealed = seal_benchmark(state, digest, ctx)?;
+    let sealed = seal_benchmark(state, digest, ctx, opts)?;
     Ok(write_sealed(&sealed, out_dir)?)
 }
 
@@ -89,6 +91,7 @@ pub fn seal_benchmark(
     state: &StateDir,
     digest: &Sha256Digest,
     ctx: &SealContext,
+    opts: &SchedulerOptions,
 ) -> Result<SealedRecord, SealBenchError> {
     let text =
         std::fs::read_to_string(&ctx.manifest).map_err(|source| SealBenchError::ReadManifest {
@@ -106,7 +109,7 @@ pub fn seal_benchmark(
     if !ctx.slot.ends_with('Z') {
         return Err(SealBenchError::BadSlot(ctx.slot.clone()));
     }
-    let (status, mut analysis) = bench::analyze(state, digest)?;
+    let (status, mut analysis) = bench::analyze(state, digest, opts)?;
     if !status.terminal {
         return Err(SealBenchError::NotTerminal(status.counts.incomplete));
     }

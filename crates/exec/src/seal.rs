@@ -56,7 +56,9 @@ pub struct SealOutcome {
 }
 
 /// Reads a draft (any JSON formatting), seals it, and writes
-/// `out_dir/<hex>.json` create-only and atomically.
+/// `out_dir/<hex>.json` create-only and atomically. A draft that canonical
+/// JSON would change (an integer above 2^53 that no double equals, a member
+/// named twice) is refused with the path of the value, never rounded.
 pub fn seal_file(draft: &Path, out_dir: &Path) -> Result<SealOutcome, SealFileError> {
     let bytes = std::fs::read(draft).map_err(|source| SealFileError::Read {
         path: draft.to_path_buf(),

@@ -16,7 +16,7 @@ use benchops::Sha256Digest;
 use benchops::analysis::Analysis;
 use benchops::stats::SplitMix64;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, SchedulerOptions};
 use crate::bench::{self, BenchError, Status, Submitted};
 use crate::state::StateDir;
 
@@ -70,11 +70,12 @@ impl Backoff {
 pub fn until_terminal(
     state: &StateDir,
     digest: &Sha256Digest,
+    opts: &SchedulerOptions,
     mut on_look: impl FnMut(&Status),
 ) -> Result<Status, BenchError> {
     let mut backoff = Backoff::from_clock();
     loop {
-        let status = bench::refresh(state, digest)?;
+        let status = bench::refresh(state, digest, opts)?;
         if status.terminal {
             return Ok(status);
         }
@@ -92,11 +93,12 @@ pub fn wait(
     digest: &Sha256Digest,
     mut processes: Vec<Child>,
     poll: Duration,
+    opts: &SchedulerOptions,
     mut on_look: impl FnMut(&Status),
 ) -> Result<Status, BenchError> {
     loop {
         processes.retain_mut(|p| !matches!(p.try_wait(), Ok(Some(_))));
-        let status = bench::refresh(state, digest)?;
+        let status = bench::refresh(state, digest, opts)?;
         on_look(&status);
         if status.terminal && processes.is_empty() {
             return Ok(status);
@@ -112,6 +114,7 @@ pub fn run(
     state: &StateDir,
     intent_path: &Path,
     backend: &Backend,
+    opts: &SchedulerOptions,
     on_submitted: impl FnOnce(&Submitted),
     on_look: impl FnMut(&Status),
 ) -> Result<(Status, Analysis), BenchError> {
@@ -123,8 +126,8 @@ pub fn run(
         poll,
         ..
     } = submitted;
-    wait(state, &digest, processes, poll, on_look)?;
-    bench::analyze(state, &digest)
+    wait(state, &digest, processes, poll, opts, on_look)?;
+    bench::analyze(state, &digest, opts)
 }
 
 #[cfg(test)]

@@ -407,7 +407,7 @@ repetitions = 3
         .count();
     let waiting = reasons
         .iter()
-        .filter(|r| r.starts_with("cancelled before it started"))
+        .filter(|r| r.starts_with("cancelled by benchops before it started"))
         .count();
     assert_eq!((running, waiting), (1, 2), "{reasons:?}");
 

@@ -209,3 +209,49 @@ fn a_conflicting_file_under_the_sealed_name_is_not_overwritten() {
     assert_eq!(std::fs::read(&path).expect("reads"), b"something else");
     assert_eq!(listing(tmp.path()), names, "no temporaries left behind");
 }
+
+#[test]
+fn an_integer_above_two_to_the_53_is_refused_with_its_path_not_rounded() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out_dir = tmp.path().join("sealed");
+    let with_seed = |seed: u64| {
+        invalid_draft(tmp.path(), |v| {
+            let summary = &mut v["cases"][0]["metrics"][0]["summary"];
+            let (low, high) = (summary["min"].clone(), summary["max"].clone());
+            summary["ci"] = serde_json::json!({
+                "level": 0.95,
+                "low": low,
+                "high": high,
+                "method": "bootstrap-percentile",
+                "resamples": 1000,
+                "seed": seed,
+            });
+        })
+    };
+
+    let draft = with_seed(9_007_199_254_740_993);
+    let text = std::fs::read_to_string(&draft).expect("reads");
+    assert!(
+        text.contains("9007199254740993"),
+        "the draft holds the seed"
+    );
+    let out = seal(&draft, &out_dir);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("  - lossy-number at $.cases[0].metrics[0].summary.ci.seed: "),
+        "{err}"
+    );
+    assert!(err.contains("9007199254740993"), "{err}");
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    assert_nothing_written(&out_dir);
+
+    // 2^53 itself is exact: sealed with exactly that seed.
+    let draft = with_seed(1 << 53);
+    let out = seal(&draft, &out_dir);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let names = listing(&out_dir);
+    let bytes = std::fs::read(out_dir.join(&names[0])).expect("reads");
+    let text = String::from_utf8(bytes).expect("UTF-8");
+    assert!(text.contains("\"seed\":9007199254740992"), "{text}");
+}

@@ -241,3 +241,95 @@ fn multi_run_benchmark_on_a_real_cluster() {
     );
     assert_eq!(s["children"][2]["class"], "succeeded");
 }
+
+/// 40 short tasks, two at a time, so that most are still pending when the
+/// benchmark is cancelled.
+const CANCEL_INTENT: &str = r#"
+schema = "benchmark-intent/v1"
+name = "cancel-window"
+command = ["sh", "-c", "sleep 0.3"]
+repetitions = 40
+
+[slurm]
+throttle = 2
+"#;
+
+#[test]
+fn classes_do_not_flip_right_after_bench_cancel() {
+    if !cluster_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let state = dir.path().join("state");
+    let intent = dir.path().join("cancel.toml");
+    std::fs::write(&intent, CANCEL_INTENT).expect("intent");
+    let o = exec(
+        &state,
+        &[
+            "bench",
+            "submit",
+            intent.to_str().expect("utf-8"),
+            "--backend",
+            "slurm",
+        ],
+    );
+    let digest = ok_stdout(&o).trim().to_owned();
+    // Wait until a few tasks have ended, then cancel.
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        let s = status(&state, &digest);
+        if s["counts"]["succeeded"].as_u64().unwrap_or(0) >= 3 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no task ended in time: {s:#}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    ok_stdout(&exec(&state, &["bench", "cancel", &digest]));
+    // Look right away and for a while: a class, once terminal, never
+    // changes, and nothing is scheduler-inconsistent.
+    let mut seen: Vec<Option<String>> = vec![None; 40];
+    let until = Instant::now() + Duration::from_secs(20);
+    let mut last = Value::Null;
+    while Instant::now() < until {
+        let s = status(&state, &digest);
+        for (i, c) in s["children"]
+            .as_array()
+            .expect("children")
+            .iter()
+            .enumerate()
+        {
+            let class = c["class"].as_str().unwrap_or("").to_owned();
+            assert_ne!(class, "scheduler-inconsistent", "{c:#}");
+            if class == "incomplete" {
+                continue;
+            }
+            match &seen[i] {
+                Some(before) => assert_eq!(before, &class, "child {i} changed: {c:#}"),
+                None => seen[i] = Some(class),
+            }
+        }
+        last = s;
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(last["terminal"], true, "{last:#}");
+    let children = last["children"].as_array().expect("children");
+    let never_started = children
+        .iter()
+        .filter(|c| c["evidence"]["started"] == false)
+        .count();
+    assert!(never_started > 0, "{last:#}");
+    for c in children {
+        if c["evidence"]["started"] == false {
+            assert_eq!(c["class"], "failed", "{c:#}");
+            assert!(
+                c["reason"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("cancelled by benchops before it started"),
+                "{c:#}"
+            );
+        } else if c["evidence"]["result"] == "exit 0" {
+            assert_eq!(c["class"], "succeeded", "{c:#}");
+        }
+    }
+}

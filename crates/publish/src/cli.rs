@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use benchops::fsio::DEFAULT_MAX_RECORD_BYTES;
 use clap::{Parser, Subcommand};
 
 /// Validate, persist and announce sealed benchmark records. Never runs a
@@ -33,22 +34,28 @@ pub enum Command {
         /// Print one JSON document instead of a table.
         #[arg(long)]
         json: bool,
+        /// The largest record file read, in bytes; a larger one is
+        /// reported as too-large without being read.
+        #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_RECORD_BYTES, value_parser = clap::value_parser!(u64).range(1..))]
+        max_record_bytes: u64,
     },
     /// Sweep sealed handoffs into history and issues: validate, persist,
     /// reconcile, report. Two modes: `--local DIR` (no GitHub) and
     /// `--github` (a repository, with one App installation token per phase).
     ///
-    /// Local mode reads DIR/sealed/*.json (what `benchops-exec bench seal
-    /// --out DIR/sealed` writes). Invalid handoffs are copied to
+    /// Local mode takes the sweep lock DIR/.sweep.lock (one sweep per DIR
+    /// at a time), then reads DIR/sealed/*.json (what `benchops-exec bench
+    /// seal --out DIR/sealed` writes). Invalid handoffs are copied to
     /// DIR/quarantine/ with a .why.txt and never persisted; their source
-    /// file is left in place. Valid records are persisted in one commit
-    /// (with a receipt) on the benchmark-history branch of DIR/history.git
-    /// (created when missing). Drift issues are then reconciled from all of
+    /// file is left in place. New records are persisted in one commit (with
+    /// a receipt) on the benchmark-history branch of DIR/history.git
+    /// (created when missing); nothing new, no commit. Handoffs whose
+    /// record is in history are then moved to DIR/sealed/.persisted/. Drift issues are then reconciled from all of
     /// history into the ledger DIR/issues.json, one atomic write per action,
     /// and a summary with a per-lane health table is printed.
     ///
     /// GitHub mode reads --handoff DIR/*.json (invalid ones are copied to
-    /// DIR/quarantine/) and/or, with --handoff-refs, the handoff refs
+    /// DIR/quarantine/, consumed ones moved to DIR/.persisted/) and/or, with --handoff-refs, the handoff refs
     /// refs/heads/benchmark-result/* of the repository (each a commit whose
     /// tree holds exactly one <hex>.json; invalid ones are left in place
     /// and reported). It persists with a contents-phase token (one tree and
@@ -63,10 +70,11 @@ pub enum Command {
     /// issues already up to date are left alone.
     ///
     /// Exit status: 0 done, 1 done but at least one handoff was quarantined
-    /// (or a consumed handoff ref is still there, for the next sweep to
-    /// delete), 2 usage error or a failure that stopped the sweep (the
-    /// message names the phase and step; rerun after fixing it; nothing is
-    /// half-written).
+    /// (or a consumed handoff ref or file is still there, for the next
+    /// sweep to take care of), 2 usage error or a failure that stopped the
+    /// sweep (the message names the phase and step; rerun after fixing it;
+    /// nothing is half-written), 3 (local mode) another sweep of DIR held
+    /// the sweep lock for the whole --lock-wait (nothing done; run again).
     #[command(
         after_help = "Examples:\n  benchops-publish sweep --local .benchops/ --manifest schedule.toml\n  benchops-publish sweep --local --manifest examples/schedule.toml   # DIR defaults to .benchops\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff sealed/ --manifest schedule.toml\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff-refs --manifest schedule.toml\n\nSee docs/cli/sweep-local.md for the layout, markers, ledger format and retry rules.",
         group(clap::ArgGroup::new("mode").required(true).args(["local", "github"]))
@@ -115,5 +123,14 @@ pub enum Command {
         /// after the error.
         #[arg(long, value_name = "FILE")]
         receipt_out: Option<PathBuf>,
+        /// The largest handoff file read, in bytes; a larger one is
+        /// quarantined as too-large without being read.
+        #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_RECORD_BYTES, value_parser = clap::value_parser!(u64).range(1..))]
+        max_record_bytes: u64,
+        /// Local mode: wait at most this many seconds for another sweep of
+        /// DIR to release the sweep lock (DIR/.sweep.lock), then exit 3
+        /// having read and written nothing. 0: do not wait.
+        #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+        lock_wait: u64,
     },
 }

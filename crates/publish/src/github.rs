@@ -91,6 +91,8 @@ pub struct GitHubSweepOptions {
     pub app_key_file: PathBuf,
     /// The directory of sealed handoffs (`*.json`), if any.
     pub handoff: Option<PathBuf>,
+    /// The largest handoff file read from that directory, in bytes.
+    pub max_record_bytes: u64,
     /// Whether to read handoff refs (`refs/heads/benchmark-result/*`) too.
     /// At least one source must be given.
     pub handoff_refs: bool,
@@ -130,6 +132,7 @@ impl GitHubSweepOptions {
             app_id,
             app_key_file: app_key_file.into(),
             handoff,
+            max_record_bytes: benchops::fsio::DEFAULT_MAX_RECORD_BYTES,
             handoff_refs: false,
             manifest: manifest.into(),
             clock: Clock::system(),
@@ -642,7 +645,9 @@ impl IssueTracker for GitHubTracker {
                 listing.foreign.push(ForeignIssue {
                     issue: i.number,
                     author,
-                    key: issue.key.as_ref().map(ToString::to_string),
+                    key: reconcile::quoted_drift_key(&issue.body)
+                        .as_ref()
+                        .map(ToString::to_string),
                 });
                 continue;
             }
@@ -949,6 +954,7 @@ pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, Swee
         clock: opts.clock.clone(),
         trigger: opts.trigger.clone(),
         workflow_run: opts.workflow_run.clone(),
+        max_record_bytes: opts.max_record_bytes,
         handoff_dir: opts
             .handoff
             .as_ref()

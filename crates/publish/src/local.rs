@@ -8,18 +8,35 @@
 //! | `history.git` | bare git repository, branch `benchmark-history` | [`LocalHistory`] ([`HistoryStore`](crate::sweep::HistoryStore)) |
 //! | `issues.json` | the issue ledger (`benchops-issue-ledger/v1`) | [`LedgerTracker`] ([`IssueTracker`]) |
 //! | `quarantine/` | copies of invalid handoffs, each with a `.why.txt` | the engine |
+//! | `sealed/.persisted/` | handoffs whose record is in history, moved out of `sealed/` | the engine ([`crate::sweep::consume`]) |
+//! | `.sweep.lock` | the sweep lock (`flock`), holding the holder's pid | [`sweep_local`] |
+//!
+//! At most one sweep runs per directory: [`sweep_local`] takes an
+//! exclusive `flock` on `DIR/.sweep.lock` before it touches anything, and
+//! waits for it at most [`LocalSweepOptions::lock_wait`]; then it stops
+//! with [`HistoryError::SweepLocked`] (retryable, see [`is_locked_out`]).
+//! Under the lock nothing else of benchops writes the directory, so a ref
+//! lock file in `history.git`, or a half-built repository beside it, was
+//! left by a killed process: it is removed, and the summary says so.
 //!
 //! The ledger tracker writes the whole file atomically after each action,
 //! and says an action's target changed when the file's bytes differ from
 //! what it last read or wrote (a person or another sweep edited it).
 
 use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::Read as _;
+use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg};
 
 use benchops::reconcile::{Action, RenderOptions};
 
-use crate::history::LocalHistory;
+use crate::history::{HistoryError, LocalHistory, setup};
 use crate::ledger::{Applied, Ledger, LedgerError};
 use crate::sweep::{
     self, Cause, Clock, Inputs, IssueTracker, LabelNeed, Listing, Phase, Progress, RequestSummary,
@@ -34,6 +51,11 @@ pub const HISTORY_DIR: &str = "history.git";
 pub const LEDGER_FILE: &str = "issues.json";
 /// Where invalid handoffs are copied, under the sweep directory.
 pub const QUARANTINE_DIR: &str = "quarantine";
+/// The sweep lock file, under the sweep directory.
+pub const LOCK_FILE: &str = ".sweep.lock";
+/// How long a sweep waits for another one to release the sweep lock, by
+/// default.
+pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(60);
 
 /// The function inside an [`AfterWrite`]: ledger path, actions applied.
 pub type AfterWriteFn = dyn Fn(&Path, usize) + Send + Sync;
@@ -56,6 +78,8 @@ pub struct LocalSweepOptions {
     pub dir: PathBuf,
     /// The schedule manifest (`schedule-manifest/v1`, TOML).
     pub manifest: PathBuf,
+    /// The largest handoff file read from `sealed/`, in bytes.
+    pub max_record_bytes: u64,
     /// The wall clock (the receipt's `started_at` and `finished_at`).
     pub clock: Clock,
     /// Apply at most this many reconcile actions, then stop as if the
@@ -68,6 +92,10 @@ pub struct LocalSweepOptions {
     /// and the number of actions applied so far (tests use it to edit the
     /// file under the sweep). `None` in normal use.
     pub after_ledger_write: Option<AfterWrite>,
+    /// How long to wait for another sweep of the directory to release the
+    /// sweep lock before stopping with [`HistoryError::SweepLocked`]
+    /// (zero: do not wait).
+    pub lock_wait: Duration,
 }
 
 impl LocalSweepOptions {
@@ -76,10 +104,12 @@ impl LocalSweepOptions {
         LocalSweepOptions {
             dir: dir.into(),
             manifest: manifest.into(),
+            max_record_bytes: benchops::fsio::DEFAULT_MAX_RECORD_BYTES,
             clock: Clock::system(),
             max_actions: None,
             history_base_url: String::new(),
             after_ledger_write: None,
+            lock_wait: DEFAULT_LOCK_WAIT,
         }
     }
 
@@ -102,6 +132,78 @@ impl LocalSweepOptions {
     pub fn quarantine_dir(&self) -> PathBuf {
         self.dir.join(QUARANTINE_DIR)
     }
+
+    /// `DIR/.sweep.lock`.
+    pub fn lock_path(&self) -> PathBuf {
+        self.dir.join(LOCK_FILE)
+    }
+}
+
+/// Whether a sweep stopped because another sweep of the directory held
+/// the sweep lock throughout the wait (nothing was read or written; the
+/// CLI exits with [`crate::exit::BUSY`]).
+pub fn is_locked_out(e: &SweepError) -> bool {
+    matches!(
+        e.cause.as_ref(),
+        Cause::Git {
+            source: HistoryError::SweepLocked { .. },
+            ..
+        }
+    )
+}
+
+/// Takes the exclusive sweep lock at `path`, waiting at most `wait`; then
+/// records this process's pid in the file (for the message another sweep
+/// prints). The lock is released when the returned value is dropped, or
+/// when the process dies.
+pub fn take_sweep_lock(path: &Path, wait: Duration) -> Result<Flock<File>, HistoryError> {
+    let io_err = |step, source| HistoryError::Io {
+        step,
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| io_err("open the sweep lock", e))?;
+    let start = Instant::now();
+    loop {
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => {
+                let pid = format!("pid {}\n", std::process::id());
+                lock.set_len(0)
+                    .and_then(|()| lock.write_all_at(pid.as_bytes(), 0))
+                    .map_err(|e| io_err("write the sweep lock", e))?;
+                return Ok(lock);
+            }
+            Err((f, Errno::EWOULDBLOCK | Errno::EINTR)) => {
+                let waited = start.elapsed();
+                if waited >= wait {
+                    return Err(HistoryError::SweepLocked {
+                        lock: path.to_path_buf(),
+                        waited_ms: waited.as_millis(),
+                        holder: holder_of(&f),
+                    });
+                }
+                file = f;
+                std::thread::sleep((wait - waited).min(Duration::from_millis(20)));
+            }
+            Err((_, errno)) => {
+                return Err(io_err("lock", std::io::Error::from(errno)));
+            }
+        }
+    }
+}
+
+/// What a lock file says about its holder: a short, printable prefix.
+fn holder_of(f: &File) -> Option<String> {
+    let mut text = String::new();
+    let _ = f.take(64).read_to_string(&mut text);
+    let text: String = text.trim().chars().filter(|c| !c.is_control()).collect();
+    (!text.is_empty()).then_some(text)
 }
 
 /// The local ledger as an [`IssueTracker`].
@@ -220,17 +322,44 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
             },
         )));
     }
-    let manifest = sweep::load_manifest(&opts.manifest).map_err(setup)?;
     let history_path = opts.history_path();
-    let mut store = LocalHistory::open_or_init(&history_path).map_err(|source| {
-        setup(StepError::new(
-            "open the history repository",
-            Cause::Git {
-                path: history_path.clone(),
-                source,
-            },
-        ))
-    })?;
+    let git_err = |step: &str| {
+        let history_path = history_path.clone();
+        let step = step.to_owned();
+        move |source| {
+            setup(StepError::new(
+                step,
+                Cause::Git {
+                    path: history_path,
+                    source,
+                },
+            ))
+        }
+    };
+    // Held until this function returns (or the process dies).
+    let _lock = take_sweep_lock(&opts.lock_path(), opts.lock_wait)
+        .map_err(git_err("take the sweep lock"))?;
+    let manifest = sweep::load_manifest(&opts.manifest).map_err(setup)?;
+    let mut setup_notes = Vec::new();
+    for p in setup::remove_init_leftovers(&history_path)
+        .map_err(git_err("remove a half-built history repository"))?
+    {
+        setup_notes.push(format!(
+            "removed {}, a history repository a killed sweep was building",
+            p.display()
+        ));
+    }
+    let mut store = LocalHistory::open_or_init(&history_path)
+        .map_err(git_err("open the history repository"))?;
+    for p in store
+        .remove_stale_ref_locks()
+        .map_err(git_err("remove a stale ref lock"))?
+    {
+        setup_notes.push(format!(
+            "removed the stale ref lock {} (a git process was killed inside a ref update; no other sweep holds the directory)",
+            p.display()
+        ));
+    }
     let mut tracker =
         LedgerTracker::new(opts.ledger_path()).with_after_write(opts.after_ledger_write.clone());
     let inputs = Inputs {
@@ -240,11 +369,14 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
         trigger: "local".to_owned(),
         workflow_run: None,
         handoff_dir: Some((opts.sealed_dir(), opts.quarantine_dir())),
+        max_record_bytes: opts.max_record_bytes,
         source_base: Some(opts.dir.clone()),
         max_actions: opts.max_actions,
         render: RenderOptions::new(opts.history_base_url.clone()),
         requests: Arc::new(|| None),
         request_summary: Arc::new(RequestSummary::default),
     };
-    sweep::ready(sweep::run(&inputs, &mut store, &mut tracker))
+    let mut report = sweep::ready(sweep::run(&inputs, &mut store, &mut tracker))?;
+    report.setup_notes = setup_notes;
+    Ok(report)
 }

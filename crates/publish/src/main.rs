@@ -9,10 +9,42 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod cli;
 
+// Everything this binary prints goes through these writers instead of the
+// standard macros, which panic when the reader has gone away (`… | head`).
+// A closed pipe ends the output quietly, as with Unix tools; the exit code
+// stays the command's own. Any other write error is reported on stderr.
+macro_rules! print {
+    ($($t:tt)*) => { crate::write_stdout(format_args!($($t)*)) };
+}
+macro_rules! println {
+    ($($t:tt)*) => { crate::write_stdout(format_args!("{}\n", format_args!($($t)*))) };
+}
+macro_rules! eprintln {
+    ($($t:tt)*) => { crate::write_stderr(format_args!("{}\n", format_args!($($t)*))) };
+}
+
+fn write_stdout(text: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut o = std::io::stdout().lock();
+    match o.write_fmt(text).and_then(|()| o.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            write_stderr(format_args!(
+                "error: failed to write to standard output: {e}\n"
+            ));
+        }
+        _ => {}
+    }
+}
+
+fn write_stderr(text: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = std::io::stderr().lock().write_fmt(text);
+}
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use benchops_publish::exit::{ATTENTION, FAILED, OK};
+use benchops_publish::exit::{ATTENTION, BUSY, FAILED, OK};
 use benchops_publish::sweep::{SweepError, SweepReport, error_line, render_summary};
 use benchops_publish::{github, local, validate};
 use clap::Parser;
@@ -22,7 +54,11 @@ use cli::{Cli, Command};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     ExitCode::from(match cli.command {
-        Command::Validate { paths, json } => run_validate(&paths, json),
+        Command::Validate {
+            paths,
+            json,
+            max_record_bytes,
+        } => run_validate(&paths, json, max_record_bytes),
         Command::Sweep {
             local,
             github,
@@ -33,6 +69,8 @@ fn main() -> ExitCode {
             handoff_refs,
             manifest,
             receipt_out,
+            lock_wait,
+            max_record_bytes,
         } => {
             let swept = if github {
                 let (Some(repo), Some(app_id), Some(app_key_file), true) = (
@@ -49,13 +87,26 @@ fn main() -> ExitCode {
                 let mut opts =
                     github::GitHubSweepOptions::new(repo, app_id, app_key_file, handoff, manifest);
                 opts.handoff_refs = handoff_refs;
+                opts.max_record_bytes = max_record_bytes;
                 let (trigger, run, server) = github::actions_context_from_env();
                 opts.trigger = trigger;
                 opts.workflow_run = run;
                 opts.history_base_url = github::history_base_url(&server, &opts.repo);
                 github::sweep_github_blocking(&opts)
             } else if let Some(dir) = local {
-                local::sweep_local(&local::LocalSweepOptions::new(dir, manifest))
+                let mut opts = local::LocalSweepOptions::new(dir, manifest);
+                opts.lock_wait = std::time::Duration::from_secs(lock_wait);
+                opts.max_record_bytes = max_record_bytes;
+                match local::sweep_local(&opts) {
+                    Err(e) if local::is_locked_out(&e) => {
+                        eprintln!("error: {}", error_line(&e));
+                        eprintln!(
+                            "another sweep holds the lock; run this one again once it has finished"
+                        );
+                        return ExitCode::from(BUSY);
+                    }
+                    swept => swept,
+                }
             } else {
                 eprintln!("error: pass --local [DIR] or --github");
                 return ExitCode::from(FAILED);
@@ -65,8 +116,9 @@ fn main() -> ExitCode {
     })
 }
 
-fn run_validate(paths: &[PathBuf], json: bool) -> u8 {
-    let verdicts = match validate::validate_paths(paths) {
+fn run_validate(paths: &[PathBuf], json: bool, max_record_bytes: u64) -> u8 {
+    let opts = validate::ValidateOptions { max_record_bytes };
+    let verdicts = match validate::validate_paths(paths, &opts) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("error: {}", error_line(&e));
@@ -106,6 +158,13 @@ fn finish_sweep(swept: Result<SweepReport, SweepError>, receipt_out: Option<&Pat
                 eprintln!(
                     "error: {} handoff(s) quarantined ({place})",
                     report.quarantined()
+                );
+                status = ATTENTION;
+            }
+            let files_left = report.consumed.iter().filter(|c| !c.is_gone()).count();
+            if files_left > 0 {
+                eprintln!(
+                    "error: {files_left} handoff file(s) whose record is in history could not be moved to .persisted/; the next sweep tries again"
                 );
                 status = ATTENTION;
             }

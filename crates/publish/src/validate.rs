@@ -1,14 +1,54 @@
-//! `benchops-publish validate`: per-file verdicts over sealed records.
+//! `benchops-publish validate`: per-file verdicts over sealed records, and
+//! the rules every reader of record files in this crate shares: which files
+//! a directory yields, how a file is read ([`read_issue`] over
+//! [`benchops::fsio::read_record_file`]), and how names and problems are
+//! shown on a terminal ([`shown_path`], [`escape_text`]).
+//!
+//! # Which files are read
+//!
+//! Only regular files, of at most [`ValidateOptions::max_record_bytes`]
+//! bytes. A FIFO, socket or device named `*.json` is reported as
+//! `unreadable` with its kind, without being opened; a larger file is
+//! `too-large`, with its size and the limit, without being read.
+//!
+//! A path named on the command line is resolved once if it is a symbolic
+//! link (so `validate latest.json` works, and so does a directory given as
+//! a link). Inside a directory, no symbolic link is ever followed: a link
+//! named `*.json` is reported as `unreadable` (a symbolic link, not
+//! followed), and any other link, including one to a directory, is skipped.
+//! A loop therefore cannot repeat or hang the walk.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use benchops::Sha256Digest;
+use benchops::fsio::{self, ReadRecordError, Symlinks};
 use benchops::seal::{IssueKind, VerifyIssue, verify};
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+
+/// How `validate` reads files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ValidateOptions {
+    /// The largest record file read, in bytes (`--max-record-bytes`).
+    pub max_record_bytes: u64,
+}
+
+impl Default for ValidateOptions {
+    fn default() -> Self {
+        ValidateOptions {
+            max_record_bytes: fsio::DEFAULT_MAX_RECORD_BYTES,
+        }
+    }
+}
 
 /// The verdict on one file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+///
+/// As JSON, `path` is the path as text: exact when it is valid UTF-8,
+/// otherwise with each invalid sequence replaced by U+FFFD, and then
+/// `path_hex` holds its exact bytes in lowercase hex. Rendering never
+/// fails.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileVerdict {
     /// The file.
     pub path: PathBuf,
@@ -33,6 +73,38 @@ pub struct IssueOut {
     pub reason: String,
 }
 
+impl Serialize for FileVerdict {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            path: Cow<'a, str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            path_hex: Option<String>,
+            valid: bool,
+            digest: &'a Option<String>,
+            named_digest: &'a Option<String>,
+            issues: &'a [IssueOut],
+        }
+        let os = self.path.as_os_str();
+        Out {
+            path: os.to_string_lossy(),
+            path_hex: os.to_str().is_none().then(|| {
+                os.as_encoded_bytes()
+                    .iter()
+                    .fold(String::new(), |mut h, b| {
+                        let _ = write!(h, "{b:02x}");
+                        h
+                    })
+            }),
+            valid: self.valid,
+            digest: &self.digest,
+            named_digest: &self.named_digest,
+            issues: &self.issues,
+        }
+        .serialize(serializer)
+    }
+}
+
 impl From<&VerifyIssue> for IssueOut {
     fn from(i: &VerifyIssue) -> Self {
         IssueOut {
@@ -48,13 +120,13 @@ impl From<&VerifyIssue> for IssueOut {
 pub enum InputError {
     /// A directory holds no `*.json` file: nothing was validated, which is
     /// not the same as "all valid".
-    #[error("no *.json files under {path}")]
+    #[error("no *.json files under {}", shown_path(path))]
     NoRecords {
         /// The directory.
         path: PathBuf,
     },
     /// The path does not exist or cannot be listed.
-    #[error("failed to read {path}")]
+    #[error("failed to read {}", shown_path(path))]
     Unreadable {
         /// The path.
         path: PathBuf,
@@ -76,9 +148,20 @@ pub fn digest_from_file_name(path: &Path) -> Option<Result<Sha256Digest, String>
     Some(Sha256Digest::from_hex(hex).map_err(|e| e.to_string()))
 }
 
-/// Expands the arguments: files as given, directories to their `*.json`
-/// files (recursively, sorted).
-pub fn collect_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
+/// A file to validate, and how its path must be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The file.
+    pub path: PathBuf,
+    /// [`Symlinks::Resolve`] for a path named on the command line,
+    /// [`Symlinks::Refuse`] for one met while walking a directory.
+    pub symlinks: Symlinks,
+}
+
+/// Expands the arguments: paths as given (resolved once if they are
+/// symbolic links), directories to their `*.json` entries, recursively and
+/// sorted, never following a symbolic link (see the module documentation).
+pub fn collect_files(inputs: &[PathBuf]) -> Result<Vec<Found>, InputError> {
     let mut out = Vec::new();
     for input in inputs {
         let meta = std::fs::metadata(input).map_err(|source| InputError::Unreadable {
@@ -94,24 +177,36 @@ pub fn collect_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
                 });
             }
         } else {
-            out.push(input.clone());
+            out.push(Found {
+                path: input.clone(),
+                symlinks: Symlinks::Resolve,
+            });
         }
     }
     Ok(out)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InputError> {
+fn walk(dir: &Path, out: &mut Vec<Found>) -> Result<(), InputError> {
     let rd = std::fs::read_dir(dir).map_err(|source| InputError::Unreadable {
         path: dir.to_path_buf(),
         source,
     })?;
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
+    let mut entries: Vec<(PathBuf, Option<std::fs::FileType>)> = rd
+        .filter_map(|e| e.ok().map(|e| (e.path(), e.file_type().ok())))
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (p, kind) in entries {
+        // The entry's own type: a symbolic link is a link, whatever its
+        // target.
+        let kind = kind.or_else(|| std::fs::symlink_metadata(&p).ok().map(|m| m.file_type()));
+        if kind.is_some_and(|k| k.is_dir()) {
             walk(&p, out)?;
         } else if p.extension().is_some_and(|e| e == "json") {
-            out.push(p);
+            // Anything but a real directory: the read reports what it is.
+            out.push(Found {
+                path: p,
+                symlinks: Symlinks::Refuse,
+            });
         }
     }
     Ok(())
@@ -185,28 +280,60 @@ pub fn verify_named(bytes: &[u8], file_name: &str, rule: NameRule) -> NamedVerdi
     v
 }
 
-/// One line for a problem: `kind: path: reason`.
+/// One line for a problem: `kind: path: reason`. Raw: escape it with
+/// [`escape_text`] before it reaches a terminal.
 pub fn issue_line(i: &IssueOut) -> String {
     format!("{}: {}: {}", i.kind, i.path, i.reason)
 }
 
-/// Validates one file.
+/// The problem a refused or failed read is: `too-large` for a file over
+/// the limit, `unreadable` for anything else (not a regular file, a
+/// symbolic link not followed, an I/O error). The reason does not repeat
+/// the path.
+pub fn read_issue(e: &ReadRecordError) -> IssueOut {
+    let (kind, reason) = match e {
+        ReadRecordError::TooLarge { .. } => (
+            "too-large",
+            format!(
+                "{}; a larger limit can be set with --max-record-bytes",
+                e.reason()
+            ),
+        ),
+        _ => ("unreadable", e.reason()),
+    };
+    IssueOut {
+        kind: kind.to_owned(),
+        path: "$".to_owned(),
+        reason,
+    }
+}
+
+/// Validates one file named by a person: a symbolic link is resolved once,
+/// and the default size limit applies.
 pub fn validate_file(path: &Path) -> FileVerdict {
+    validate_found(
+        &Found {
+            path: path.to_path_buf(),
+            symlinks: Symlinks::Resolve,
+        },
+        &ValidateOptions::default(),
+    )
+}
+
+/// Validates one file as [`collect_files`] found it.
+pub fn validate_found(found: &Found, opts: &ValidateOptions) -> FileVerdict {
+    let path = &found.path;
     let mut v = FileVerdict {
-        path: path.to_path_buf(),
+        path: path.clone(),
         valid: false,
         digest: None,
         named_digest: None,
         issues: Vec::new(),
     };
-    let bytes = match std::fs::read(path) {
+    let bytes = match fsio::read_record_file(path, opts.max_record_bytes, found.symlinks) {
         Ok(b) => b,
         Err(e) => {
-            v.issues.push(IssueOut {
-                kind: "unreadable".into(),
-                path: "$".into(),
-                reason: e.to_string(),
-            });
+            v.issues.push(read_issue(&e));
             return v;
         }
     };
@@ -223,25 +350,126 @@ pub fn validate_file(path: &Path) -> FileVerdict {
 }
 
 /// Validates every file under `inputs`.
-pub fn validate_paths(inputs: &[PathBuf]) -> Result<Vec<FileVerdict>, InputError> {
+pub fn validate_paths(
+    inputs: &[PathBuf],
+    opts: &ValidateOptions,
+) -> Result<Vec<FileVerdict>, InputError> {
     Ok(collect_files(inputs)?
         .iter()
-        .map(|p| validate_file(p))
+        .map(|f| validate_found(f, opts))
         .collect())
 }
 
-/// Renders verdicts as a human table.
+// ---------------------------------------------------------------------------
+// Terminal output
+
+/// The longest path [`shown_path`] prints, in characters.
+pub const MAX_SHOWN_PATH: usize = 160;
+
+/// Characters that print nothing visible or reorder text, beyond the
+/// control characters: zero-width marks, bidirectional overrides and
+/// isolates, line and paragraph separators, the byte-order mark.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00ad}'
+            | '\u{061c}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{feff}'
+    )
+}
+
+/// One character as printed: itself, or an escape (`\n`, `\t`, `\r`,
+/// `\u{1b}`) for control and invisible characters, and `\\` for a
+/// backslash when `backslash` is set.
+fn push_escaped(out: &mut String, c: char, backslash: bool) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        '\\' if backslash => out.push_str("\\\\"),
+        c if c.is_control() || is_invisible(c) => {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        }
+        c => out.push(c),
+    }
+}
+
+/// `text` safe for one terminal line: control characters (newlines, escape
+/// sequences) and invisible characters are written as escapes, so that no
+/// text from a record or a file name can start a line or restyle the
+/// terminal. Backslashes are left as they are.
+pub fn escape_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        push_escaped(&mut out, c, false);
+    }
+    out
+}
+
+/// A path as printed on a terminal: every byte that is not valid UTF-8 as
+/// `\xNN`, control and invisible characters as escapes, a backslash as
+/// `\\`; cut in the middle (`…`) to at most [`MAX_SHOWN_PATH`] characters,
+/// keeping the end, where the file name is. `--json` output has the exact
+/// path.
+pub fn shown_path(path: &Path) -> String {
+    // Each unit is one character or byte of the name, as printed.
+    let mut units: Vec<String> = Vec::new();
+    for chunk in path.as_os_str().as_encoded_bytes().utf8_chunks() {
+        for c in chunk.valid().chars() {
+            let mut u = String::new();
+            push_escaped(&mut u, c, true);
+            units.push(u);
+        }
+        for b in chunk.invalid() {
+            units.push(format!("\\x{b:02x}"));
+        }
+    }
+    let width = |us: &[String]| us.iter().map(|u| u.chars().count()).sum::<usize>();
+    if width(&units) <= MAX_SHOWN_PATH {
+        return units.concat();
+    }
+    // Keep about a quarter from the start and the rest from the end.
+    let (mut head, mut tail) = (0, units.len());
+    let mut budget = MAX_SHOWN_PATH - 1;
+    let mut used_head = 0;
+    while head < tail {
+        let w = units[head].chars().count();
+        if used_head + w > budget / 4 {
+            break;
+        }
+        used_head += w;
+        head += 1;
+    }
+    budget -= used_head;
+    while tail > head {
+        let w = units[tail - 1].chars().count();
+        if w > budget {
+            break;
+        }
+        budget -= w;
+        tail -= 1;
+    }
+    format!("{}…{}", units[..head].concat(), units[tail..].concat())
+}
+
+/// Renders verdicts as a human table: one row per file (one per problem
+/// for an invalid one), names through [`shown_path`] and problems through
+/// [`escape_text`], so that every row is one line.
 pub fn render_table(verdicts: &[FileVerdict]) -> String {
     let mut s = String::new();
-    let width = verdicts
+    let shown: Vec<String> = verdicts.iter().map(|v| shown_path(&v.path)).collect();
+    let width = shown
         .iter()
-        .map(|v| v.path.display().to_string().len())
+        .map(|p| p.chars().count())
         .max()
         .unwrap_or(4)
         .max(4);
     let _ = writeln!(s, "{:<width$}  VERDICT  DETAIL", "FILE");
-    for v in verdicts {
-        let path = v.path.display().to_string();
+    for (v, path) in verdicts.iter().zip(&shown) {
         if v.valid {
             let d = v.digest.as_deref().unwrap_or("");
             let _ = writeln!(s, "{path:<width$}  valid    {d}");
@@ -254,8 +482,8 @@ pub fn render_table(verdicts: &[FileVerdict]) -> String {
                 };
                 let _ = writeln!(
                     s,
-                    "{p:<width$}  {verdict:<7}  {}: {}: {}",
-                    issue.kind, issue.path, issue.reason
+                    "{p:<width$}  {verdict:<7}  {}",
+                    escape_text(&issue_line(issue))
                 );
             }
         }
@@ -269,4 +497,50 @@ pub fn render_table(verdicts: &[FileVerdict]) -> String {
         bad
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    use super::*;
+
+    #[test]
+    fn text_escapes_controls_and_invisibles_but_keeps_backslashes() {
+        assert_eq!(
+            escape_text("a\nb\r\tc\u{1b}[2K\u{202e}d\\e é"),
+            "a\\nb\\r\\tc\\u{1b}[2K\\u{202e}d\\e é"
+        );
+    }
+
+    #[test]
+    fn a_shown_path_escapes_bytes_and_backslashes() {
+        let p = Path::new(OsStr::from_bytes(b"dir/caf\xe9\\x\n.json"));
+        assert_eq!(shown_path(p), "dir/caf\\xe9\\\\x\\n.json");
+    }
+
+    #[test]
+    fn a_long_shown_path_keeps_its_end_and_whole_escapes() {
+        let name = format!("{}\n{}.json", "a".repeat(200), "b".repeat(100));
+        let shown = shown_path(Path::new(&name));
+        assert_eq!(shown.chars().count(), MAX_SHOWN_PATH, "{shown}");
+        assert!(
+            shown.ends_with(&format!("\\n{}.json", "b".repeat(100))),
+            "{shown}"
+        );
+        assert!(shown.starts_with("aaaa"), "{shown}");
+        assert_eq!(shown.matches('…').count(), 1, "{shown}");
+        // A cut never splits an escape.
+        let name = format!("{}{}", "\u{1}".repeat(100), "c".repeat(10));
+        let shown = shown_path(Path::new(&name));
+        assert!(shown.chars().count() <= MAX_SHOWN_PATH, "{shown}");
+        let (head, tail) = shown.split_once('…').expect("cut");
+        assert!(
+            head.len() % 5 == 0 && head.chars().all(|c| "\\u{1}".contains(c)),
+            "{head}"
+        );
+        assert!(tail.ends_with("cccccccccc"), "{tail}");
+        assert!((tail.len() - 10) % 5 == 0, "{tail}");
+    }
 }

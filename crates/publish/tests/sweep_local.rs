@@ -178,32 +178,41 @@ fn first_sweep_persists_and_opens_one_drift_issue_with_labels_and_evidence() {
 }
 
 #[test]
-fn a_second_sweep_with_nothing_new_records_only_its_receipt() {
+fn a_second_identical_sweep_leaves_the_tip_unchanged_because_handoffs_are_consumed() {
     let e = env();
-    e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+    let r1 = drift("nightly", "2026-12-01T01:00:00Z");
+    e.hand_off(&[&r1]);
     let first = e.sweep();
+    let tip = first.commit.clone().expect("a commit");
     let ledger = e.ledger_bytes();
     let mtime = fs::metadata(e.dir.join("issues.json"))
         .and_then(|m| m.modified())
         .expect("mtime");
 
+    // The handoff's record is in history: its file moved to .persisted/.
+    let source = e.dir.join("sealed").join(r1.file_name());
+    let moved = e.dir.join("sealed/.persisted").join(r1.file_name());
+    assert!(!source.exists(), "consumed");
+    assert_eq!(fs::read(&moved).expect("moved"), r1.bytes());
+    assert_eq!(first.consumed.len(), 1);
+    assert!(first.consumed[0].is_gone());
+    let summary = render_summary(&first);
+    assert!(summary.contains("moved to"), "{summary}");
+
     let mut o = e.opts();
     o.clock = Clock::fixed("2026-12-03T00:00:00.000Z"); // another time, same inputs
     let records = e.history().list_records(None).expect("lists");
     let second = sweep_local(&o).expect("sweep");
-    // The sweep saw a handoff, so it leaves its receipt: a receipt-only
-    // commit on top of the first, with no new record.
-    let commit = second.commit.clone().expect("a receipt-only commit");
-    assert_eq!(second.tip.as_deref(), Some(commit.as_str()));
-    assert_eq!(e.history().list_records(None).expect("lists"), records);
-    let receipt_path = second.receipt_path.clone().expect("a receipt");
-    assert_ne!(Some(&receipt_path), first.receipt_path.as_ref());
-    assert!(
-        receipt_path.starts_with("receipts/2026/12/"),
-        "{receipt_path}"
+    assert!(second.handoffs.is_empty(), ".persisted/ is not read");
+    assert_eq!(second.commit, None, "no receipt-only commit");
+    assert_eq!(second.receipt_path, None);
+    assert_eq!(second.tip.as_deref(), Some(tip.as_str()));
+    assert_eq!(
+        e.history().tip().expect("tip").as_deref(),
+        Some(tip.as_str()),
+        "the branch tip is unchanged"
     );
-    assert!(second.baseline_changes.is_empty());
-    assert_eq!((second.new_records(), second.already_present()), (0, 1));
+    assert_eq!(e.history().list_records(None).expect("lists"), records);
     assert!(second.applied.is_empty(), "{:?}", second.applied);
     assert!(!second.issues_created);
     assert_eq!(e.ledger_bytes(), ledger);
@@ -215,10 +224,45 @@ fn a_second_sweep_with_nothing_new_records_only_its_receipt() {
         "the ledger was not rewritten"
     );
     assert!(
-        render_summary(&second).contains("nothing new: receipt-only commit"),
+        render_summary(&second).contains("nothing new: no commit"),
         "{}",
         render_summary(&second)
     );
+
+    // The handoff handed off again (or left by a crash before it was
+    // moved): already present, nothing written, and it is consumed again
+    // next to the identical copy.
+    e.hand_off(&[&r1]);
+    let third = sweep_local(&o).expect("sweep");
+    assert_eq!((third.new_records(), third.already_present()), (0, 1));
+    assert_eq!(third.commit, None);
+    assert_eq!(
+        e.history().tip().expect("tip").as_deref(),
+        Some(tip.as_str())
+    );
+    assert!(!source.exists());
+    assert_eq!(
+        third.consumed[0].outcome,
+        benchops_publish::sweep::ConsumeOutcome::AlreadyThere
+    );
+    assert_eq!(fs::read(&moved).expect("kept"), r1.bytes());
+}
+
+#[test]
+fn a_handoff_whose_persisted_copy_differs_is_left_in_place_and_reported() {
+    let e = env();
+    let r1 = drift("nightly", "2026-12-01T01:00:00Z");
+    fs::create_dir_all(e.dir.join("sealed/.persisted")).expect("dir");
+    let taken = e.dir.join("sealed/.persisted").join(r1.file_name());
+    fs::write(&taken, b"someone else's bytes").expect("written");
+    e.hand_off(&[&r1]);
+    let report = e.sweep();
+    assert_eq!(report.new_records(), 1);
+    assert!(!report.consumed[0].is_gone(), "{:?}", report.consumed);
+    assert!(e.dir.join("sealed").join(r1.file_name()).exists());
+    assert_eq!(fs::read(&taken).expect("kept"), b"someone else's bytes");
+    let summary = render_summary(&report);
+    assert!(summary.contains("LEFT in place"), "{summary}");
 }
 
 #[test]
@@ -237,7 +281,10 @@ fn a_sweep_with_no_handoffs_makes_no_commit() {
     e.hand_off(&[&r1]);
     let first = e.sweep();
     let tip = first.commit.clone().expect("a commit");
-    fs::remove_file(e.dir.join("sealed").join(r1.file_name())).expect("handoff consumed");
+    assert!(
+        !e.dir.join("sealed").join(r1.file_name()).exists(),
+        "the handoff was consumed"
+    );
     for _ in 0..2 {
         let idle = e.sweep();
         assert_eq!(idle.commit, None);
@@ -351,13 +398,8 @@ fn a_tampered_handoff_is_quarantined_with_a_reason_and_never_persisted() {
     assert!(summary.contains("QUARANTINED"), "{summary}");
     assert!(summary.contains("source left in place"), "{summary}");
 
-    // A rerun quarantines it again (no-op copy), still reports it and
-    // records its receipt (the quarantine among its verdicts), with no new
-    // record.
-    let again = e.sweep();
-    assert_eq!(again.quarantined(), 1);
-    assert_eq!(again.new_records(), 0);
-    let receipt_path = again.receipt_path.clone().expect("a receipt-only commit");
+    // The first sweep's receipt records the quarantine.
+    let receipt_path = report.receipt_path.clone().expect("a receipt");
     let receipt: Value = serde_json::from_slice(
         &Command::new("git")
             .arg("--git-dir")
@@ -369,6 +411,20 @@ fn a_tampered_handoff_is_quarantined_with_a_reason_and_never_persisted() {
     )
     .expect("receipt JSON");
     assert_eq!(receipt["skipped"].as_array().map(Vec::len), Some(1));
+    assert!(
+        tampered_path.exists(),
+        "an invalid handoff is never consumed"
+    );
+    assert!(!e.dir.join("sealed").join(good.file_name()).exists());
+
+    // A rerun quarantines it again (no-op copy) and still reports it, but
+    // has nothing new to record: the branch does not move.
+    let tip = e.history().tip().expect("tip");
+    let again = e.sweep();
+    assert_eq!(again.quarantined(), 1);
+    assert_eq!(again.new_records(), 0);
+    assert_eq!(again.commit, None, "no receipt-only commit");
+    assert_eq!(e.history().tip().expect("tip"), tip);
     let listed_again: Vec<_> = e
         .history()
         .list_records(None)
@@ -558,7 +614,7 @@ fn a_crash_after_any_ledger_write_converges_to_the_uninterrupted_result() {
             String::from_utf8(want_ledger.clone()).expect("UTF-8"),
             "k={k}"
         );
-        // Each rerun adds a receipt-only commit; the records are the same.
+        // The records are the same.
         assert_eq!(
             e.history().list_records(None).expect("lists"),
             want_records,
@@ -739,4 +795,39 @@ fn drift_clear_drift_again_reopens() {
     assert_eq!(l.issues.len(), 1);
     assert_eq!(l.issues[0].state, LedgerState::Open);
     assert_eq!(l.issues[0].state_reason.as_deref(), Some("reopened"));
+}
+
+#[test]
+fn coverage_comes_from_the_current_manifest_whatever_manifest_digest_a_record_carries() {
+    let e = env();
+    let current = benchops::manifest::from_toml(MANIFEST, "schedule.toml")
+        .expect("manifest")
+        .digest;
+    let r1 = drift("nightly", "2026-12-01T01:00:00Z");
+    let s2 = clean("sentinel", "2026-12-01T02:00:00Z");
+    for r in [&r1, &s2] {
+        assert_ne!(
+            r.record().manifest_digest,
+            current,
+            "the records ran under another manifest"
+        );
+    }
+    e.hand_off(&[&r1]);
+    e.sweep();
+    e.hand_off(&[&s2]);
+    // Under the current manifest the nightly lane still covers parse/large
+    // and has not cleared it: the issue stays open.
+    assert_eq!(e.sweep().closed(), 0);
+    assert_eq!(e.ledger().issues[0].state, LedgerState::Open);
+
+    // The manifest changes: the nightly lane stops covering parse/large.
+    // The same history now closes the issue on the sentinel's clearing
+    // record: coverage is read from the manifest of the sweep, never from
+    // the records' `manifest_digest`, which is provenance only.
+    let narrowed = MANIFEST.replacen("cases = [\"*\"]", "cases = [\"parse/small\"]", 1);
+    assert_ne!(narrowed, MANIFEST);
+    fs::write(&e.manifest, narrowed).expect("manifest rewritten");
+    let report = e.sweep();
+    assert_eq!(report.closed(), 1, "{:?}", report.applied);
+    assert_eq!(e.ledger().issues[0].state, LedgerState::Closed);
 }

@@ -1,8 +1,12 @@
 //! `benchops-publish validate`, run as the real binary, plus the library's
-//! per-file verdicts.
+//! per-file verdicts. Every run of the binary has a deadline, so that a
+//! hostile file (a FIFO, a symlink loop) that hangs it fails the test.
 
+mod support;
+
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use benchops::Sha256Digest;
 use benchops::seal::{SealedRecord, seal_json};
@@ -33,10 +37,7 @@ fn reordered(s: &SealedRecord) -> Vec<u8> {
 }
 
 fn run(args: &[&std::ffi::OsStr]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_benchops-publish"))
-        .args(args)
-        .output()
-        .expect("benchops-publish runs")
+    support::run_bounded(args)
 }
 
 fn validate(args: &[&Path], json: bool) -> Output {
@@ -229,4 +230,282 @@ fn a_file_that_is_not_json_is_malformed() {
     assert_eq!(v.issues.len(), 1);
     assert_eq!(v.issues[0].kind, "malformed-json");
     assert_eq!(v.issues[0].path, "$");
+}
+
+// ---------------------------------------------------------------------------
+// Hostile files: only regular files are read, symlinks met in a walk are not
+// followed, sizes are capped, and names cannot forge output.
+
+/// The rows of the table that mention `name`.
+fn rows<'t>(text: &'t str, name: &str) -> Vec<&'t str> {
+    text.lines().filter(|l| l.contains(name)).collect()
+}
+
+/// The one row that mentions `name`.
+fn row<'t>(text: &'t str, name: &str) -> &'t str {
+    match rows(text, name).as_slice() {
+        [one] => one,
+        other => panic!("expected one row for {name}, got {other:?}:\n{text}"),
+    }
+}
+
+#[test]
+fn a_fifo_is_reported_by_kind_and_never_hangs() {
+    let (dir, s) = dir_with_valid();
+    let fifo = dir.path().join("pipe.json");
+    support::mkfifo(&fifo);
+
+    // Met while walking a directory.
+    let out = validate(&[dir.path()], false);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    let line = row(&text, "pipe.json");
+    assert!(line.contains("INVALID"), "{line}");
+    assert!(line.contains("unreadable: $:"), "{line}");
+    assert!(line.contains("FIFO"), "{line}");
+    assert!(row(&text, &s.file_name()).contains("  valid  "), "{text}");
+    assert!(text.contains("2 file(s): 1 valid, 1 invalid"), "{text}");
+
+    // Named directly, in both output forms.
+    let out = validate(&[&fifo], false);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(row(&stdout(&out), "pipe.json").contains("FIFO"));
+    let out = validate(&[&fifo], true);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
+    assert_eq!(doc[0]["issues"][0]["kind"], "unreadable", "{doc:#}");
+    assert!(
+        doc[0]["issues"][0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("FIFO") && r.contains("not a regular file")),
+        "{doc:#}"
+    );
+}
+
+#[test]
+fn a_socket_is_reported_by_kind() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sock = dir.path().join("sock.json");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).expect("binds a socket");
+    let out = validate(&[dir.path()], false);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(row(&text, "sock.json").contains("socket"), "{text}");
+}
+
+#[test]
+fn a_symlink_to_dev_zero_is_refused_before_any_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let zero = dir.path().join("zero.json");
+    std::os::unix::fs::symlink("/dev/zero", &zero).expect("symlink");
+
+    // Met in a walk: a symlink, not followed.
+    let out = validate(&[dir.path()], false);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    let line = row(&text, "zero.json");
+    assert!(line.contains("symbolic link"), "{line}");
+    assert!(line.contains("not followed"), "{line}");
+
+    // Named directly: resolved once, to a device, which is not read.
+    let out = validate(&[&zero], false);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(
+        row(&text, "zero.json").contains("character device"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_file_symlink_is_resolved_when_named_and_reported_when_met_in_a_walk() {
+    let (dir, s) = dir_with_valid();
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let target = elsewhere.path().join(s.file_name());
+    std::fs::write(&target, s.bytes()).expect("writes");
+    let link = dir.path().join("latest.json");
+    std::os::unix::fs::symlink(&target, &link).expect("symlink");
+
+    let out = validate(&[dir.path()], false);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    let line = row(&text, "latest.json");
+    assert!(line.contains("INVALID"), "{line}");
+    assert!(line.contains("symbolic link"), "{line}");
+    assert!(text.contains("2 file(s): 1 valid, 1 invalid"), "{text}");
+
+    let out = validate(&[&link], false);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(row(&text, "latest.json").contains("  valid  "), "{text}");
+}
+
+/// A tree with one valid record at the top and a tampered one in `sub/`.
+fn tree_with_two_records() -> (tempfile::TempDir, SealedRecord) {
+    let (dir, s) = dir_with_valid();
+    std::fs::create_dir(dir.path().join("sub")).expect("mkdir");
+    std::fs::write(dir.path().join("sub/tampered.json"), reordered(&s)).expect("writes");
+    (dir, s)
+}
+
+fn assert_each_validated_once(dir: &Path, s: &SealedRecord) {
+    let out = validate(&[dir], false);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert_eq!(rows(&text, &s.file_name()).len(), 1, "{text}");
+    assert_eq!(rows(&text, "tampered.json").len(), 1, "{text}");
+    assert!(text.contains("2 file(s): 1 valid, 1 invalid"), "{text}");
+}
+
+#[test]
+fn a_directory_symlink_loop_is_not_followed() {
+    let (dir, s) = tree_with_two_records();
+    std::os::unix::fs::symlink(".", dir.path().join("loop")).expect("symlink");
+    assert_each_validated_once(dir.path(), &s);
+}
+
+#[test]
+fn two_directory_symlink_loops_finish_and_validate_each_file_once() {
+    let (dir, s) = tree_with_two_records();
+    std::os::unix::fs::symlink(".", dir.path().join("a")).expect("symlink");
+    std::os::unix::fs::symlink("..", dir.path().join("sub/up")).expect("symlink");
+    std::os::unix::fs::symlink(".", dir.path().join("sub/here")).expect("symlink");
+    assert_each_validated_once(dir.path(), &s);
+}
+
+#[test]
+fn a_record_over_the_size_limit_is_refused_naming_its_size_and_the_limit() {
+    let (dir, s) = dir_with_valid();
+    let path = dir.path().join(s.file_name());
+    let size = s.bytes().len();
+    let limit = (size - 1).to_string();
+    let out = run(&[
+        "validate".as_ref(),
+        "--max-record-bytes".as_ref(),
+        limit.as_ref(),
+        path.as_os_str(),
+    ]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    let line = row(&text, &s.file_name());
+    assert!(line.contains("too-large: $:"), "{line}");
+    assert!(line.contains(&format!("{size} bytes")), "{line}");
+    assert!(line.contains(&format!("limit of {limit} bytes")), "{line}");
+
+    let exact = size.to_string();
+    let out = run(&[
+        "validate".as_ref(),
+        "--max-record-bytes".as_ref(),
+        exact.as_ref(),
+        path.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+
+    let out = run(&[
+        "validate".as_ref(),
+        "--max-record-bytes".as_ref(),
+        "0".as_ref(),
+        path.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "a zero limit is a usage error");
+}
+
+#[test]
+fn the_default_size_limit_is_8_mib() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The documented default: 8 MiB.
+    let limit: u64 = 8 * 1024 * 1024;
+    let big = dir.path().join("big.json");
+    std::fs::File::create(&big)
+        .and_then(|f| f.set_len(limit + 1))
+        .expect("a sparse file");
+    let out = validate(&[&big], false);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    let line = row(&text, "big.json");
+    assert!(line.contains("too-large"), "{line}");
+    assert!(line.contains(&format!("{} bytes", limit + 1)), "{line}");
+    assert!(line.contains(&format!("limit of {limit} bytes")), "{line}");
+}
+
+#[test]
+fn a_file_name_with_newlines_cannot_forge_a_table_line() {
+    let (dir, s) = dir_with_valid();
+    let forged = format!("x\nforged.json  valid    {}\ny.json", s.digest());
+    std::fs::write(dir.path().join(&forged), b"not json").expect("writes");
+    let out = validate(&[dir.path()], false);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(
+        !text.lines().any(|l| l.starts_with("forged.json")),
+        "a forged line:\n{text}"
+    );
+    assert_eq!(text.lines().count(), 4, "header, two rows, total:\n{text}");
+    assert!(row(&text, "x\\nforged.json").contains("INVALID"), "{text}");
+
+    // In JSON the name is exact.
+    let out = validate(&[dir.path()], true);
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
+    let names: Vec<&str> = doc
+        .as_array()
+        .expect("an array")
+        .iter()
+        .filter_map(|v| v["path"].as_str())
+        .collect();
+    assert!(names.iter().any(|n| n.ends_with(&forged)), "{doc:#}");
+}
+
+#[test]
+fn a_non_utf8_file_name_is_escaped_in_the_table_and_lossless_in_json() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = sealed();
+    let mut name = b"caf\xe9--".to_vec();
+    name.extend_from_slice(s.file_name().as_bytes());
+    let path = dir.path().join(std::ffi::OsStr::from_bytes(&name));
+    std::fs::write(&path, s.bytes()).expect("writes");
+
+    let out = validate(&[dir.path()], false);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(row(&text, "caf\\xe9--").contains("  valid  "), "{text}");
+
+    let out = validate(&[dir.path()], true);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
+    let v = &doc[0];
+    assert_eq!(v["valid"], true, "{doc:#}");
+    let text = v["path"].as_str().expect("a text path");
+    assert!(
+        text.ends_with(&format!("caf\u{FFFD}--{}", s.file_name())),
+        "{doc:#}"
+    );
+    let hex = v["path_hex"].as_str().expect("the exact bytes in hex");
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
+        .collect();
+    assert_eq!(bytes, path.as_os_str().as_bytes());
+
+    // A UTF-8 name has no hex form: its text is exact.
+    let (dir, _) = dir_with_valid();
+    let out = validate(&[dir.path()], true);
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
+    assert!(doc[0].get("path_hex").is_none(), "{doc:#}");
+}
+
+#[test]
+fn a_long_path_is_cut_in_the_table() {
+    let (dir, s) = dir_with_valid();
+    let mut deep = dir.path().to_path_buf();
+    for i in 0..6 {
+        deep.push(format!("{i}{}", "d".repeat(100)));
+    }
+    std::fs::create_dir_all(&deep).expect("mkdir");
+    std::fs::write(deep.join(s.file_name()), s.bytes()).expect("writes");
+    let out = validate(&[&deep], false);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    let line = row(&text, &s.file_name());
+    assert!(line.contains('…'), "{line}");
+    assert!(line.chars().count() < 300, "{} chars: {line}", line.len());
 }

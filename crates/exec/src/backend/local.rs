@@ -16,7 +16,7 @@ use std::time::Duration;
 use benchops::Sha256Digest;
 use benchops::classify::BackendEvidence;
 
-use super::{BackendError, ChildEvidence, Job, Launched, record_cancel};
+use super::{BackendError, Job, Launched, record_cancel};
 use crate::child;
 use crate::procfs;
 use crate::state::{self, BackendHandles, LocalHandle, StateDir, StateError, Submission};
@@ -120,15 +120,10 @@ pub(super) fn evidence(
     sub: &Submission,
     handles: &[LocalHandle],
     index: u64,
-) -> ChildEvidence {
-    let dir = state.attempt_dir(digest, index, sub.attempt, 0);
-    let started = dir.join("started.json").exists();
+    started: bool,
+) -> BackendEvidence {
     let cancelled = state.is_cancelled(digest, sub.attempt);
-    ChildEvidence {
-        backend: wrapper_evidence(handles, index, cancelled, started),
-        dir,
-        restart: 0,
-    }
+    wrapper_evidence(handles, index, cancelled, started)
 }
 
 /// What the wrapper process of child `index` says.
@@ -146,10 +141,9 @@ fn wrapper_evidence(
                 BackendEvidence::Pending("waiting for a concurrency slot".into())
             }
         }
-        Some(h) if cancelled && !started => BackendEvidence::FinishedFailed(format!(
-            "cancelled before it started (wrapper pid {} ended)",
-            h.pid
-        )),
+        Some(h) if cancelled && !started => {
+            BackendEvidence::FinishedFailed(format!("wrapper pid {} ended", h.pid))
+        }
         Some(h) => BackendEvidence::Gone(format!("wrapper pid {} is no longer running", h.pid)),
         None => BackendEvidence::Gone("the submission has no process for this child".into()),
     }

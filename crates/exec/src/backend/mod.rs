@@ -4,8 +4,9 @@
 //! | operation | what it does |
 //! |---|---|
 //! | [`Backend::launch`] | starts every child of one claimed attempt and writes its submission record |
+//! | [`locate`] | where the files of a child's observed run are (the newest requeue's on Slurm) |
 //! | [`observe`] | takes ONE snapshot of backend evidence for a refresh, whatever the number of children |
-//! | [`Observation::child`] | answers, from that snapshot, where a child's files are and what the backend says about it |
+//! | [`Observation::backend`] | answers, from that snapshot, what the backend says about a child |
 //! | [`cancel`] | records the cancellation of an attempt, then stops what still runs |
 //! | [`executor`] | names the executor of the latest submission in a sealed record |
 //! | [`Task::resolve`] | tells a wrapper process which child it runs |
@@ -33,7 +34,7 @@ use crate::state::{
 };
 
 pub use local::LocalOptions;
-pub use slurm::SlurmOptions;
+pub use slurm::{SchedulerOptions, SlurmOptions};
 
 /// Where a submission runs, with the options of its launch.
 #[derive(Debug, Clone)]
@@ -132,6 +133,10 @@ impl Backend {
 
 /// One look at every backend that a benchmark's submissions went to: the
 /// backend evidence of one refresh, taken once and then asked per child.
+///
+/// A refresh reads the run files of every child first and takes this look
+/// after: a result that already existed while the scheduler still said
+/// pending is then truly from an earlier run.
 #[derive(Debug, Clone)]
 pub struct Observation {
     now: jiff::Timestamp,
@@ -140,22 +145,26 @@ pub struct Observation {
     pub slurm: Option<slurm::Snapshot>,
 }
 
-/// What the backend says about one child.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ChildEvidence {
-    /// The attempt directory observed: the newest requeue's on Slurm.
-    pub dir: PathBuf,
-    /// The requeue of that directory (0 for the first run, and for local
-    /// runs).
-    pub restart: u32,
-    /// What the backend says.
-    pub backend: BackendEvidence,
+/// The run directory observed for child `index` of submission `sub`, and
+/// its requeue number: the newest requeue's on Slurm, the attempt's own
+/// directory (restart 0) locally.
+pub fn locate(
+    state: &StateDir,
+    digest: &Sha256Digest,
+    sub: &Submission,
+    index: u64,
+) -> (PathBuf, u32) {
+    match &sub.backend {
+        BackendHandles::Local { .. } => (state.attempt_dir(digest, index, sub.attempt, 0), 0),
+        BackendHandles::Slurm { .. } => state.latest_attempt_dir(digest, index, sub.attempt),
+    }
 }
 
 /// Takes the one snapshot of a refresh, covering every submission in
-/// `subs`, at time `now`. Local evidence (is the wrapper pid alive with the
-/// same start time?) is read per child from `/proc` and needs no call.
-pub fn observe(subs: &[Submission], now: jiff::Timestamp) -> Observation {
+/// `subs`; the scheduler calls are bounded by `opts`. Local evidence (is
+/// the wrapper pid alive with the same start time?) is read per child from
+/// `/proc` and needs no call.
+pub fn observe(subs: &[Submission], opts: &SchedulerOptions) -> Observation {
     let chunks: Vec<SlurmChunk> = subs
         .iter()
         .flat_map(|s| match &s.backend {
@@ -164,39 +173,37 @@ pub fn observe(subs: &[Submission], now: jiff::Timestamp) -> Observation {
         })
         .cloned()
         .collect();
+    let slurm = (!chunks.is_empty()).then(|| slurm::Snapshot::take(&chunks, opts));
     Observation {
-        now,
-        slurm: (!chunks.is_empty()).then(|| slurm::Snapshot::take(&chunks)),
+        now: jiff::Timestamp::now(),
+        slurm,
     }
 }
 
 impl Observation {
-    /// The time the snapshot stands for.
+    /// The time the snapshot stands for: when it was complete.
     pub fn now(&self) -> jiff::Timestamp {
         self.now
     }
 
-    /// The evidence of child `index` of submission `sub`.
-    pub fn child(
+    /// What the backend says about child `index` of submission `sub`;
+    /// `started` is whether its `started` marker existed when the files
+    /// were read.
+    pub fn backend(
         &self,
         state: &StateDir,
         digest: &Sha256Digest,
         sub: &Submission,
         index: u64,
-    ) -> ChildEvidence {
+        started: bool,
+    ) -> BackendEvidence {
         match &sub.backend {
             BackendHandles::Local { handles, .. } => {
-                local::evidence(state, digest, sub, handles, index)
+                local::evidence(state, digest, sub, handles, index, started)
             }
-            BackendHandles::Slurm { chunks, .. } => slurm::evidence(
-                self.slurm.as_ref(),
-                state,
-                digest,
-                sub,
-                chunks,
-                index,
-                self.now,
-            ),
+            BackendHandles::Slurm { chunks, .. } => {
+                slurm::evidence(self.slurm.as_ref(), sub, chunks, index, self.now)
+            }
         }
     }
 }
@@ -208,10 +215,11 @@ pub fn cancel(
     state: &StateDir,
     digest: &Sha256Digest,
     sub: &Submission,
+    opts: &SchedulerOptions,
 ) -> Result<Vec<String>, BackendError> {
     match &sub.backend {
         BackendHandles::Local { handles, .. } => local::cancel(state, digest, sub, handles),
-        BackendHandles::Slurm { chunks, .. } => slurm::cancel(state, digest, sub, chunks),
+        BackendHandles::Slurm { chunks, .. } => slurm::cancel(state, digest, sub, chunks, opts),
     }
 }
 

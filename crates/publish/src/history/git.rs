@@ -9,9 +9,9 @@
 //! of records: the tip and its tree (`for-each-ref`, `ls-tree -r`), every
 //! new blob in one `hash-object -w --stdin-paths`, a tree through a scratch
 //! index (`read-tree`, `update-index --index-info`, `write-tree`), one
-//! `commit-tree`, and `update-ref <ref> <new> <old>`: the old value makes it
-//! a compare-and-swap, so a ref that moved meanwhile is never overwritten
-//! (nothing ever forces). Reading history back is one `cat-file --batch`.
+//! `commit-tree`, and one `update-ref --stdin` transaction whose `update
+//! <ref> <new> <old>` line carries the old value: a compare-and-swap, so a
+//! ref that moved meanwhile is never overwritten (nothing ever forces). Reading history back is one `cat-file --batch`.
 //!
 //! Commits are deterministic: fixed author and committer
 //! (`benchops-publish`), the date the engine gives (the receipt's
@@ -29,13 +29,13 @@ use std::time::Duration;
 
 use benchops::LaneName;
 use benchops::baseline::BaselinePointer;
-use benchops::layout::{HISTORY_BRANCH, HISTORY_REF, RecordEntry, baseline_path};
+use benchops::layout::{HISTORY_REF, RecordEntry, baseline_path};
 use benchops::manifest::BaselinePolicy;
 use benchops::receipt::{BaselineChange, PersistedRecord};
 use benchops::seal::{SealedRecord, verify};
 use benchops::time::order_key;
 
-use super::HistoryError;
+use super::{HistoryError, setup};
 use crate::sweep::error::{Cause, StepError, error_line};
 use crate::sweep::persist::{self, ReceiptBuilder};
 use crate::sweep::ports::{Advance, HistoryStore, TipIndex};
@@ -161,8 +161,11 @@ fn utf8_line(args: &[&str], out: &[u8]) -> Result<String, HistoryError> {
 impl LocalHistory {
     /// Opens the git repository at `path` (bare, or a work tree whose `.git`
     /// is at `path`), or initialises a bare one there when `path` does not
-    /// exist or is an empty directory. A new repository's `HEAD` names
-    /// `benchmark-history`; an existing repository's `HEAD` is left alone.
+    /// exist or is an empty directory. A new repository is built in a
+    /// hidden sibling directory and renamed into place, so a crash leaves
+    /// no repository or a whole one ([`super::setup`]). A new repository's
+    /// `HEAD` names `benchmark-history`; an existing repository's `HEAD` is
+    /// left alone.
     /// Discovery never walks above `path`, so a directory inside some other
     /// repository is not mistaken for one.
     pub fn open_or_init(path: impl AsRef<Path>) -> Result<LocalHistory, HistoryError> {
@@ -184,11 +187,11 @@ impl LocalHistory {
             }
         };
         if fresh {
-            let init_branch = format!("init.defaultBranch={HISTORY_BRANCH}");
-            let mut c = bare_git();
-            c.args(["-c", &init_branch, "init", "--bare", "--quiet"])
-                .arg(&path);
-            run_checked(c, &["init", "--bare"], None)?;
+            // Built aside and renamed into place: never half-initialised.
+            setup::init_atomically(&path, |aside| {
+                let c = setup::git_init_bare(bare_git(), aside);
+                run_checked(c, &["init", "--bare"], None).map(drop)
+            })?;
         }
         let canonical = std::fs::canonicalize(&path).map_err(|e| io_err("resolve", e))?;
         let mut c = bare_git();
@@ -510,8 +513,9 @@ impl LocalHistory {
     }
 
     /// Moves the branch from the prepared commit's parent to the prepared
-    /// commit, as a compare-and-swap (`git update-ref <ref> <new> <old>`;
-    /// a missing branch is "old" all zeros, so it must still be missing).
+    /// commit, as a compare-and-swap (`update <ref> <new> <old>` in a
+    /// `git update-ref --stdin` transaction; a missing branch is "old" all
+    /// zeros, so it must still be missing).
     ///
     /// Errors: [`HistoryError::RefMoved`] when the branch is no longer at
     /// the parent (nothing is overwritten), [`HistoryError::RefBusy`] when
@@ -530,10 +534,7 @@ impl LocalHistory {
         let old = parent.unwrap_or(zero.as_str());
         let mut waits = 0;
         loop {
-            let args = ["update-ref", "-m", REFLOG_MESSAGE, HISTORY_REF, new, old];
-            let mut c = self.cmd();
-            c.args(args);
-            let out = run(c, &args, None)?;
+            let (args, out) = self.update_ref(new, old)?;
             if out.status.success() {
                 return Ok(());
             }
@@ -563,6 +564,73 @@ impl LocalHistory {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Removes the history branch's ref lock files that a git process
+    /// killed inside a ref update left behind; returns the ones removed.
+    /// Sound only while no other process writes the repository: the local
+    /// sweep calls it under its sweep lock.
+    pub fn remove_stale_ref_locks(&self) -> Result<Vec<PathBuf>, HistoryError> {
+        setup::remove_stale_ref_locks(&self.git_dir)
+    }
+
+    /// One compare-and-swap ref update, as a `git update-ref --stdin`
+    /// transaction (`start`, `update <ref> <new> <old>`, `prepare`,
+    /// `commit`); returns its arguments and output. Under the test hook's
+    /// `ref-lock` pause, git holds the ref lock (prepared) while the sweep
+    /// sleeps.
+    fn update_ref(
+        &self,
+        new: &str,
+        old: &str,
+    ) -> Result<([&'static str; 4], Output), HistoryError> {
+        let args = ["update-ref", "-m", REFLOG_MESSAGE, "--stdin"];
+        let prepared = format!("start\nupdate {HISTORY_REF} {new} {old}\nprepare\n");
+        let mut c = self.cmd();
+        c.args(args);
+        if !setup::pauses_at("ref-lock") {
+            let mut input = prepared.into_bytes();
+            input.extend_from_slice(b"commit\n");
+            return Ok((args, run(c, &args, Some(&input))?));
+        }
+        let spawn_err = |source| HistoryError::Spawn {
+            args: args_text(&args),
+            source,
+        };
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().map_err(spawn_err)?;
+        let mut stdin = child.stdin.take();
+        let mut stdout = child.stdout.take().map(io::BufReader::new);
+        let mut held = false;
+        if let (Some(w), Some(r)) = (stdin.as_mut(), stdout.as_mut()) {
+            if w.write_all(prepared.as_bytes())
+                .and_then(|()| w.flush())
+                .is_ok()
+            {
+                // `start: ok`, then `prepare: ok` once the lock is held.
+                let mut line = String::new();
+                for _ in 0..2 {
+                    line.clear();
+                    if io::BufRead::read_line(r, &mut line).unwrap_or(0) == 0 {
+                        break;
+                    }
+                }
+                held = line.trim() == "prepare: ok";
+            }
+        }
+        if held {
+            setup::pause_at("ref-lock");
+        }
+        if let Some(mut w) = stdin.take() {
+            let _ = w.write_all(b"commit\n");
+        }
+        let mut out = child.wait_with_output().map_err(spawn_err)?;
+        if let Some(mut r) = stdout {
+            let _ = io::Read::read_to_end(&mut r, &mut out.stdout);
+        }
+        Ok((args, out))
     }
 
     /// The git blob id of `bytes` in this repository's object format.

@@ -8,6 +8,7 @@
 //! [`LocalHistory::persist`] runs that engine over the git repository.
 
 pub mod git;
+pub mod setup;
 
 use std::io;
 use std::path::PathBuf;
@@ -164,8 +165,12 @@ pub enum HistoryError {
         /// The tip found afterwards.
         actual: Option<String>,
     },
-    /// Another writer kept the ref locked. Retryable.
-    #[error("{HISTORY_REF} stayed locked by another writer: {stderr}")]
+    /// The ref's lock file stayed in place for the whole wait while the
+    /// tip did not move. Retryable: a sweep removes a lock left by a killed
+    /// git process before it starts (under its sweep lock).
+    #[error(
+        "{HISTORY_REF} stayed locked for the whole wait while its tip did not move (git said: {stderr}); the next sweep removes a lock left by a killed git process before it starts, so a rerun clears it; if this repeats, a program other than benchops is writing the repository"
+    )]
     RefBusy {
         /// What git said.
         stderr: String,
@@ -179,6 +184,21 @@ pub enum HistoryError {
         message: String,
         /// Whether a rerun can succeed.
         retryable: bool,
+    },
+    /// Another sweep holds the sweep directory's lock, and it was not
+    /// released within the wait. Nothing was read or written. Retryable.
+    #[error(
+        "another sweep holds the lock {} (waited {waited_ms} ms{}); nothing was read or written; run again once it has finished",
+        lock.display(),
+        holder.as_deref().map(|h| format!(", held by {h}")).unwrap_or_default()
+    )]
+    SweepLocked {
+        /// The lock file.
+        lock: PathBuf,
+        /// How long the sweep waited, in milliseconds.
+        waited_ms: u128,
+        /// What the lock file says about its holder (`pid N`), if anything.
+        holder: Option<String>,
     },
     /// The branch kept moving for [`MAX_ATTEMPTS`] attempts. Nothing was
     /// forced; rerunning converges.
@@ -203,6 +223,7 @@ impl HistoryError {
             HistoryError::RefMoved { .. }
                 | HistoryError::RefBusy { .. }
                 | HistoryError::RetriesExhausted { .. }
+                | HistoryError::SweepLocked { .. }
                 | HistoryError::Engine {
                     retryable: true,
                     ..

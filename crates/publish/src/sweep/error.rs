@@ -207,6 +207,9 @@ fn github_retryable(e: &GitHubError) -> bool {
     !matches!(
         e,
         GitHubError::Forbidden { .. }
+            // GitHub's validation failed (a body over its size limit, a bad
+            // label): the same request fails the same way on a rerun.
+            | GitHubError::Unprocessable { .. }
             | GitHubError::InvalidInput { .. }
             | GitHubError::InvalidKey { .. }
             | GitHubError::PhaseForbids { .. }
@@ -412,6 +415,14 @@ mod tests {
         assert!(!list(std::io::ErrorKind::PermissionDenied).is_retryable());
         assert!(list(std::io::ErrorKind::Interrupted).is_retryable());
         assert!(Cause::IssuesBusy { replans: 5 }.is_retryable());
+        let unprocessable = Cause::GitHub(GitHubError::Unprocessable {
+            operation: "issues/create",
+            message: "Validation Failed".into(),
+            errors: Vec::new(),
+            request_id: None,
+        });
+        assert!(!unprocessable.is_retryable());
+        assert!(rerun_hint(&unprocessable).contains("will not help"));
         assert!(
             !Cause::Conflict {
                 path: "p".into(),

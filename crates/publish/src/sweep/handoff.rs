@@ -8,16 +8,26 @@
 //! directory with a `.why.txt` holding every problem; its source file is
 //! left in place and it is never persisted. An invalid handoff ref is left
 //! in place as its own quarantine and reported.
+//!
+//! A handoff directory is read strictly: only regular files, at most the
+//! size limit, are read ([`benchops::fsio::read_record_file`]). A symbolic
+//! link named `*.json` is never followed, whatever its target, nor is a
+//! FIFO, socket or device opened: each is reported as `unreadable`, with its
+//! kind, and quarantined (a `.why.txt`, no copy). A larger file is
+//! `too-large`, with its size and the limit, and is not read. Directories
+//! are ignored.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use benchops::fsio::{self, Created, WriteError};
+use benchops::fsio::{self, Created, Symlinks, WriteError};
 use benchops::{SealedRecord, Sha256Digest};
 use serde::Serialize;
 
 use super::error::{Cause, StepError};
-use crate::validate::{IssueOut, NameRule, issue_line, verify_named};
+use crate::validate::{
+    IssueOut, NameRule, escape_text, issue_line, read_issue, shown_path, verify_named,
+};
 
 /// Where an invalid handoff went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -163,8 +173,10 @@ impl RefHandoff {
     }
 }
 
-/// Every `*.json` regular file directly in `dir`, sorted (a missing
-/// directory holds none).
+/// Every `*.json` entry directly in `dir` that is not a directory, sorted
+/// (a missing directory holds none). Entries that are not regular files
+/// (symbolic links, FIFOs, sockets, devices) are listed too, for
+/// [`check_file`] to refuse and report; a symbolic link is never followed.
 pub fn list_handoffs(dir: &Path) -> Result<Vec<PathBuf>, StepError> {
     let list_err = |source| {
         StepError::new(
@@ -182,8 +194,11 @@ pub fn list_handoffs(dir: &Path) -> Result<Vec<PathBuf>, StepError> {
     };
     let mut out = Vec::new();
     for entry in rd {
-        let p = entry.map_err(list_err)?.path();
-        if p.extension().is_some_and(|e| e == "json") && !p.is_dir() {
+        let entry = entry.map_err(list_err)?;
+        let p = entry.path();
+        // The entry's own type, never its target's.
+        let is_dir = entry.file_type().map_err(list_err)?.is_dir();
+        if p.extension().is_some_and(|e| e == "json") && !is_dir {
             out.push(p);
         }
     }
@@ -192,7 +207,13 @@ pub fn list_handoffs(dir: &Path) -> Result<Vec<PathBuf>, StepError> {
 }
 
 /// Validates one directory handoff against the digest its name claims.
-pub fn check_file(path: &Path) -> (HandoffReport, Option<SealedRecord>, Option<Vec<u8>>) {
+/// It is read only if it is a regular file (a symbolic link is refused) of
+/// at most `max_bytes` bytes; the bytes read are returned for the
+/// quarantine copy.
+pub fn check_file(
+    path: &Path,
+    max_bytes: u64,
+) -> (HandoffReport, Option<SealedRecord>, Option<Vec<u8>>) {
     let mut report = HandoffReport {
         source: path.to_path_buf(),
         digest: None,
@@ -200,14 +221,10 @@ pub fn check_file(path: &Path) -> (HandoffReport, Option<SealedRecord>, Option<V
         issues: Vec::new(),
         quarantined: None,
     };
-    let bytes = match std::fs::read(path) {
+    let bytes = match fsio::read_record_file(path, max_bytes, Symlinks::Refuse) {
         Ok(b) => b,
         Err(e) => {
-            report.issues.push(IssueOut {
-                kind: "unreadable".to_owned(),
-                path: "$".to_owned(),
-                reason: e.to_string(),
-            });
+            report.issues.push(read_issue(&e));
             return (report, None, None);
         }
     };
@@ -222,17 +239,18 @@ pub fn check_file(path: &Path) -> (HandoffReport, Option<SealedRecord>, Option<V
     (report, v.sealed, Some(bytes))
 }
 
-/// Validates every handoff in `dir`; invalid ones are quarantined into
-/// `quarantine`. Returns the reports (file-name order) and the valid
-/// records.
+/// Validates every handoff in `dir`, each read with a limit of `max_bytes`;
+/// invalid ones are quarantined into `quarantine`. Returns the reports
+/// (file-name order) and the valid records.
 pub fn validate_dir(
     dir: &Path,
     quarantine: &Path,
+    max_bytes: u64,
 ) -> Result<(Vec<HandoffReport>, Vec<SealedRecord>), StepError> {
     let mut reports = Vec::new();
     let mut valid = Vec::new();
     for path in list_handoffs(dir)? {
-        let (mut report, sealed, bytes) = check_file(&path);
+        let (mut report, sealed, bytes) = check_file(&path, max_bytes);
         match sealed {
             Some(s) => valid.push(s),
             None => {
@@ -258,7 +276,7 @@ fn quarantine_one(
     );
     let q_err = |path: &Path, source| {
         StepError::new(
-            format!("quarantine {}", h.source.display()),
+            format!("quarantine {}", shown_path(&h.source)),
             Cause::Quarantine {
                 handoff: h.source.clone(),
                 path: path.to_path_buf(),
@@ -298,7 +316,8 @@ fn quarantine_one(
         .map_or_else(|| name.clone(), |n| n.to_string_lossy().into_owned());
     let why = qdir.join(format!("{copy_name}.why.txt"));
     let text = why_text(h, copy.is_some());
-    let same = std::fs::read(&why).is_ok_and(|b| b == text.as_bytes());
+    let same = fsio::read_record_file(&why, text.len() as u64, Symlinks::Refuse)
+        .is_ok_and(|b| b == text.as_bytes());
     if !same {
         fsio::write_atomic(&why, text.as_bytes()).map_err(|e| q_err(&why, e))?;
     }
@@ -311,21 +330,24 @@ fn why_text(h: &HandoffReport, copied: bool) -> String {
         s,
         "benchops-publish sweep quarantined this handoff: it is NOT a valid sealed record and was NOT persisted."
     );
-    let _ = writeln!(s, "source: {}", h.source.display());
+    let _ = writeln!(s, "source: {}", shown_path(&h.source));
     let _ = writeln!(
         s,
         "The source file was left in place. Every sweep checks it again and exits 1 while it is there: \
          fix what produced it and remove it (the sealed record of a rerun gets a new name)."
     );
     if !copied {
-        let _ = writeln!(s, "The file could not be read, so no copy is kept here.");
+        let _ = writeln!(
+            s,
+            "The file was not read (see the problem below), so no copy is kept here."
+        );
     }
     let show = |d: &Option<Sha256Digest>| d.map_or_else(|| "none".to_owned(), |d| d.to_string());
     let _ = writeln!(s, "digest of the bytes: {}", show(&h.digest));
     let _ = writeln!(s, "digest the file name claims: {}", show(&h.named_digest));
     let _ = writeln!(s, "problems:");
     for i in &h.issues {
-        let _ = writeln!(s, "- {}", issue_line(i));
+        let _ = writeln!(s, "- {}", escape_text(&issue_line(i)));
     }
     s
 }

@@ -14,9 +14,12 @@
 //!    instant, then digest), one commit over the tip with the records, the
 //!    baseline pointers the lane policies allow and the receipt; every
 //!    record re-verified just before the first write; the branch moved by
-//!    compare-and-swap, rebuilt on a moved tip. Then the store's own
+//!    compare-and-swap, rebuilt on a moved tip. Nothing new (every record
+//!    present, no pointer moving) writes nothing. Then the store's own
 //!    consumed handoffs are removed, and all of history is read back at the
-//!    tip the persist left, each record checked against its path.
+//!    tip the persist left, each record checked against its path. The
+//!    handoff directory's files whose record is in history are moved to
+//!    `.persisted/` ([`consume`]).
 //! 3. **Reconcile** every record of history against the issues with
 //!    [`benchops::reconcile::reconcile`], one action at a time. Before each
 //!    action the tracker says whether its target is still as listed; if a
@@ -28,6 +31,7 @@
 //! A sweep that fails after setup returns a [`SweepError`] whose receipt
 //! says the phase and step where it stopped and whether a rerun helps.
 
+pub mod consume;
 pub mod error;
 pub mod handoff;
 pub mod persist;
@@ -48,6 +52,7 @@ use benchops::receipt::{
 use benchops::reconcile::{Action, HistoryRecord, Note, RenderOptions, reconcile};
 use benchops::{LaneName, SealedRecord};
 
+pub use consume::{ConsumeOutcome, Consumed};
 pub use error::{Cause, Phase, PhaseToken, Progress, StepError, SweepError, at, error_line};
 pub use handoff::{HandoffRefReport, HandoffReport, Quarantined, RefHandoff, RefOutcome};
 pub use persist::{MAX_ATTEMPTS, ReceiptBuilder};
@@ -136,6 +141,8 @@ pub struct Inputs {
     pub workflow_run: Option<WorkflowRun>,
     /// The handoff directory and its quarantine directory, if any.
     pub handoff_dir: Option<(PathBuf, PathBuf)>,
+    /// The largest handoff file read from the directory, in bytes.
+    pub max_record_bytes: u64,
     /// How receipts name directory handoffs: relative to this directory.
     pub source_base: Option<PathBuf>,
     /// Apply at most this many reconcile actions, then stop as if the
@@ -187,7 +194,7 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
 
     // 1. Validate the directory's handoffs.
     let (handoffs, mut valid) = match &inputs.handoff_dir {
-        Some((dir, quarantine)) => handoff::validate_dir(dir, quarantine)
+        Some((dir, quarantine)) => handoff::validate_dir(dir, quarantine, inputs.max_record_bytes)
             .map_err(|e| SweepError::new(Phase::Validate, e, &progress))?,
         None => (Vec::new(), Vec::new()),
     };
@@ -256,6 +263,15 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
         }
     };
 
+    // Consumed directory handoffs: their records are in history now.
+    let consumed = match &inputs.handoff_dir {
+        Some((dir, _)) => {
+            let in_history: BTreeSet<_> = landed.persisted.iter().map(|p| p.digest).collect();
+            consume::consume_dir(dir, &handoffs, &in_history)
+        }
+        None => Vec::new(),
+    };
+
     // 3. Reconcile over all of history.
     let rec_fail = |e: StepError, p: &Progress| {
         let mut err = SweepError::new(Phase::Reconcile, e, p);
@@ -296,6 +312,8 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
         finished_at,
         handoffs,
         handoff_refs: refs,
+        consumed,
+        setup_notes: Vec::new(),
         persisted: landed.persisted,
         baseline_changes: landed.baseline_changes,
         commit: landed.commit,
@@ -362,8 +380,6 @@ async fn persist_phase<S: HistoryStore>(
     progress.validated += refs.len();
     progress.quarantined += refs.iter().filter(|r| !r.valid()).count();
 
-    // Every handoff seen is recorded, even when no record is new.
-    builder.record_receipt = !builder.validated.is_empty();
     persist::sort_chronologically(valid);
     let policies: BTreeMap<LaneName, BaselinePolicy> = inputs
         .manifest

@@ -10,11 +10,10 @@
 //! - a record already at its path with the same blob id is a no-op
 //!   (`already_present`); another blob there stops the persist with
 //!   [`Cause::Conflict`] before anything is written;
-//! - a commit is made when a record or a baseline pointer is new, and the
-//!   receipt rides in it. With [`ReceiptBuilder::record_receipt`] (set when
-//!   the sweep saw at least one handoff) an all-no-op persist still commits
-//!   its receipt alone (a receipt-only commit); without it nothing is
-//!   written;
+//! - a commit is made only when a record or a baseline pointer is new, and
+//!   the receipt rides in it. An all-no-op persist writes nothing, whatever
+//!   handoffs the sweep saw: a rerun that changes nothing leaves the branch
+//!   as it was;
 //! - the commit is dated by the receipt's `sweep.finished_at` and its
 //!   message is derived from the content, so a rerun with the same inputs
 //!   builds the same tree.
@@ -60,11 +59,6 @@ pub struct ReceiptBuilder {
     pub skipped: Vec<SkippedEntry>,
     /// API traffic (zeros for local).
     pub requests: RequestMetrics,
-    /// Commit the receipt even when no record or baseline pointer is new
-    /// (a receipt-only commit). Sweeps set it when they saw at least one
-    /// handoff. Still create-only: a receipt already at its path with the
-    /// same bytes is a no-op.
-    pub record_receipt: bool,
 }
 
 impl ReceiptBuilder {
@@ -84,7 +78,6 @@ impl ReceiptBuilder {
             validated: Vec::new(),
             skipped: Vec::new(),
             requests: RequestMetrics::default(),
-            record_receipt: false,
         }
     }
 
@@ -286,7 +279,8 @@ pub fn plan_commit(
         message,
         date_unix: finished.unix_seconds(),
     };
-    if files.is_empty() && !builder.record_receipt {
+    if files.is_empty() {
+        // Nothing new: no commit, and no receipt alone.
         return Ok(plan);
     }
     if let Some(existing) = tip.files.get(&plan.receipt_path) {
@@ -298,10 +292,6 @@ pub fn plan_commit(
                     blob: existing.clone(),
                 },
             ));
-        }
-        if files.is_empty() {
-            // A receipt-only commit whose receipt is already there.
-            return Ok(plan);
         }
     } else {
         files.push((plan.receipt_path.clone(), plan.receipt_bytes.clone()));

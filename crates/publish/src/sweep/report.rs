@@ -16,7 +16,7 @@ use serde::Serialize;
 use super::error::PhaseToken;
 use super::handoff::{HandoffRefReport, HandoffReport, RefOutcome};
 use crate::ledger::Applied;
-use crate::validate::issue_line;
+use crate::validate::{escape_text, issue_line, shown_path};
 
 /// An issue that looks like a drift issue (drift label and a drift marker)
 /// but was not opened by benchops: left alone.
@@ -148,6 +148,12 @@ pub struct SweepReport {
     pub handoffs: Vec<HandoffReport>,
     /// Every handoff ref, in name order (GitHub mode, with refs swept).
     pub handoff_refs: Vec<HandoffRefReport>,
+    /// Directory handoffs whose record is in history, moved to
+    /// `.persisted/` (or left, with why).
+    pub consumed: Vec<super::Consumed>,
+    /// What the sweep cleaned up before it began (a lock or a half-built
+    /// repository that a killed sweep left).
+    pub setup_notes: Vec<String>,
     /// Every valid record given to the persist (new or already present).
     pub persisted: Vec<PersistedRecord>,
     /// Baseline pointers that moved.
@@ -311,6 +317,9 @@ pub fn render_summary(r: &SweepReport) -> String {
         "sweep {}: started {}, contents phase finished {}",
         r.target, r.started_at, r.finished_at
     );
+    for n in &r.setup_notes {
+        let _ = writeln!(s, "setup: {n}");
+    }
 
     // Validate.
     if let Some(dir) = &r.handoff {
@@ -319,27 +328,27 @@ pub fn render_summary(r: &SweepReport) -> String {
             s,
             "validate: {} handoff(s) in {}: {} valid, {} quarantined",
             r.handoffs.len(),
-            dir.display(),
+            shown_path(dir),
             r.handoffs.len() - bad,
             bad
         );
     }
     for h in r.handoffs.iter().filter(|h| !h.valid()) {
         if let Some(q) = &h.quarantined {
-            let copy = q.copy.as_ref().map_or_else(
-                || "(unreadable, not copied)".to_owned(),
-                |c| c.display().to_string(),
-            );
+            let copy = q
+                .copy
+                .as_ref()
+                .map_or_else(|| "(unreadable, not copied)".to_owned(), |c| shown_path(c));
             let _ = writeln!(
                 s,
                 "  QUARANTINED {} -> {} (why: {}); NOT persisted; source left in place, remove it once investigated",
-                h.source.display(),
+                shown_path(&h.source),
                 copy,
-                q.why.display()
+                shown_path(&q.why)
             );
         }
         for i in &h.issues {
-            let _ = writeln!(s, "    {}", issue_line(i));
+            let _ = writeln!(s, "    {}", escape_text(&issue_line(i)));
         }
     }
     if !r.handoff_refs.is_empty() {
@@ -360,7 +369,7 @@ pub fn render_summary(r: &SweepReport) -> String {
             short_commit(&h.commit)
         );
         for i in &h.issues {
-            let _ = writeln!(s, "    {}", issue_line(i));
+            let _ = writeln!(s, "    {}", escape_text(&issue_line(i)));
         }
     }
 
@@ -372,7 +381,6 @@ pub fn render_summary(r: &SweepReport) -> String {
         r.already_present(),
         r.history
     );
-    let nothing_new = r.new_records() == 0 && r.baseline_changes.is_empty();
     let receipt = r
         .receipt_path
         .as_ref()
@@ -381,33 +389,37 @@ pub fn render_summary(r: &SweepReport) -> String {
         (Some(c), _) => {
             let _ = writeln!(
                 s,
-                "  {}commit {} (attempt {}){receipt}",
-                if nothing_new {
-                    "nothing new: receipt-only "
-                } else {
-                    ""
-                },
+                "  commit {} (attempt {}){receipt}",
                 short_commit(c),
                 r.persist_attempts,
             );
         }
         (None, Some(t)) => {
-            let _ = writeln!(
-                s,
-                "  nothing new: no commit (no handoff, nothing to record), tip stays {}",
-                short_commit(t)
-            );
+            let _ = writeln!(s, "  nothing new: no commit, tip stays {}", short_commit(t));
         }
         (None, None) => {
-            let _ = writeln!(
-                s,
-                "  nothing new: no commit (no handoff, nothing to record); the branch does not exist yet"
-            );
+            let _ = writeln!(s, "  nothing new: no commit; the branch does not exist yet");
         }
     }
     for b in &r.baseline_changes {
         let from = b.from.as_ref().map_or_else(|| "none".to_owned(), short);
         let _ = writeln!(s, "  baseline {}: {} -> {}", b.lane, from, short(&b.to));
+    }
+    for c in &r.consumed {
+        let _ = match &c.outcome {
+            super::ConsumeOutcome::Moved | super::ConsumeOutcome::AlreadyThere => writeln!(
+                s,
+                "  handoff {}: moved to {} (its record is in history)",
+                shown_path(&c.source),
+                shown_path(&c.to)
+            ),
+            super::ConsumeOutcome::Left(why) => writeln!(
+                s,
+                "  handoff {}: LEFT in place ({}); its record is in history",
+                shown_path(&c.source),
+                escape_text(why)
+            ),
+        };
     }
     for h in r.handoff_refs.iter().filter(|h| h.valid()) {
         let _ = writeln!(
@@ -525,4 +537,48 @@ pub fn render_summary(r: &SweepReport) -> String {
             .map_or_else(|| "unknown".to_owned(), |n| n.to_string())
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use benchops::manifest::{Labels, Manifest};
+    use benchops_testkit::records::{draft, seal, with_lane_slot};
+    use serde_json::json;
+
+    use super::*;
+
+    fn record(slot: &str, finished_at: &str) -> SealedRecord {
+        let mut v = with_lane_slot(draft(), "nightly", slot);
+        v["finished_at"] = json!(finished_at);
+        seal(&v)
+    }
+
+    #[test]
+    fn health_takes_one_slot_instant_written_two_ways_as_one() {
+        // The same slot, written with and without milliseconds: the record
+        // that finished later is the latest, whatever the spelling.
+        let later = record("2026-12-01T01:00:00.000Z", "2026-12-01T03:00:00Z");
+        let earlier = record("2026-12-01T01:00:00Z", "2026-12-01T02:00:00Z");
+        let manifest = Manifest {
+            schema: "schedule-manifest/v1".into(),
+            repository: None,
+            labels: Labels::default(),
+            lanes: vec![],
+        };
+        for records in [
+            vec![
+                ("a".to_owned(), later.clone()),
+                ("b".to_owned(), earlier.clone()),
+            ],
+            vec![
+                ("b".to_owned(), earlier.clone()),
+                ("a".to_owned(), later.clone()),
+            ],
+        ] {
+            let rows = health(&manifest, &records);
+            let latest = rows[0].latest.as_ref().expect("a record");
+            assert_eq!(latest.digest, later.digest());
+            assert_eq!(latest.path, "a");
+        }
+    }
 }

@@ -349,3 +349,57 @@ async fn labels_are_created_once_and_found_case_insensitively() {
             .contains("rel=\"next\"")
     );
 }
+
+#[tokio::test]
+async fn titles_and_bodies_over_githubs_limits_are_refused() {
+    let e = env().await;
+    let n = create_issue(&e, "limits", &[]).await;
+    let at_limit = "é".repeat(65_536);
+    let over = format!("{at_limit}x");
+    for (method, path, body, ok) in [
+        (
+            Method::POST,
+            e.repo_path("/issues"),
+            json!({"title": "t", "body": over}),
+            false,
+        ),
+        (
+            Method::POST,
+            e.repo_path("/issues"),
+            json!({"title": "x".repeat(257)}),
+            false,
+        ),
+        (
+            Method::PATCH,
+            e.repo_path(&format!("/issues/{n}")),
+            json!({"body": over}),
+            false,
+        ),
+        (
+            Method::POST,
+            e.repo_path(&format!("/issues/{n}/comments")),
+            json!({"body": over}),
+            false,
+        ),
+        (
+            Method::POST,
+            e.repo_path(&format!("/issues/{n}/comments")),
+            json!({"body": at_limit}),
+            true,
+        ),
+        (
+            Method::PATCH,
+            e.repo_path(&format!("/issues/{n}")),
+            json!({"title": "x".repeat(256), "body": at_limit}),
+            true,
+        ),
+    ] {
+        let r = e.call(method, &path, Some(body)).await;
+        if ok {
+            assert!(r.status == 200 || r.status == 201, "{path}: {}", r.status);
+        } else {
+            assert_eq!(r.status, 422, "{path}: {:?}", r.body);
+            assert_eq!(r.body["errors"][0]["code"], "custom");
+        }
+    }
+}

@@ -20,19 +20,19 @@
 //!    scheduler-inconsistent when its `started` marker exists).
 
 pub mod parse;
+pub mod tools;
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use benchops::Sha256Digest;
 use benchops::classify::BackendEvidence;
 use serde::Serialize;
 
-use super::{BackendError, ChildEvidence, Job, Launched, record_cancel};
-use crate::child;
+use super::{BackendError, Job, Launched, record_cancel};
 use crate::state::{BackendHandles, SlurmChunk, StateDir, StateError, Submission};
 use parse::{SACCT_FORMAT, SQUEUE_FORMAT, SacctRow, SlurmState, SqueueRow, Tasks};
+pub use tools::SchedulerOptions;
 
 /// Seconds after submission during which a task unknown to every tool is
 /// still taken as "not yet visible" rather than missing.
@@ -57,6 +57,8 @@ pub struct SlurmOptions {
     /// The `benchops-exec` binary the tasks run; the current executable when
     /// `None`.
     pub exe: Option<PathBuf>,
+    /// How `sbatch` and `scontrol` are called.
+    pub scheduler: SchedulerOptions,
 }
 
 /// Errors of the Slurm tools.
@@ -81,39 +83,50 @@ pub enum SlurmError {
         /// Its stderr (trimmed).
         stderr: String,
     },
+    /// A tool did not finish within its timeout; it was killed.
+    #[error("{tool} timed out after {} s and was killed (--scheduler-timeout)", after.as_secs_f64())]
+    TimedOut {
+        /// The tool.
+        tool: String,
+        /// The timeout.
+        after: Duration,
+    },
+    /// A tool printed more than benchops reads.
+    #[error("{tool} printed more than {limit} bytes")]
+    TooLarge {
+        /// The tool.
+        tool: String,
+        /// The limit.
+        limit: u64,
+    },
     /// sbatch printed something that is not a job id.
     #[error("sbatch printed {0:?}, not a job id")]
     BadJobId(String),
 }
 
-/// Runs a Slurm tool and returns its stdout.
-fn tool(program: &str, args: &[String]) -> Result<(String, String, bool), SlurmError> {
-    let mut cmd = Command::new(program);
-    cmd.args(args).stdin(Stdio::null());
-    for var in child::env_remove_publication_credentials() {
-        cmd.env_remove(var);
-    }
-    let out = cmd.output().map_err(|source| SlurmError::Start {
-        tool: program.into(),
-        source,
-    })?;
-    Ok((
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        out.status.success(),
-    ))
+/// Runs a Slurm tool, bounded by `opts`, and returns what it printed.
+fn tool(
+    program: &str,
+    args: &[String],
+    opts: &SchedulerOptions,
+) -> Result<tools::ToolOutput, SlurmError> {
+    tools::run(program, args, opts)
 }
 
-fn tool_ok(program: &str, args: &[String]) -> Result<String, SlurmError> {
-    let (stdout, stderr, ok) = tool(program, args)?;
-    if !ok {
-        return Err(SlurmError::Failed {
-            tool: program.into(),
-            status: "non-zero exit".into(),
-            stderr,
-        });
+fn tool_ok(program: &str, args: &[String], opts: &SchedulerOptions) -> Result<String, SlurmError> {
+    let out = tool(program, args, opts)?;
+    if !out.status.success() {
+        return Err(failed(program, &out));
     }
-    Ok(stdout)
+    Ok(out.stdout)
+}
+
+fn failed(program: &str, out: &tools::ToolOutput) -> SlurmError {
+    SlurmError::Failed {
+        tool: program.into(),
+        status: out.status.to_string(),
+        stderr: out.stderr.clone(),
+    }
 }
 
 /// Submits every child of `job` as Slurm job arrays, one sbatch call per
@@ -132,7 +145,7 @@ pub(super) fn launch(job: &Job<'_>, opts: &SlurmOptions) -> Result<Launched, Bac
     let max = match opts.max_array_size {
         Some(m) => m.max(1),
         None if count <= 1001 => 1001,
-        None => max_array_size().unwrap_or(1001),
+        None => max_array_size(&opts.scheduler).unwrap_or(1001),
     };
     let root = std::fs::canonicalize(state.root()).unwrap_or_else(|_| state.root().to_path_buf());
     let bdir = root.join("benchmarks").join(digest.hex());
@@ -163,7 +176,7 @@ pub(super) fn launch(job: &Job<'_>, opts: &SlurmOptions) -> Result<Launched, Bac
             script.push_str(&s);
             script.push('\n');
         };
-        directive(format!("--job-name=benchops-{}", &digest.hex()[..12]));
+        directive(format!("--job-name={}", job_name(&digest)));
         directive(match throttle {
             Some(t) => format!("--array=0-{}%{t}", tasks - 1),
             None => format!("--array=0-{}", tasks - 1),
@@ -196,7 +209,11 @@ pub(super) fn launch(job: &Job<'_>, opts: &SlurmOptions) -> Result<Launched, Bac
         let path = sdir.join(format!("attempt-{attempt}-chunk-{k}.sh"));
         benchops::fsio::write_atomic(&path, script.as_bytes()).map_err(StateError::from)?;
         calls += 1;
-        let job_id = match tool_ok("sbatch", &["--parsable".into(), path.display().to_string()]) {
+        let job_id = match tool_ok(
+            "sbatch",
+            &["--parsable".into(), path.display().to_string()],
+            &opts.scheduler,
+        ) {
             Ok(out) => {
                 let id = out.trim().split(';').next().unwrap_or("").to_owned();
                 if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
@@ -254,8 +271,15 @@ fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-fn max_array_size() -> Option<u64> {
-    let out = tool_ok("scontrol", &["show".into(), "config".into()]).ok()?;
+/// The name benchops gives the arrays of a benchmark: `benchops-` and the
+/// first 12 hex digits of its digest. Rows of another name are not its
+/// evidence (job ids restart when the controller's state is wiped).
+pub fn job_name(digest: &Sha256Digest) -> String {
+    format!("benchops-{}", &digest.hex()[..12])
+}
+
+fn max_array_size(opts: &SchedulerOptions) -> Option<u64> {
+    let out = tool_ok("scontrol", &["show".into(), "config".into()], opts).ok()?;
     out.lines()
         .find(|l| l.trim_start().starts_with("MaxArraySize"))
         .and_then(|l| l.split('=').nth(1))
@@ -289,52 +313,59 @@ pub struct Snapshot {
     pub accounting_raw: String,
     /// Which accounting source answered: `sacct`, `scontrol`, or `none`.
     pub accounting_source: String,
-    /// Problems talking to the scheduler.
+    /// Whether every call answered in full: no tool failed or timed out,
+    /// and every line parsed.
+    pub complete: bool,
+    /// Problems talking to the scheduler: failed or timed-out calls and
+    /// unparsable lines, each naming its tool.
     pub errors: Vec<String>,
     #[serde(skip)]
     squeue: Vec<SqueueRow>,
     #[serde(skip)]
     sacct: Vec<SacctRow>,
-    /// Whether squeue could be asked at all.
+    /// Why squeue's answer is incomplete, if it is.
     #[serde(skip)]
-    squeue_ok: bool,
+    squeue_problem: Vec<String>,
+    /// Why accounting's answer is incomplete, if it is.
+    #[serde(skip)]
+    accounting_problem: Vec<String>,
+}
+
+/// squeue exits 1 with this when no listed job is in the controller's
+/// memory any more; so does `scontrol show job` for a purged job. That is
+/// an empty answer, not a failure.
+fn is_invalid_job_id(out: &tools::ToolOutput) -> bool {
+    out.status.code() == Some(1) && out.stderr.contains("Invalid job id")
 }
 
 impl Snapshot {
     /// Asks squeue once and sacct once (or scontrol once per array job
-    /// when accounting is disabled).
-    pub fn take(chunks: &[SlurmChunk]) -> Snapshot {
+    /// when accounting is disabled), each call bounded by `opts`.
+    pub fn take(chunks: &[SlurmChunk], opts: &SchedulerOptions) -> Snapshot {
         let started = Instant::now();
         let mut snap = Snapshot::default();
         let ids: Vec<&str> = chunks.iter().map(|c| c.job_id.as_str()).collect();
         let idlist = ids.join(",");
         snap.calls += 1;
-        match tool(
-            "squeue",
-            &[
-                "-h".into(),
-                "-r".into(),
-                "-j".into(),
-                idlist.clone(),
-                "-o".into(),
-                SQUEUE_FORMAT.into(),
-            ],
-        ) {
-            Ok((out, _, true)) => {
-                snap.squeue_ok = true;
-                match parse::parse_squeue(&out) {
-                    Ok(rows) => snap.squeue = rows,
-                    Err(e) => snap.errors.push(e.to_string()),
-                }
-                snap.squeue_raw = out;
+        let squeue_args: Vec<String> = vec![
+            "-h".into(),
+            "-r".into(),
+            "-j".into(),
+            idlist.clone(),
+            "-o".into(),
+            SQUEUE_FORMAT.into(),
+        ];
+        match tool("squeue", &squeue_args, opts) {
+            Ok(out) if out.status.success() => {
+                let (rows, errors) = parse::squeue_rows(&out.stdout);
+                snap.squeue = rows;
+                snap.squeue_problem
+                    .extend(errors.iter().map(ToString::to_string));
+                snap.squeue_raw = out.stdout;
             }
-            // squeue exits 1 when every listed job has left its memory.
-            Ok((out, err, false)) if err.contains("Invalid job id") => {
-                snap.squeue_ok = true;
-                snap.squeue_raw = out;
-            }
-            Ok((_, err, false)) => snap.errors.push(format!("squeue: {err}")),
-            Err(e) => snap.errors.push(e.to_string()),
+            Ok(out) if is_invalid_job_id(&out) => snap.squeue_raw = out.stdout,
+            Ok(out) => snap.squeue_problem.push(failed("squeue", &out).to_string()),
+            Err(e) => snap.squeue_problem.push(e.to_string()),
         }
         snap.calls += 1;
         let sacct_args: Vec<String> = vec![
@@ -345,59 +376,88 @@ impl Snapshot {
             idlist,
             format!("--format={SACCT_FORMAT}"),
         ];
-        match tool("sacct", &sacct_args) {
-            Ok((out, _, true)) => {
+        match tool("sacct", &sacct_args, opts) {
+            Ok(out) if out.status.success() => {
                 snap.accounting_source = "sacct".into();
-                match parse::parse_sacct(&out) {
-                    Ok(rows) => snap.sacct = rows,
-                    Err(e) => snap.errors.push(e.to_string()),
-                }
-                snap.accounting_raw = out;
+                let (rows, errors) = parse::sacct_rows(&out.stdout);
+                snap.sacct = rows;
+                snap.accounting_problem
+                    .extend(errors.iter().map(ToString::to_string));
+                snap.accounting_raw = out.stdout;
             }
-            Ok((_, err, false)) if err.contains("accounting storage is disabled") => {
+            Ok(out) if out.stderr.contains("accounting storage is disabled") => {
                 snap.accounting_source = "scontrol".into();
                 for id in &ids {
                     snap.calls += 1;
-                    match tool(
-                        "scontrol",
-                        &["-o".into(), "show".into(), "job".into(), (*id).to_owned()],
-                    ) {
-                        Ok((out, _, true)) => {
-                            snap.sacct.extend(parse::scontrol_rows(&out));
-                            snap.accounting_raw.push_str(&out);
+                    let args = ["-o".into(), "show".into(), "job".into(), (*id).to_owned()];
+                    match tool("scontrol", &args, opts) {
+                        Ok(out) if out.status.success() => {
+                            snap.sacct.extend(parse::scontrol_rows(&out.stdout));
+                            snap.accounting_raw.push_str(&out.stdout);
                         }
-                        Ok((_, err, false)) => snap.errors.push(format!("scontrol: {err}")),
-                        Err(e) => snap.errors.push(e.to_string()),
+                        Ok(out) if is_invalid_job_id(&out) => {}
+                        Ok(out) => snap
+                            .accounting_problem
+                            .push(failed("scontrol", &out).to_string()),
+                        Err(e) => snap.accounting_problem.push(e.to_string()),
                     }
                 }
             }
-            Ok((_, err, false)) => {
+            Ok(out) => {
                 snap.accounting_source = "none".into();
-                snap.errors.push(format!("sacct: {err}"));
+                snap.accounting_problem
+                    .push(failed("sacct", &out).to_string());
             }
             Err(e) => {
                 snap.accounting_source = "none".into();
-                snap.errors.push(e.to_string());
+                snap.accounting_problem.push(e.to_string());
             }
         }
+        snap.finish();
         snap.seconds = started.elapsed().as_secs_f64();
         snap
     }
 
-    /// Builds a snapshot from captured text (for tests and replays).
+    fn finish(&mut self) {
+        self.errors = self
+            .squeue_problem
+            .iter()
+            .chain(&self.accounting_problem)
+            .cloned()
+            .collect();
+        self.complete = self.errors.is_empty();
+    }
+
+    /// Builds a snapshot from captured text (for tests and replays); every
+    /// line must parse.
     pub fn from_text(squeue: &str, sacct: &str) -> Result<Snapshot, parse::ParseLineError> {
-        Ok(Snapshot {
+        let mut snap = Snapshot {
             squeue: parse::parse_squeue(squeue)?,
             sacct: parse::parse_sacct(sacct)?,
-            squeue_ok: true,
             squeue_raw: squeue.into(),
             accounting_raw: sacct.into(),
             accounting_source: "sacct".into(),
             ..Snapshot::default()
+        };
+        snap.finish();
+        Ok(snap)
+    }
+
+    /// The evidence of a task whose answer is incomplete: `problems`, each
+    /// naming its tool. `None` when there are none.
+    fn unanswered(label: &str, problems: &[String]) -> Option<BackendEvidence> {
+        (!problems.is_empty()).then(|| {
+            BackendEvidence::Unanswered(format!(
+                "the scheduler's answer about {label} is incomplete: {}",
+                problems.join("; ")
+            ))
         })
     }
 
     /// The backend evidence for child `index` of a submission.
+    ///
+    /// Rows of the submission's job ids under a name other than
+    /// [`job_name`] are not the benchmark's: the id was reused.
     pub fn evidence(
         &self,
         chunks: &[SlurmChunk],
@@ -406,6 +466,7 @@ impl Snapshot {
         now: jiff::Timestamp,
         sub: &Submission,
     ) -> BackendEvidence {
+        let _ = restart;
         let Some(chunk) = chunks
             .iter()
             .find(|c| index >= c.first_index && index < c.first_index + c.tasks)
@@ -414,10 +475,21 @@ impl Snapshot {
         };
         let task = index - chunk.first_index;
         let label = format!("{}_{task}", chunk.job_id);
-        let squeue_row = self
+        let name = job_name(&sub.benchmark);
+        let ours = |n: &Option<String>| n.as_deref().is_none_or(|n| n == name);
+        let mut foreign: Option<String> = None;
+        let mut squeue_row = None;
+        for r in self
             .squeue
             .iter()
-            .find(|r| r.array_job_id == chunk.job_id && r.task == Some(task));
+            .filter(|r| r.array_job_id == chunk.job_id && r.task == Some(task))
+        {
+            if ours(&r.name) {
+                squeue_row = Some(r);
+                break;
+            }
+            foreign.get_or_insert_with(|| r.name.clone().unwrap_or_default());
+        }
         if let Some(row) = squeue_row {
             match &row.state {
                 SlurmState::Pending | SlurmState::Requeued | SlurmState::Suspended => {
@@ -438,33 +510,42 @@ impl Snapshot {
                 _ => {}
             }
         }
-        // Prefer a row for this very task over a range row.
-        let row = self
-            .sacct
-            .iter()
-            .filter(|r| {
-                r.array_job_id == chunk.job_id && r.step.is_none() && r.tasks.contains(task)
-            })
-            .min_by_key(|r| !matches!(r.tasks, Tasks::One(_)));
-        if let Some(r) = row {
+        // Without squeue's full answer the task may be pending again
+        // (requeued): nothing else can be concluded.
+        if !self.squeue_problem.is_empty() {
+            if let Some(e) = Self::unanswered(&label, &self.errors) {
+                return e;
+            }
+        }
+        let mut own = None;
+        let mut folded = None;
+        for r in self.sacct.iter().filter(|r| {
+            r.array_job_id == chunk.job_id && r.step.is_none() && r.tasks.contains(task)
+        }) {
+            if !ours(&r.name) {
+                foreign.get_or_insert_with(|| r.name.clone().unwrap_or_default());
+            } else if matches!(r.tasks, Tasks::One(_)) {
+                own.get_or_insert(r);
+            } else {
+                folded.get_or_insert(r);
+            }
+        }
+        if let Some(r) = own {
             let code = match (r.exit_code, r.signal) {
                 (Some(c), Some(sig)) if sig != 0 => format!(" (exit {c}:{sig})"),
                 (Some(c), _) if c != 0 => format!(" (exit {c})"),
                 (None, _) => " (no exit code recorded)".to_owned(),
                 _ => String::new(),
             };
-            return match &r.state {
+            return if r.state.is_terminal() {
+                accounting_state(&r.state, &format!("{label}{code}"), Some(&r.end), now)
+            } else {
                 // Accounting lags behind squeue: a task squeue no longer
                 // lists may still look active here.
-                SlurmState::Pending
-                | SlurmState::Running
-                | SlurmState::Completing
-                | SlurmState::Requeued
-                | SlurmState::Suspended => BackendEvidence::Unknown(format!(
+                BackendEvidence::Unknown(format!(
                     "{label}: squeue no longer lists it and accounting still says {} (accounting lag)",
                     r.state
-                )),
-                other => accounting_state(other, &format!("{label}{code}"), Some(&r.end), now),
+                ))
             };
         }
         if let Some(row) = squeue_row {
@@ -476,12 +557,29 @@ impl Snapshot {
                 other => BackendEvidence::FinishedFailed(format!("{label} {other}")),
             };
         }
-        let _ = restart;
-        if !self.squeue_ok || self.accounting_source == "none" {
-            // Silence from a tool that did not answer is no evidence.
-            return BackendEvidence::Unknown(format!(
-                "{label}: the scheduler could not be fully asked: {}",
-                self.errors.join("; ")
+        if let Some(r) = folded {
+            // A folded row stands for tasks that never ran on their own;
+            // right after a cancellation it may still cover tasks that did.
+            return if r.state.is_terminal() {
+                BackendEvidence::FoldedEnd(format!(
+                    "the folded accounting row {} says {}",
+                    r.id, r.state
+                ))
+            } else {
+                BackendEvidence::Unknown(format!(
+                    "{label}: squeue no longer lists it and the folded accounting row {} still says {} (accounting lag)",
+                    r.id, r.state
+                ))
+            };
+        }
+        if let Some(e) = Self::unanswered(&label, &self.accounting_problem) {
+            return e;
+        }
+        if let Some(other) = foreign {
+            return BackendEvidence::Gone(format!(
+                "{label}: job id {} now belongs to another job, named {other:?} instead of {name}; \
+                 the id was reused (the controller's state was reset?), and the scheduler no longer knows benchops's array",
+                chunk.job_id
             ));
         }
         let age = sub
@@ -494,7 +592,11 @@ impl Snapshot {
                 "{label} not yet visible to squeue or accounting ({age:.0} s after submission)"
             ))
         } else {
-            BackendEvidence::Gone(format!("{label} is unknown to squeue and accounting"))
+            BackendEvidence::Gone(format!(
+                "{label} is unknown to squeue and accounting; Slurm keeps no record of a pending \
+                 task that was cancelled on its own, nor of jobs purged from accounting \
+                 (see runbooks/slurm.md, \"A task left no record\")"
+            ))
         }
     }
 }
@@ -507,43 +609,37 @@ fn accounting_state(
 ) -> BackendEvidence {
     match state {
         SlurmState::Completed => BackendEvidence::FinishedOk {
-            seconds_ago: end.and_then(|e| seconds_since(e, now)),
+            seconds_ago: end.and_then(|e| seconds_since(e, now, &jiff::tz::TimeZone::system())),
         },
         other => BackendEvidence::FinishedFailed(format!("{label} {other}")),
     }
 }
 
-/// Seconds since a Slurm local timestamp (`2026-11-30T12:00:00`).
-fn seconds_since(text: &str, now: jiff::Timestamp) -> Option<f64> {
+/// Seconds since a Slurm timestamp (`2026-11-30T12:00:00`), which Slurm
+/// prints in the local time zone `tz` without an offset. An end in the
+/// future (clocks apart) counts as just now.
+fn seconds_since(text: &str, now: jiff::Timestamp, tz: &jiff::tz::TimeZone) -> Option<f64> {
     let dt: jiff::civil::DateTime = text.parse().ok()?;
-    let ts = jiff::tz::TimeZone::system()
+    let ts = tz
         .to_ambiguous_zoned_datetime(dt)
         .compatible()
         .ok()?
         .timestamp();
-    Some(now.duration_since(ts).as_secs_f64())
+    Some(now.duration_since(ts).as_secs_f64().max(0.0))
 }
 
-/// The evidence of child `index` of a Slurm submission: its newest requeue
-/// directory, and what the scheduler snapshot says about its task.
+/// What the scheduler snapshot says about child `index` of a Slurm
+/// submission.
 pub(super) fn evidence(
     snapshot: Option<&Snapshot>,
-    state: &StateDir,
-    digest: &Sha256Digest,
     sub: &Submission,
     chunks: &[SlurmChunk],
     index: u64,
     now: jiff::Timestamp,
-) -> ChildEvidence {
-    let (dir, restart) = state.latest_attempt_dir(digest, index, sub.attempt);
-    let backend = match snapshot {
-        Some(snap) => snap.evidence(chunks, index, restart, now, sub),
+) -> BackendEvidence {
+    match snapshot {
+        Some(snap) => snap.evidence(chunks, index, 0, now, sub),
         None => BackendEvidence::Unknown("no scheduler snapshot".into()),
-    };
-    ChildEvidence {
-        dir,
-        restart,
-        backend,
     }
 }
 
@@ -554,10 +650,11 @@ pub(super) fn cancel(
     digest: &Sha256Digest,
     sub: &Submission,
     chunks: &[SlurmChunk],
+    opts: &SchedulerOptions,
 ) -> Result<Vec<String>, BackendError> {
     record_cancel(state, digest, sub, "scancel the array jobs")?;
     let ids: Vec<String> = chunks.iter().map(|c| c.job_id.clone()).collect();
-    tool_ok("scancel", &ids).map_err(|e| BackendError::Scheduler(e.to_string()))?;
+    tool_ok("scancel", &ids, opts).map_err(|e| BackendError::Scheduler(e.to_string()))?;
     Ok(vec![format!("scancel {}", ids.join(" "))])
 }
 
@@ -569,4 +666,22 @@ pub fn task_from_env() -> Option<(u64, u32)> {
         .and_then(|r| r.parse().ok())
         .unwrap_or(0);
     Some((task, restart))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn end_times_are_read_in_the_clusters_zone() {
+        let tz = jiff::tz::TimeZone::get("America/New_York").expect("tzdata");
+        // 07:00:00 in New York in winter is 12:00:00 UTC.
+        let now: jiff::Timestamp = "2026-11-30T12:00:05Z".parse().expect("time");
+        assert_eq!(seconds_since("2026-11-30T07:00:00", now, &tz), Some(5.0));
+        let utc = jiff::tz::TimeZone::UTC;
+        assert_eq!(seconds_since("2026-11-30T12:00:00", now, &utc), Some(5.0));
+        // An end ahead of this clock is just now, never negative.
+        assert_eq!(seconds_since("2026-11-30T12:00:09", now, &utc), Some(0.0));
+        assert_eq!(seconds_since("Unknown", now, &utc), None);
+    }
 }

@@ -172,7 +172,7 @@ pub fn split_job_id(text: &str) -> Option<(String, Tasks, Option<String>)> {
     Some((job.to_owned(), tasks, step))
 }
 
-/// One row of `squeue -h -r -o '%i|%A|%F|%K|%T|%r'`.
+/// One row of `squeue -h -r -o '%i|%A|%F|%K|%T|%r|%j'`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SqueueRow {
     /// Array job id (`%F`).
@@ -185,11 +185,14 @@ pub struct SqueueRow {
     pub state: SlurmState,
     /// Reason (`%r`), e.g. `Priority`, `launch_failed_requeued_held`.
     pub reason: String,
+    /// Job name (`%j`); `None` in output of the older six-field format.
+    pub name: Option<String>,
 }
 
 /// The squeue output format these parsers expect: printed id, job id, array
-/// job id, array task id (`N/A` outside arrays), state, reason.
-pub const SQUEUE_FORMAT: &str = "%i|%A|%F|%K|%T|%r";
+/// job id, array task id (`N/A` outside arrays), state, reason, and last the
+/// job name (which may itself contain `|`).
+pub const SQUEUE_FORMAT: &str = "%i|%A|%F|%K|%T|%r|%j";
 
 /// A line that could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -199,47 +202,88 @@ pub struct ParseLineError {
     pub tool: &'static str,
     /// 1-based line number.
     pub line: usize,
-    /// The line.
+    /// The line, cut to [`MAX_LINE_ECHO`] characters.
     pub text: String,
 }
 
-/// Parses squeue output in [`SQUEUE_FORMAT`].
+/// How much of an unparsable line an error repeats.
+pub const MAX_LINE_ECHO: usize = 120;
+
+fn line_error(tool: &'static str, n: usize, line: &str) -> ParseLineError {
+    let mut text: String = line.chars().take(MAX_LINE_ECHO).collect();
+    if text.len() < line.len() {
+        text.push_str(&format!("… ({} bytes)", line.len()));
+    }
+    ParseLineError {
+        tool,
+        line: n + 1,
+        text,
+    }
+}
+
+/// Parses squeue output in [`SQUEUE_FORMAT`] (or the older format without
+/// the name), failing at the first unparsable line.
 pub fn parse_squeue(text: &str) -> Result<Vec<SqueueRow>, ParseLineError> {
+    let (rows, mut errors) = squeue_rows(text);
+    match errors.is_empty() {
+        true => Ok(rows),
+        false => Err(errors.swap_remove(0)),
+    }
+}
+
+/// Parses squeue output line by line: the rows that parse, and every line
+/// that does not.
+pub fn squeue_rows(text: &str) -> (Vec<SqueueRow>, Vec<ParseLineError>) {
     let mut out = Vec::new();
+    let mut errors = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let err = || ParseLineError {
-            tool: "squeue",
-            line: n + 1,
-            text: line.to_owned(),
-        };
-        let f: Vec<&str> = line.split('|').collect();
-        if f.len() != 6 {
-            return Err(err());
+        match squeue_row(line) {
+            Some(row) => out.push(row),
+            None => errors.push(line_error("squeue", n, line)),
         }
-        let task = match f[3] {
-            "N/A" => None,
-            t => Some(t.parse().map_err(|_| err())?),
-        };
-        out.push(SqueueRow {
-            array_job_id: f[2].to_owned(),
-            task,
-            job_id: f[1].to_owned(),
-            state: SlurmState::parse(f[4]),
-            reason: f[5].to_owned(),
-        });
     }
-    Ok(out)
+    (out, errors)
 }
 
-/// The sacct fields these parsers expect, in order.
-pub const SACCT_FORMAT: &str = "JobID,JobIDRaw,State,ExitCode,Start,End,Elapsed,NodeList,Reason";
+fn squeue_row(line: &str) -> Option<SqueueRow> {
+    let f: Vec<&str> = line.split('|').collect();
+    if f.len() < 6 {
+        return None;
+    }
+    let task = match f[3] {
+        "N/A" => None,
+        t => Some(t.parse().ok()?),
+    };
+    let (array_job_id, job_id) = (f[2], f[1]);
+    if [array_job_id, job_id]
+        .iter()
+        .any(|id| id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    Some(SqueueRow {
+        array_job_id: array_job_id.to_owned(),
+        task,
+        job_id: job_id.to_owned(),
+        state: SlurmState::parse(f[4]),
+        reason: f[5].to_owned(),
+        name: (f.len() > 6).then(|| f[6..].join("|")),
+    })
+}
+
+/// The sacct fields these parsers expect, in order; the job name comes last
+/// because it may itself contain `|`.
+pub const SACCT_FORMAT: &str =
+    "JobID,JobIDRaw,State,ExitCode,Start,End,Elapsed,NodeList,Reason,JobName";
 
 /// One row of `sacct -n --parsable2 --format=` [`SACCT_FORMAT`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SacctRow {
+    /// The job id as printed (`59_3`, `59_[4-99]`).
+    pub id: String,
     /// Array job id.
     pub array_job_id: String,
     /// The tasks this row covers.
@@ -260,50 +304,66 @@ pub struct SacctRow {
     pub end: String,
     /// Reason (`None`, `JobHeldUser`, ...).
     pub reason: String,
+    /// Job name; `None` in output of the older format without it (and for
+    /// steps, which sacct prints with the step name).
+    pub name: Option<String>,
 }
 
-/// Parses sacct `--parsable2` output in [`SACCT_FORMAT`].
+/// Parses sacct `--parsable2` output in [`SACCT_FORMAT`] (or the older
+/// format without the name), failing at the first unparsable line.
 pub fn parse_sacct(text: &str) -> Result<Vec<SacctRow>, ParseLineError> {
+    let (rows, mut errors) = sacct_rows(text);
+    match errors.is_empty() {
+        true => Ok(rows),
+        false => Err(errors.swap_remove(0)),
+    }
+}
+
+/// Parses sacct output line by line: the rows that parse, and every line
+/// that does not.
+pub fn sacct_rows(text: &str) -> (Vec<SacctRow>, Vec<ParseLineError>) {
     let mut out = Vec::new();
+    let mut errors = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let err = || ParseLineError {
-            tool: "sacct",
-            line: n + 1,
-            text: line.to_owned(),
-        };
-        let f: Vec<&str> = line.split('|').collect();
-        if f.len() != 9 {
-            return Err(err());
+        match sacct_row(line) {
+            Some(row) => out.push(row),
+            None => errors.push(line_error("sacct", n, line)),
         }
-        let (array_job_id, tasks, step) = split_job_id(f[0]).ok_or_else(err)?;
-        // Steps of a job lost to a node failure record no exit code at all:
-        // that is "not recorded", not 0.
-        let (code, signal) = if f[3].is_empty() {
-            (None, None)
-        } else {
-            let (c, s) = f[3].split_once(':').ok_or_else(err)?;
-            (
-                Some(c.parse().map_err(|_| err())?),
-                Some(s.parse().map_err(|_| err())?),
-            )
-        };
-        out.push(SacctRow {
-            array_job_id,
-            tasks,
-            step,
-            job_id_raw: f[1].to_owned(),
-            state: SlurmState::parse(f[2]),
-            exit_code: code,
-            signal,
-            start: f[4].to_owned(),
-            end: f[5].to_owned(),
-            reason: f[8].to_owned(),
-        });
     }
-    Ok(out)
+    (out, errors)
+}
+
+fn sacct_row(line: &str) -> Option<SacctRow> {
+    let f: Vec<&str> = line.split('|').collect();
+    if f.len() < 9 {
+        return None;
+    }
+    let (array_job_id, tasks, step) = split_job_id(f[0])?;
+    // Steps of a job lost to a node failure record no exit code at all:
+    // that is "not recorded", not 0.
+    let (code, signal) = if f[3].is_empty() {
+        (None, None)
+    } else {
+        let (c, s) = f[3].split_once(':')?;
+        (Some(c.parse().ok()?), Some(s.parse().ok()?))
+    };
+    Some(SacctRow {
+        id: f[0].to_owned(),
+        array_job_id,
+        tasks,
+        name: (f.len() > 9 && step.is_none()).then(|| f[9..].join("|")),
+        step,
+        job_id_raw: f[1].to_owned(),
+        state: SlurmState::parse(f[2]),
+        exit_code: code,
+        signal,
+        start: f[4].to_owned(),
+        end: f[5].to_owned(),
+        reason: f[8].to_owned(),
+    })
 }
 
 /// The fields of one `scontrol -o show job` line.
@@ -349,19 +409,20 @@ pub fn scontrol_rows(text: &str) -> Vec<SacctRow> {
         let get = |k: &str| f.iter().find(|(kk, _)| kk == k).map(|(_, v)| v.clone());
         let Some(job_id) = get("JobId") else { continue };
         let array = get("ArrayJobId").unwrap_or_else(|| job_id.clone());
-        let tasks = match get("ArrayTaskId") {
+        let (id, tasks) = match get("ArrayTaskId") {
             Some(t) => {
                 let t = if t.bytes().all(|b| b.is_ascii_digit()) {
                     t
                 } else {
                     format!("[{t}]")
                 };
-                match split_job_id(&format!("{array}_{t}")) {
-                    Some((_, tasks, _)) => tasks,
+                let id = format!("{array}_{t}");
+                match split_job_id(&id) {
+                    Some((_, tasks, _)) => (id, tasks),
                     None => continue,
                 }
             }
-            None => Tasks::NotArray,
+            None => (job_id.clone(), Tasks::NotArray),
         };
         let (code, signal) = get("ExitCode")
             .and_then(|e| {
@@ -370,6 +431,8 @@ pub fn scontrol_rows(text: &str) -> Vec<SacctRow> {
             })
             .unwrap_or((None, None));
         out.push(SacctRow {
+            id,
+            name: get("JobName"),
             array_job_id: array,
             tasks,
             step: None,

@@ -82,10 +82,33 @@ fn resolve_labels(
     ids
 }
 
+/// The longest title GitHub accepts, in characters.
+const TITLE_MAX_CHARS: usize = 256;
+/// The longest issue or comment body GitHub accepts, in characters.
+const BODY_MAX_CHARS: usize = 65_536;
+
+/// A 422 like GitHub's "body is too long (maximum is 65536 characters)"
+/// when `text` is longer than `max` characters.
+fn check_len(
+    text: &str,
+    max: usize,
+    resource: &str,
+    field: &str,
+    docs: &'static str,
+) -> Result<()> {
+    if text.chars().count() > max {
+        return Err(ApiError::validation(resource, field, "custom", docs));
+    }
+    Ok(())
+}
+
 fn title_of(v: Option<&Value>, docs: &'static str) -> Result<Option<String>> {
     match v {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(Value::String(s)) => {
+            check_len(s, TITLE_MAX_CHARS, "Issue", "title", docs)?;
+            Ok(Some(s.clone()))
+        }
         Some(Value::Number(n)) => Ok(Some(n.to_string())),
         Some(_) => Err(ApiError::validation("Issue", "title", "invalid", docs)),
     }
@@ -95,7 +118,10 @@ fn body_of(v: Option<&Value>, docs: &'static str) -> Result<Option<Option<String
     match v {
         None => Ok(None),
         Some(Value::Null) => Ok(Some(None)),
-        Some(Value::String(s)) => Ok(Some(Some(s.clone()))),
+        Some(Value::String(s)) => {
+            check_len(s, BODY_MAX_CHARS, "Issue", "body", docs)?;
+            Ok(Some(Some(s.clone())))
+        }
         Some(_) => Err(ApiError::validation("Issue", "body", "invalid", docs)),
     }
 }
@@ -431,7 +457,10 @@ pub(crate) async fn create_comment(
         let number = issue_number(&number, ctx.docs)?;
         let body = object_body(&body, ctx.docs)?;
         let text = match body.get("body") {
-            Some(Value::String(s)) => s.clone(),
+            Some(Value::String(s)) => {
+                check_len(s, BODY_MAX_CHARS, "IssueComment", "body", ctx.docs)?;
+                s.clone()
+            }
             _ => {
                 return Err(ApiError::validation(
                     "IssueComment",

@@ -1,0 +1,216 @@
+//! Hostile files in a sweep's handoff directory, through the real binary:
+//! FIFOs, sockets, symlinks (to records, to devices, to directories, in
+//! loops), records over the size limit and names that try to forge summary
+//! lines. Every run has a deadline, so that a hang fails the test.
+
+mod support;
+
+use std::ffi::OsStr;
+use std::fs;
+use std::path::PathBuf;
+use std::process::Output;
+
+use benchops::seal::SealedRecord;
+use benchops_testkit::records::clean;
+
+const MANIFEST: &str = r#"
+schema = "schedule-manifest/v1"
+
+[[lanes]]
+name = "nightly"
+cron = "0 1 * * *"
+timezone = "UTC"
+completion_window_minutes = 180
+cases = ["*"]
+baseline = "last-clean"
+"#;
+
+struct Env {
+    tmp: tempfile::TempDir,
+    dir: PathBuf,
+    manifest: PathBuf,
+}
+
+impl Env {
+    fn new() -> Env {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join(".benchops");
+        fs::create_dir_all(dir.join("sealed")).expect("sealed dir");
+        let manifest = tmp.path().join("schedule.toml");
+        fs::write(&manifest, MANIFEST).expect("manifest written");
+        Env { tmp, dir, manifest }
+    }
+
+    fn sealed(&self) -> PathBuf {
+        self.dir.join("sealed")
+    }
+
+    fn hand_off(&self, r: &SealedRecord) {
+        fs::write(self.sealed().join(r.file_name()), r.bytes()).expect("handoff");
+    }
+
+    fn sweep(&self, extra: &[&str]) -> Output {
+        let mut args: Vec<&OsStr> = vec![
+            "sweep".as_ref(),
+            "--local".as_ref(),
+            self.dir.as_os_str(),
+            "--manifest".as_ref(),
+            self.manifest.as_os_str(),
+        ];
+        args.extend(extra.iter().map(|a| OsStr::new(*a)));
+        support::run_bounded(&args)
+    }
+
+    fn quarantine(&self) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(self.dir.join("quarantine"))
+            .expect("quarantine exists")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The summary line that quarantines `name`, and the problem lines under it.
+fn quarantined_block<'t>(summary: &'t str, name: &str) -> Vec<&'t str> {
+    let mut lines = summary.lines().skip_while(|l| {
+        !(l.starts_with("  QUARANTINED ") && l.contains(&format!("sealed/{name} ->")))
+    });
+    let Some(head) = lines.next() else {
+        panic!("{name} is not quarantined:\n{summary}");
+    };
+    let mut block = vec![head];
+    block.extend(lines.take_while(|l| l.starts_with("    ")));
+    block
+}
+
+fn why(e: &Env, name: &str) -> String {
+    fs::read_to_string(e.dir.join("quarantine").join(format!("{name}.why.txt")))
+        .unwrap_or_else(|err| panic!("no why file for {name}: {err}"))
+}
+
+#[test]
+fn non_regular_handoffs_are_quarantined_by_kind_and_never_read() {
+    let e = Env::new();
+    let good = clean("nightly", "2026-12-01T01:00:00Z");
+    e.hand_off(&good);
+    let sealed = e.sealed();
+    support::mkfifo(&sealed.join("pipe.json"));
+    let _listener =
+        std::os::unix::net::UnixListener::bind(sealed.join("sock.json")).expect("binds a socket");
+    std::os::unix::fs::symlink("/dev/zero", sealed.join("zero.json")).expect("symlink");
+    // A symlink to a valid record outside the directory is refused too.
+    let other = clean("nightly", "2026-12-02T01:00:00Z");
+    let outside = e.tmp.path().join(other.file_name());
+    fs::write(&outside, other.bytes()).expect("writes");
+    std::os::unix::fs::symlink(&outside, sealed.join(other.file_name())).expect("symlink");
+    // Directory symlinks, one named like a handoff, are never followed.
+    std::os::unix::fs::symlink(".", sealed.join("loop.json")).expect("symlink");
+    std::os::unix::fs::symlink(".", sealed.join("loop")).expect("symlink");
+
+    let out = e.sweep(&[]);
+    let summary = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{summary}{}", text(&out.stderr));
+    assert!(
+        summary.contains("6 handoff(s) in") && summary.contains("1 valid, 5 quarantined"),
+        "{summary}"
+    );
+    assert!(summary.contains("persist: 1 new record(s)"), "{summary}");
+    for (name, kind) in [
+        ("pipe.json", "a FIFO"),
+        ("sock.json", "a socket"),
+        ("zero.json", "a symbolic link"),
+        (other.file_name().as_str(), "a symbolic link"),
+        ("loop.json", "a symbolic link"),
+    ] {
+        let block = quarantined_block(&summary, name).join("\n");
+        assert!(block.contains("(unreadable, not copied)"), "{block}");
+        assert!(block.contains("unreadable: $:"), "{block}");
+        assert!(block.contains(kind), "{name}: {block}");
+        assert!(why(&e, name).contains(kind), "{}", why(&e, name));
+    }
+    // Only the .why.txt files: nothing was read, so nothing was copied.
+    assert!(
+        e.quarantine().iter().all(|n| n.ends_with(".why.txt")),
+        "{:?}",
+        e.quarantine()
+    );
+}
+
+#[test]
+fn a_handoff_over_the_size_limit_is_quarantined_naming_size_and_limit() {
+    let e = Env::new();
+    let good = clean("nightly", "2026-12-01T01:00:00Z");
+    e.hand_off(&good);
+    let size = good.bytes().len();
+    let limit = (size - 1).to_string();
+
+    let out = e.sweep(&["--max-record-bytes", &limit]);
+    let summary = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{summary}{}", text(&out.stderr));
+    let block = quarantined_block(&summary, &good.file_name()).join("\n");
+    assert!(block.contains("too-large: $:"), "{block}");
+    assert!(block.contains(&format!("{size} bytes")), "{block}");
+    assert!(
+        block.contains(&format!("limit of {limit} bytes")),
+        "{block}"
+    );
+    assert!(summary.contains("persist: 0 new record(s)"), "{summary}");
+
+    // Under the default limit the same handoff is persisted.
+    let out = e.sweep(&[]);
+    let summary = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{summary}{}", text(&out.stderr));
+    assert!(summary.contains("persist: 1 new record(s)"), "{summary}");
+}
+
+#[test]
+fn handoff_names_with_control_characters_cannot_forge_summary_lines() {
+    let e = Env::new();
+    let name = "bad\n  QUARANTINED nothing\npersist: 9 new record(s)\u{1b}[2K.json";
+    fs::write(e.sealed().join(name), b"not json").expect("writes");
+    let out = e.sweep(&[]);
+    let summary = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{summary}{}", text(&out.stderr));
+    assert!(!summary.contains('\u{1b}'), "raw escape:\n{summary}");
+    assert!(
+        !summary.lines().any(|l| l.starts_with("persist: 9")),
+        "a forged line:\n{summary}"
+    );
+    assert!(
+        !summary
+            .lines()
+            .any(|l| l.starts_with("  QUARANTINED nothing")),
+        "a forged line:\n{summary}"
+    );
+    assert!(
+        summary.contains(
+            "sealed/bad\\n  QUARANTINED nothing\\npersist: 9 new record(s)\\u{1b}[2K.json ->"
+        ),
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_valid_handoff_with_a_newline_in_its_name_prints_escaped() {
+    let e = Env::new();
+    let good = clean("nightly", "2026-12-01T01:00:00Z");
+    let name = format!("x\nforged--{}", good.file_name());
+    fs::write(e.sealed().join(&name), good.bytes()).expect("writes");
+    let out = e.sweep(&[]);
+    let summary = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{summary}{}", text(&out.stderr));
+    assert!(summary.contains("persist: 1 new record(s)"), "{summary}");
+    assert!(
+        !summary.lines().any(|l| l.starts_with("forged")),
+        "a raw name:\n{summary}"
+    );
+    assert!(
+        summary.contains(&format!("x\\nforged--{}", good.file_name())),
+        "{summary}"
+    );
+}
