@@ -395,6 +395,50 @@ pub fn read_record_file(
     Ok(bytes)
 }
 
+/// The default cap on an input file that is not a record (an intent, a
+/// schedule manifest): 8 MiB, far above any real one.
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Reads an input file a person supplies (an intent, a manifest, a draft,
+/// the issue ledger, a key) the way [`read_record_file`] reads records,
+/// symbolic links resolved: a FIFO, socket or device is refused without
+/// being opened for reading, and at most `limit` bytes are read.
+///
+/// For callers whose errors already name the file and carry an
+/// [`io::Error`]: a refusal is an error of kind `InvalidInput` (not a
+/// regular file) or `FileTooLarge`, whose message is the reason alone; an
+/// I/O failure is the OS error itself, so `NotFound` stays `NotFound`.
+pub fn read_input_file(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    read_record_file(path, limit, Symlinks::Resolve).map_err(|e| match e {
+        ReadRecordError::Io { source, .. } => source,
+        ReadRecordError::NotRegular { kind, .. } => {
+            io::Error::new(io::ErrorKind::InvalidInput, not_regular_reason(kind))
+        }
+        ReadRecordError::TooLarge { size, grew, .. } => {
+            let reason = if grew {
+                format!("it grew past the size limit of {limit} bytes while being read")
+            } else {
+                format!("it is {size} bytes, over the size limit of {limit} bytes")
+            };
+            io::Error::new(io::ErrorKind::FileTooLarge, reason)
+        }
+    })
+}
+
+/// [`read_input_file`] for text: the bytes must be UTF-8 (an error of kind
+/// `InvalidData` naming the byte offset otherwise).
+pub fn read_input_text(path: &Path, limit: u64) -> io::Result<String> {
+    String::from_utf8(read_input_file(path, limit)?).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "it is not UTF-8 text (byte {})",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
 #[cfg(unix)]
 fn open_nonblocking(path: &Path, symlinks: Symlinks) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
@@ -545,6 +589,36 @@ mod tests {
             );
             assert!(e.reason().contains("FIFO"), "{}", e.reason());
         }
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn input_files_are_read_bounded_and_errors_keep_their_kind() {
+        let d = scratch("read-input");
+        let pipe = d.join("intent.toml");
+        mkfifo(&pipe);
+        let e = read_input_file(&pipe, 100).expect_err("a FIFO is not read");
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        assert!(e.to_string().contains("FIFO"), "{e}");
+        let big = d.join("manifest.toml");
+        fs::write(&big, vec![b'#'; 101]).expect("writes");
+        let e = read_input_file(&big, 100).expect_err("over the limit");
+        assert_eq!(e.kind(), io::ErrorKind::FileTooLarge);
+        assert_eq!(
+            e.to_string(),
+            "it is 101 bytes, over the size limit of 100 bytes"
+        );
+        let e = read_input_file(&d.join("absent"), 100).expect_err("absent");
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        let link = d.join("link.toml");
+        std::os::unix::fs::symlink(&big, &link).expect("links");
+        assert_eq!(read_input_file(&link, 200).expect("resolved").len(), 101);
+        let latin1 = d.join("latin1.toml");
+        fs::write(&latin1, b"name = \"caf\xe9\"").expect("writes");
+        let e = read_input_text(&latin1, 100).expect_err("not UTF-8");
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(e.to_string(), "it is not UTF-8 text (byte 11)");
         let _ = fs::remove_dir_all(&d);
     }
 

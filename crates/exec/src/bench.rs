@@ -14,6 +14,7 @@ use benchops::analysis::{self, Analysis, MetricValue, RunInput};
 use benchops::classify::{
     self, BackendEvidence, Classified, Evidence, Policy, ResultEvidence, RunClass,
 };
+use benchops::fsio;
 use benchops::intent::{self, IntentError};
 use benchops::num::Finite;
 use benchops::plan::{self, Plan};
@@ -101,9 +102,11 @@ pub struct Planned {
 
 /// Loads an intent file and plans it (no state is written).
 pub fn plan_file(path: &Path) -> Result<(Plan, Vec<Sha256Digest>, Sha256Digest), BenchError> {
-    let text = fs::read_to_string(path).map_err(|source| BenchError::ReadIntent {
-        path: path.to_path_buf(),
-        source,
+    let text = fsio::read_input_text(path, fsio::DEFAULT_MAX_INPUT_BYTES).map_err(|source| {
+        BenchError::ReadIntent {
+            path: path.to_path_buf(),
+            source,
+        }
     })?;
     let loaded = intent::from_toml(&text, &path.display().to_string())?;
     let plan = plan::plan(loaded)?;

@@ -94,10 +94,11 @@ pub fn seal_benchmark(
     opts: &SchedulerOptions,
 ) -> Result<SealedRecord, SealBenchError> {
     let text =
-        std::fs::read_to_string(&ctx.manifest).map_err(|source| SealBenchError::ReadManifest {
-            path: ctx.manifest.clone(),
-            source,
-        })?;
+        benchops::fsio::read_input_text(&ctx.manifest, benchops::fsio::DEFAULT_MAX_INPUT_BYTES)
+            .map_err(|source| SealBenchError::ReadManifest {
+                path: ctx.manifest.clone(),
+                source,
+            })?;
     let m = manifest::from_toml(&text, &ctx.manifest.display().to_string())?;
     let Some(lane) = m.manifest.lanes.iter().find(|l| l.name == ctx.lane) else {
         return Err(SealBenchError::UnknownLane(ctx.lane.to_string()));

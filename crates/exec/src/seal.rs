@@ -60,9 +60,11 @@ pub struct SealOutcome {
 /// JSON would change (an integer above 2^53 that no double equals, a member
 /// named twice) is refused with the path of the value, never rounded.
 pub fn seal_file(draft: &Path, out_dir: &Path) -> Result<SealOutcome, SealFileError> {
-    let bytes = std::fs::read(draft).map_err(|source| SealFileError::Read {
-        path: draft.to_path_buf(),
-        source,
+    let bytes = fsio::read_input_file(draft, fsio::DEFAULT_MAX_RECORD_BYTES).map_err(|source| {
+        SealFileError::Read {
+            path: draft.to_path_buf(),
+            source,
+        }
     })?;
     let sealed = seal_json(&bytes).map_err(|source| SealFileError::Invalid {
         path: draft.to_path_buf(),

@@ -255,3 +255,36 @@ fn an_integer_above_two_to_the_53_is_refused_with_its_path_not_rounded() {
     let text = String::from_utf8(bytes).expect("UTF-8");
     assert!(text.contains("\"seed\":9007199254740992"), "{text}");
 }
+
+#[test]
+fn a_fifo_given_as_the_draft_is_refused_without_hanging() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let fifo = tmp.path().join("draft.json");
+    let st = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(st.success());
+    let out = tmp.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_benchops-exec"))
+        .arg("seal")
+        .arg(&fifo)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("benchops-exec runs");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("waits").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("benchops-exec seal on a FIFO did not finish: it hangs");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().expect("output");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("FIFO"), "{}", stderr(&o));
+    assert!(!out.exists() || listing(&out).is_empty());
+}

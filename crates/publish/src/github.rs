@@ -80,6 +80,9 @@ pub struct ClientSettings {
     pub jitter_seed: Option<u64>,
 }
 
+/// The largest App key file read (64 KiB; a PEM key is a few KiB).
+const MAX_KEY_BYTES: u64 = 64 * 1024;
+
 /// What [`sweep_github`] works on.
 #[derive(Debug, Clone)]
 pub struct GitHubSweepOptions {
@@ -908,7 +911,7 @@ pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, Swee
         }
         _ => {}
     }
-    let pem = std::fs::read(&opts.app_key_file)
+    let pem = benchops::fsio::read_input_file(&opts.app_key_file, MAX_KEY_BYTES)
         .map_err(|source| {
             StepError::new(
                 "read the App key",

@@ -57,6 +57,10 @@ use serde::{Deserialize, Serialize};
 pub const LEDGER_SCHEMA: &str = "benchops-issue-ledger/v1";
 /// The author of every comment benchops writes.
 pub const BENCHOPS_AUTHOR: &str = "benchops";
+/// The largest ledger file read, in bytes (64 MiB): thousands of issues with
+/// their comments fit many times over; a FIFO or device in its place is
+/// refused without being opened for reading.
+pub const MAX_LEDGER_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Open or closed, as written in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -312,7 +316,7 @@ impl Ledger {
     /// Returns the bytes read too, so a writer can tell whether the file
     /// changed under it.
     pub fn load(path: &Path) -> Result<Option<(Ledger, Vec<u8>)>, LedgerError> {
-        let bytes = match std::fs::read(path) {
+        let bytes = match fsio::read_input_file(path, MAX_LEDGER_BYTES) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => {

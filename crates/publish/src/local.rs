@@ -275,15 +275,16 @@ impl IssueTracker for LedgerTracker {
     }
 
     async fn still_current(&mut self, _action: &Action) -> Result<bool, StepError> {
-        let now = std::fs::read(&self.path).map_err(|source| {
-            StepError::new(
-                "read the issue ledger",
-                LedgerError::Read {
-                    path: self.path.clone(),
-                    source,
-                },
-            )
-        })?;
+        let now = benchops::fsio::read_input_file(&self.path, crate::ledger::MAX_LEDGER_BYTES)
+            .map_err(|source| {
+                StepError::new(
+                    "read the issue ledger",
+                    LedgerError::Read {
+                        path: self.path.clone(),
+                        source,
+                    },
+                )
+            })?;
         Ok(now == self.last)
     }
 

@@ -214,3 +214,27 @@ fn a_valid_handoff_with_a_newline_in_its_name_prints_escaped() {
         "{summary}"
     );
 }
+
+#[test]
+fn a_fifo_in_place_of_the_manifest_or_the_ledger_stops_the_sweep_without_hanging() {
+    // The manifest.
+    let e = Env::new();
+    e.hand_off(&clean("nightly", "2026-12-01T01:00:00Z"));
+    fs::remove_file(&e.manifest).expect("manifest removed");
+    support::mkfifo(&e.manifest);
+    let out = e.sweep(&[]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("FIFO"), "{err}");
+    assert!(err.contains("schedule.toml"), "{err}");
+
+    // The issue ledger: the sweep persists, then refuses to read it.
+    let e = Env::new();
+    e.hand_off(&clean("nightly", "2026-12-01T01:00:00Z"));
+    support::mkfifo(&e.dir.join("issues.json"));
+    let out = e.sweep(&[]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("FIFO"), "{err}");
+    assert!(err.contains("issues.json"), "{err}");
+}

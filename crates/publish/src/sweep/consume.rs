@@ -66,7 +66,9 @@ fn flush_dir(dir: &Path) -> io::Result<()> {
 
 /// The digest of a file's bytes, or None when it cannot be read.
 fn digest_of(path: &Path) -> Option<Sha256Digest> {
-    std::fs::read(path).ok().map(|b| Sha256Digest::of(&b))
+    benchops::fsio::read_record_file(path, u64::MAX, benchops::fsio::Symlinks::Refuse)
+        .ok()
+        .map(|b| Sha256Digest::of(&b))
 }
 
 /// Moves every valid handoff of `dir` whose record is in `in_history` to

@@ -45,6 +45,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use benchops::fsio;
 use benchops::manifest::{self, BaselinePolicy, Manifest};
 use benchops::receipt::{
     Receipt, RequestMetrics, SkippedEntry, Stopped, ValidatedEntry, WorkflowRun,
@@ -108,7 +109,7 @@ impl fmt::Debug for Clock {
 /// Reads and validates the schedule manifest (the setup step both modes
 /// share).
 pub fn load_manifest(path: &Path) -> Result<Manifest, StepError> {
-    let text = std::fs::read_to_string(path).map_err(|source| {
+    let text = fsio::read_input_text(path, fsio::DEFAULT_MAX_INPUT_BYTES).map_err(|source| {
         StepError::new(
             "read the manifest",
             Cause::ReadFile {
