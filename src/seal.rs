@@ -390,7 +390,19 @@ pub fn verify(bytes: &[u8], expected: Option<&Sha256Digest>) -> Result<SealedRec
             return fail(issues);
         }
     };
-    issues.extend(semantic_issues(&record));
+    let mut semantic = semantic_issues(&record);
+    if semantic.len() > MAX_SEMANTIC_ISSUES {
+        let total = semantic.len();
+        semantic.truncate(MAX_SEMANTIC_ISSUES);
+        semantic.push(VerifyIssue {
+            kind: IssueKind::Semantic,
+            path: JsonPath::root(),
+            reason: format!(
+                "only the first {MAX_SEMANTIC_ISSUES} of {total} semantic problems are listed"
+            ),
+        });
+    }
+    issues.extend(semantic);
     if issues.is_empty() {
         Ok(SealedRecord {
             bytes: bytes.to_vec(),
@@ -428,6 +440,11 @@ fn decode(source: &[u8]) -> Result<ResultRecord, VerifyIssue> {
         }
     })
 }
+
+/// The most semantic problems [`verify`] lists for one record; the rest are
+/// counted in one last issue, so a small hostile record cannot make reports
+/// and receipts many times its size.
+pub const MAX_SEMANTIC_ISSUES: usize = 100;
 
 /// The semantic invariants of a record that the schema cannot express.
 pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {

@@ -444,3 +444,32 @@ fn a_draft_with_an_integer_above_two_to_the_53_is_refused_with_its_path() {
         assert_eq!(ci.seed, exact);
     }
 }
+
+#[test]
+fn semantic_problems_are_listed_up_to_a_bound_and_counted() {
+    // A small record that breaks one rule a thousand times.
+    let mut v = example_value();
+    let ids: Vec<Value> = (0..1000).map(|i| json!(format!("ghost/{i:04}"))).collect();
+    v["publication"]["cleared"] = Value::Array(ids);
+    let e = match seal_json(&serde_json::to_vec(&v).expect("serializes")) {
+        Ok(_) => panic!("a record clearing unknown cases is refused"),
+        Err(e) => e,
+    };
+    let semantic: Vec<_> = e
+        .issues
+        .iter()
+        .filter(|i| i.kind == IssueKind::Semantic)
+        .collect();
+    assert_eq!(
+        semantic.len(),
+        101,
+        "100 listed and one that counts the rest"
+    );
+    let last = semantic.last().expect("the count");
+    assert!(
+        last.reason
+            .starts_with("only the first 100 of 1000 semantic problems are listed"),
+        "{}",
+        last.reason
+    );
+}

@@ -9,8 +9,9 @@
 //!   marker, nor open or close an HTML comment;
 //! - pings nobody: an `@` before a letter or digit (`@user`, `@org/team`)
 //!   gets a zero-width space after it, so GitHub links no mention;
-//! - makes no cross-reference: `#123`, `GH-123` and `scheme://` get a
-//!   zero-width space after `#`, `GH-` and `:`;
+//! - makes no cross-reference or link: `#123`, `GH-123`, `scheme://` and
+//!   `www.` get a zero-width space after `#`, `GH-`, `:` and `www` (GitHub
+//!   links a bare `www.host` as it links `https://host`);
 //! - stays on its line and in its table cell: control characters (newlines
 //!   included) become spaces, bidirectional controls become U+FFFD, and a
 //!   `|` is escaped as `\|` wherever a table could read it;
@@ -133,6 +134,10 @@ fn push_escaped(out: &mut String, prev: [char; 3], c: char, next: Option<char>, 
             && p2.eq_ignore_ascii_case(&'h')
             && p3.eq_ignore_ascii_case(&'g'))
         || (p1 == ':' && c == '/')
+        || (c == '.'
+            && p1.eq_ignore_ascii_case(&'w')
+            && p2.eq_ignore_ascii_case(&'w')
+            && p3.eq_ignore_ascii_case(&'w'))
         || (place != Place::Text
             && ((p1 == '<' && c == '!') || (p2 == '-' && p1 == '-' && c == '>')));
     if breaks {
@@ -236,6 +241,14 @@ mod tests {
         let cell = inert("a|b", Place::TableCode, 10);
         assert_eq!(cell, "`a\\|b`");
         assert_eq!(inert("a|b", Place::Code, 10), "`a|b`");
+        // A bare `www.` is an autolink in GitHub's Markdown.
+        for place in ALL {
+            assert!(
+                !inert("see www.evil.example/x or WWW.x.y", place, 100).contains("www.")
+                    && !inert("WWW.x.y", place, 100).contains("WWW."),
+                "{place:?}"
+            );
+        }
         assert_eq!(inert("say \"hi\"", Place::Mermaid, 20), "say 'hi'");
         assert_eq!(
             inert("<!-- x -->", Place::Plain, 20),

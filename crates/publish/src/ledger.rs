@@ -61,6 +61,8 @@ pub const BENCHOPS_AUTHOR: &str = "benchops";
 /// their comments fit many times over; a FIFO or device in its place is
 /// refused without being opened for reading.
 pub const MAX_LEDGER_BYTES: u64 = 64 * 1024 * 1024;
+/// The largest issue number or comment id a ledger may hold: 2^53.
+pub const MAX_LEDGER_NUMBER: u64 = 1 << 53;
 
 /// Open or closed, as written in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -345,6 +347,28 @@ impl Ledger {
                 "$.schema is {:?}, expected {LEDGER_SCHEMA:?}",
                 ledger.schema
             )));
+        }
+        // Numbers and ids stay below 2^53 (what every JSON reader holds
+        // exactly), so counting on from them can never overflow.
+        for (what, n) in [
+            ("$.next_number", ledger.next_number),
+            ("$.next_comment_id", ledger.next_comment_id),
+        ] {
+            if n > MAX_LEDGER_NUMBER {
+                return Err(invalid(format!(
+                    "{what} is {n}; it must be at most 2^53 ({MAX_LEDGER_NUMBER})"
+                )));
+            }
+        }
+        for (i, issue) in ledger.issues.iter().enumerate() {
+            for (j, c) in issue.comments.iter().enumerate() {
+                if c.id > MAX_LEDGER_NUMBER {
+                    return Err(invalid(format!(
+                        "$.issues[{i}].comments[{j}].id is {}; it must be at most 2^53 ({MAX_LEDGER_NUMBER})",
+                        c.id
+                    )));
+                }
+            }
         }
         let mut seen = std::collections::BTreeSet::new();
         for (i, issue) in ledger.issues.iter().enumerate() {
@@ -713,7 +737,15 @@ mod tests {
     #[test]
     fn bad_ledgers_are_refused_with_the_file_named() {
         let p = Path::new("x/issues.json");
-        let cases: [(&str, &str); 4] = [
+        let cases: [(&str, &str); 6] = [
+            (
+                r#"{"schema":"benchops-issue-ledger/v1","next_number":18446744073709551615,"issues":[]}"#,
+                "$.next_number is 18446744073709551615; it must be at most 2^53",
+            ),
+            (
+                r#"{"schema":"benchops-issue-ledger/v1","next_number":2,"next_comment_id":1,"issues":[{"number":1,"title":"","body":"","state":"open","state_reason":null,"labels":[],"comments":[{"id":18446744073709551615,"author":"benchops","body":"x"}]}]}"#,
+                "$.issues[0].comments[0].id is 18446744073709551615",
+            ),
             ("{", "not a benchops-issue-ledger/v1"),
             (
                 r#"{"schema":"other/v1","next_number":1,"issues":[]}"#,

@@ -156,6 +156,9 @@ pub struct Found {
     /// [`Symlinks::Resolve`] for a path named on the command line,
     /// [`Symlinks::Refuse`] for one met while walking a directory.
     pub symlinks: Symlinks,
+    /// For a directory met while walking that could not be listed: why. It
+    /// is reported as `unreadable`, and the walk goes on.
+    pub unlisted: Option<String>,
 }
 
 /// Expands the arguments: paths as given (resolved once if they are
@@ -180,6 +183,7 @@ pub fn collect_files(inputs: &[PathBuf]) -> Result<Vec<Found>, InputError> {
             out.push(Found {
                 path: input.clone(),
                 symlinks: Symlinks::Resolve,
+                unlisted: None,
             });
         }
     }
@@ -200,12 +204,22 @@ fn walk(dir: &Path, out: &mut Vec<Found>) -> Result<(), InputError> {
         // target.
         let kind = kind.or_else(|| std::fs::symlink_metadata(&p).ok().map(|m| m.file_type()));
         if kind.is_some_and(|k| k.is_dir()) {
-            walk(&p, out)?;
+            // A subdirectory that cannot be listed (permissions, a path
+            // too long for the system) is one unreadable verdict; the
+            // other files are still checked.
+            if let Err(InputError::Unreadable { path, source }) = walk(&p, out) {
+                out.push(Found {
+                    path,
+                    symlinks: Symlinks::Refuse,
+                    unlisted: Some(format!("failed to list the directory: {source}")),
+                });
+            }
         } else if p.extension().is_some_and(|e| e == "json") {
             // Anything but a real directory: the read reports what it is.
             out.push(Found {
                 path: p,
                 symlinks: Symlinks::Refuse,
+                unlisted: None,
             });
         }
     }
@@ -315,6 +329,7 @@ pub fn validate_file(path: &Path) -> FileVerdict {
         &Found {
             path: path.to_path_buf(),
             symlinks: Symlinks::Resolve,
+            unlisted: None,
         },
         &ValidateOptions::default(),
     )
@@ -330,6 +345,14 @@ pub fn validate_found(found: &Found, opts: &ValidateOptions) -> FileVerdict {
         named_digest: None,
         issues: Vec::new(),
     };
+    if let Some(reason) = &found.unlisted {
+        v.issues.push(IssueOut {
+            kind: "unreadable".to_owned(),
+            path: "$".to_owned(),
+            reason: reason.clone(),
+        });
+        return v;
+    }
     let bytes = match fsio::read_record_file(path, opts.max_record_bytes, found.symlinks) {
         Ok(b) => b,
         Err(e) => {

@@ -266,6 +266,40 @@ fn a_handoff_whose_persisted_copy_differs_is_left_in_place_and_reported() {
 }
 
 #[test]
+fn a_fifo_or_a_huge_file_in_place_of_the_persisted_copy_is_never_read() {
+    for kind in ["fifo", "huge", "link"] {
+        let e = env();
+        let r1 = drift("nightly", "2026-12-01T01:00:00Z");
+        fs::create_dir_all(e.dir.join("sealed/.persisted")).expect("dir");
+        let taken = e.dir.join("sealed/.persisted").join(r1.file_name());
+        match kind {
+            "fifo" => {
+                let st = std::process::Command::new("mkfifo")
+                    .arg(&taken)
+                    .status()
+                    .expect("mkfifo runs");
+                assert!(st.success());
+            }
+            // Sparse: 64 GiB of nothing, which a whole read would not survive.
+            "huge" => fs::File::create(&taken)
+                .and_then(|f| f.set_len(64 << 30))
+                .expect("sparse file"),
+            _ => std::os::unix::fs::symlink("/dev/zero", &taken).expect("symlink"),
+        }
+        e.hand_off(&[&r1]);
+        // Would block forever on the FIFO, or read without end, before.
+        let report = e.sweep();
+        assert_eq!(report.new_records(), 1, "{kind}");
+        assert!(
+            !report.consumed[0].is_gone(),
+            "{kind}: {:?}",
+            report.consumed
+        );
+        assert!(e.dir.join("sealed").join(r1.file_name()).exists(), "{kind}");
+    }
+}
+
+#[test]
 fn a_sweep_with_no_handoffs_makes_no_commit() {
     let e = env();
     // No branch yet, no handoff: nothing to record.

@@ -509,3 +509,37 @@ fn a_long_path_is_cut_in_the_table() {
     assert!(line.contains('…'), "{line}");
     assert!(line.chars().count() < 300, "{} chars: {line}", line.len());
 }
+
+#[test]
+fn a_subdirectory_that_cannot_be_listed_is_one_unreadable_verdict_and_the_walk_goes_on() {
+    let (dir, s) = dir_with_valid();
+    // A chain of directories deeper than a path may be long: listing its
+    // bottom fails with "File name too long" (the tests run as root, so
+    // permissions cannot be used to refuse a listing). Built relative to
+    // each directory's descriptor, as no path can name the bottom.
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::{Mode, mkdirat};
+    let mut fd: std::os::fd::OwnedFd = std::fs::File::open(dir.path()).expect("opens").into();
+    for _ in 0..1500 {
+        mkdirat(&fd, "dd", Mode::S_IRWXU).expect("mkdirat");
+        fd = openat(
+            &fd,
+            "dd",
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY,
+            Mode::empty(),
+        )
+        .expect("openat");
+    }
+    drop(fd);
+    let out = validate(&[dir.path()], false);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(row(&text, &s.file_name()).contains("valid"), "{text}");
+    let bad: Vec<&str> = text.lines().filter(|l| l.contains("unreadable")).collect();
+    assert_eq!(bad.len(), 1, "{text}");
+    assert!(
+        bad[0].contains("failed to list the directory"),
+        "{}",
+        bad[0]
+    );
+}

@@ -64,9 +64,12 @@ fn flush_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// The digest of a file's bytes, or None when it cannot be read.
-fn digest_of(path: &Path) -> Option<Sha256Digest> {
-    benchops::fsio::read_record_file(path, u64::MAX, benchops::fsio::Symlinks::Refuse)
+/// The digest of a file's bytes, or None when it cannot be read or is not
+/// a regular file of at most `limit` bytes (the handoff's own size: a
+/// larger file holds other bytes without being read, and a FIFO is never
+/// opened for reading).
+fn digest_of(path: &Path, limit: u64) -> Option<Sha256Digest> {
+    benchops::fsio::read_record_file(path, limit, benchops::fsio::Symlinks::Refuse)
         .ok()
         .map(|b| Sha256Digest::of(&b))
 }
@@ -92,6 +95,11 @@ pub fn consume_dir(
         let to = target_dir.join(name);
         let outcome = if made_dir {
             move_one(&h.source, &to, &digest)
+        } else if std::fs::symlink_metadata(&target_dir).is_ok_and(|m| !m.is_dir()) {
+            ConsumeOutcome::Left(format!(
+                "{} is not a directory (a symbolic link is not written through)",
+                target_dir.display()
+            ))
         } else {
             match std::fs::create_dir_all(&target_dir).and_then(|()| flush_dir(dir)) {
                 Ok(()) => {
@@ -115,9 +123,13 @@ pub fn consume_dir(
 fn move_one(source: &Path, to: &Path, digest: &Sha256Digest) -> ConsumeOutcome {
     let left = |what: &str, e: &dyn std::fmt::Display| ConsumeOutcome::Left(format!("{what}: {e}"));
     let parent = to.parent().unwrap_or(Path::new("."));
+    let size = match std::fs::symlink_metadata(source) {
+        Ok(m) if m.is_file() => m.len(),
+        _ => return ConsumeOutcome::Left("it is no longer a regular file".to_owned()),
+    };
     let outcome = match std::fs::hard_link(source, to) {
         Ok(()) => {
-            if digest_of(to).as_ref() != Some(digest) {
+            if digest_of(to, size).as_ref() != Some(digest) {
                 // The source changed since it was validated: undo.
                 let _ = std::fs::remove_file(to);
                 return ConsumeOutcome::Left(
@@ -130,7 +142,7 @@ fn move_one(source: &Path, to: &Path, digest: &Sha256Digest) -> ConsumeOutcome {
             ConsumeOutcome::Moved
         }
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-            if digest_of(to).as_ref() != Some(digest) {
+            if digest_of(to, size).as_ref() != Some(digest) {
                 return ConsumeOutcome::Left(format!(
                     "{} already holds other bytes; left in place",
                     to.display()

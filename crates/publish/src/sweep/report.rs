@@ -128,7 +128,7 @@ pub struct RequestSummary {
 }
 
 /// Everything a sweep did, in either mode.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct SweepReport {
     /// What was swept: the sweep directory, or `OWNER/NAME`.
     pub target: String,
@@ -254,6 +254,24 @@ fn short_commit(c: &str) -> &str {
 }
 
 /// One line for a reconcile note.
+/// The most characters of one summary line that carries text from records
+/// or issues (drift keys hold case ids and metric names).
+const TERMINAL_LINE_CHARS: usize = 400;
+
+/// A summary line that carries text from records or issues, made safe for a
+/// terminal: control characters, escapes and invisible characters shown
+/// escaped (so no name can forge a line or recolour the screen), and at
+/// most [`TERMINAL_LINE_CHARS`] characters.
+fn terminal_text(text: &str) -> String {
+    let escaped = escape_text(text);
+    if escaped.chars().count() <= TERMINAL_LINE_CHARS {
+        return escaped;
+    }
+    let cut: String = escaped.chars().take(TERMINAL_LINE_CHARS).collect();
+    format!("{cut}… ({} characters)", escaped.chars().count())
+}
+
+/// One note as the summary prints it (raw: the summary escapes it).
 pub fn render_note(n: &Note) -> String {
     match n {
         Note::Accepted {
@@ -452,7 +470,7 @@ pub fn render_summary(r: &SweepReport) -> String {
         let _ = writeln!(s, "  label {name}: created");
     }
     for a in &r.applied {
-        let _ = writeln!(s, "  {a}");
+        let _ = writeln!(s, "  {}", terminal_text(&a.to_string()));
     }
     if r.pending_actions > 0 {
         let _ = writeln!(
@@ -470,10 +488,10 @@ pub fn render_summary(r: &SweepReport) -> String {
         );
     }
     for n in &r.notes {
-        let _ = writeln!(s, "  note: {}", render_note(n));
+        let _ = writeln!(s, "  note: {}", terminal_text(&render_note(n)));
     }
     for f in &r.foreign_issues {
-        let _ = writeln!(s, "  note: {f}");
+        let _ = writeln!(s, "  note: {}", terminal_text(&f.to_string()));
     }
 
     // Health.
@@ -546,6 +564,39 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn notes_print_record_text_escaped_and_bounded() {
+        let key = benchops::reconcile::DriftKey {
+            case: benchops::CaseId::new("parse/small").expect("case id"),
+            metric: "wall_s\n  #1 closed (completed)\n\u{1b}[31mRED \u{202e}evil".to_owned(),
+        };
+        let mut r = SweepReport::default();
+        r.notes.push(Note::Uncovered {
+            key: key.clone(),
+            issue: Some(4),
+        });
+        let printed = render_summary(&r);
+        let note = printed
+            .lines()
+            .find(|l| l.contains("uncovered"))
+            .expect("the note is printed");
+        assert!(note.contains("wall_s\\n  #1 closed"), "{note}");
+        assert!(
+            !printed
+                .lines()
+                .any(|l| l.trim_start().starts_with("#1 closed")),
+            "{printed}"
+        );
+        assert!(
+            !printed.contains('\u{1b}') && !printed.contains('\u{202e}'),
+            "{printed}"
+        );
+
+        let long = "m".repeat(5_000);
+        let line = terminal_text(&long);
+        assert_eq!(line, format!("{}… (5000 characters)", "m".repeat(400)));
+    }
 
     fn record(slot: &str, finished_at: &str) -> SealedRecord {
         let mut v = with_lane_slot(draft(), "nightly", slot);
