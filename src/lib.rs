@@ -6,14 +6,18 @@
 
 pub mod analysis;
 pub mod baseline;
+pub mod changepoint;
 pub mod classify;
 pub mod digest;
+pub mod dist;
+pub mod effect;
 pub mod excerpt;
 pub mod fsio;
 pub mod intent;
 pub mod jcs;
 pub mod layout;
 pub mod manifest;
+pub mod mann_whitney;
 pub mod names;
 pub mod num;
 pub mod path;
