@@ -132,11 +132,23 @@ fn parent_of(path: &Path) -> PathBuf {
     }
 }
 
+/// At most this many bytes of the target's name start a temporary file's
+/// name, so that the temporary name stays far below the file system's limit
+/// on a name (255 bytes) however long the target's name is.
+const TEMP_STEM_BYTES: usize = 32;
+
+/// A new temporary file in `dir` for writing `target`:
+/// `.<up to 32 bytes of the target's name>.<pid>.<n>.tmp`.
 fn tempfile_in(dir: &Path, target: &Path) -> Result<(PathBuf, File), WriteError> {
-    let stem = target
+    let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let mut cut = name.len().min(TEMP_STEM_BYTES);
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let stem = &name[..cut];
     let pid = std::process::id();
     for attempt in 0u32..1000 {
         let p = dir.join(format!(".{stem}.{pid}.{attempt}.tmp"));
@@ -476,6 +488,22 @@ mod tests {
         let _ = fs::remove_dir_all(&d);
         fs::create_dir_all(&d).expect("scratch dir");
         d
+    }
+
+    #[test]
+    fn a_target_name_at_the_limit_still_gets_a_temporary_file() {
+        let d = scratch("longname");
+        let p = d.join(format!("{}.json", "é".repeat(125)));
+        assert_eq!(p.file_name().map(|n| n.len()), Some(255));
+        assert_eq!(write_create_only(&p, b"one").expect("writes"), Created::New);
+        write_atomic(&p, b"two").expect("replaces");
+        assert_eq!(fs::read(&p).expect("reads"), b"two");
+        assert_eq!(
+            fs::read_dir(&d).expect("lists").count(),
+            1,
+            "no temporary left"
+        );
+        let _ = fs::remove_dir_all(&d);
     }
 
     #[test]

@@ -9,12 +9,15 @@
 //! | `issues.json` | the issue ledger (`benchops-issue-ledger/v1`) | [`LedgerTracker`] ([`IssueTracker`]) |
 //! | `quarantine/` | copies of invalid handoffs, each with a `.why.txt` | the engine |
 //! | `sealed/.persisted/` | handoffs whose record is in history, moved out of `sealed/` | the engine ([`crate::sweep::consume`]) |
-//! | `.sweep.lock` | the sweep lock (`flock`), holding the holder's pid | [`sweep_local`] |
+//! | `.sweep.lock` | the sweep lock (`flock`, with one on `DIR`), holding the holder's pid; never deleted | [`sweep_local`] |
 //!
 //! At most one sweep runs per directory: [`sweep_local`] takes an
-//! exclusive `flock` on `DIR/.sweep.lock` before it touches anything, and
-//! waits for it at most [`LocalSweepOptions::lock_wait`]; then it stops
-//! with [`HistoryError::SweepLocked`] (retryable, see [`is_locked_out`]).
+//! exclusive `flock` on `DIR/.sweep.lock` and on `DIR` itself
+//! ([`take_sweep_lock`]) before it touches anything, and waits for them at
+//! most [`LocalSweepOptions::lock_wait`]; then it stops with
+//! [`HistoryError::SweepLocked`] (retryable, see [`is_locked_out`]). A
+//! symbolic link at `.sweep.lock`, `quarantine` or `sealed/.persisted` is
+//! refused in setup: the sweep never writes through a link.
 //! Under the lock nothing else of benchops writes the directory, so a ref
 //! lock file in `history.git`, or a half-built repository beside it, was
 //! left by a killed process: it is removed, and the summary says so.
@@ -26,7 +29,7 @@
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::Read as _;
-use std::os::unix::fs::FileExt as _;
+use std::os::unix::fs::{FileExt as _, MetadataExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -156,45 +159,139 @@ pub fn is_locked_out(e: &SweepError) -> bool {
 /// records this process's pid in the file (for the message another sweep
 /// prints). The lock is released when the returned value is dropped, or
 /// when the process dies.
-pub fn take_sweep_lock(path: &Path, wait: Duration) -> Result<Flock<File>, HistoryError> {
+///
+/// Two `flock`s make the lock, both taken without blocking and retried
+/// until `wait` is over: one on the lock file and one on the directory
+/// holding it. The directory's lock keeps a second sweep out even when
+/// someone deletes the lock file under a running sweep (the second sweep
+/// would lock a new file). The lock file is opened without following a
+/// symbolic link (a link is refused, and so is anything but a regular
+/// file), and once it is locked the path must still name the locked file
+/// (same device and inode); if it does not (it was deleted or replaced
+/// meanwhile), the lock is let go and taken again. The file is truncated
+/// only once both locks are held.
+pub fn take_sweep_lock(path: &Path, wait: Duration) -> Result<SweepLock, HistoryError> {
     let io_err = |step, source| HistoryError::Io {
         step,
         path: path.to_path_buf(),
         source,
     };
-    let mut file = OpenOptions::new()
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let start = Instant::now();
+    loop {
+        let file = open_lock_file(path).map_err(|e| io_err("open the sweep lock", e))?;
+        let dir = File::open(&parent).map_err(|e| HistoryError::Io {
+            step: "open the sweep directory",
+            path: parent.clone(),
+            source: e,
+        })?;
+        let busy = |f: &File| {
+            let waited = start.elapsed();
+            (waited >= wait).then(|| HistoryError::SweepLocked {
+                lock: path.to_path_buf(),
+                waited_ms: waited.as_millis(),
+                holder: holder_of(f),
+            })
+        };
+        let file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => lock,
+            Err((f, Errno::EWOULDBLOCK | Errno::EINTR)) => {
+                if let Some(e) = busy(&f) {
+                    return Err(e);
+                }
+                pause(start, wait);
+                continue;
+            }
+            Err((_, errno)) => return Err(io_err("lock", std::io::Error::from(errno))),
+        };
+        if !names_same_file(path, &file).map_err(|e| io_err("look at the sweep lock", e))? {
+            // Deleted or replaced since it was opened: lock what the path
+            // names now.
+            if let Some(e) = busy(&file) {
+                return Err(e);
+            }
+            continue;
+        }
+        let dir = match Flock::lock(dir, FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => lock,
+            Err((_, Errno::EWOULDBLOCK | Errno::EINTR)) => {
+                // Another sweep holds the directory; its lock file was
+                // deleted (the file locked here is new).
+                if let Some(e) = busy(&file) {
+                    return Err(e);
+                }
+                drop(file);
+                pause(start, wait);
+                continue;
+            }
+            Err((_, errno)) => return Err(io_err("lock", std::io::Error::from(errno))),
+        };
+        let pid = format!("pid {}\n", std::process::id());
+        file.set_len(0)
+            .and_then(|()| file.write_all_at(pid.as_bytes(), 0))
+            .map_err(|e| io_err("write the sweep lock", e))?;
+        return Ok(SweepLock {
+            _file: file,
+            _dir: dir,
+        });
+    }
+}
+
+/// The sweep lock, held until dropped.
+#[derive(Debug)]
+pub struct SweepLock {
+    _file: Flock<File>,
+    _dir: Flock<File>,
+}
+
+/// Sleeps a little before the next try, never past the end of the wait.
+fn pause(start: Instant, wait: Duration) {
+    let left = wait.saturating_sub(start.elapsed());
+    std::thread::sleep(left.min(Duration::from_millis(20)));
+}
+
+/// Opens (creating it if missing) the lock file at `path` for reading and
+/// writing, never through a symbolic link and never blocking; refuses
+/// anything but a regular file.
+fn open_lock_file(path: &Path) -> std::io::Result<File> {
+    let file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| io_err("open the sweep lock", e))?;
-    let start = Instant::now();
-    loop {
-        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(lock) => {
-                let pid = format!("pid {}\n", std::process::id());
-                lock.set_len(0)
-                    .and_then(|()| lock.write_all_at(pid.as_bytes(), 0))
-                    .map_err(|e| io_err("write the sweep lock", e))?;
-                return Ok(lock);
+        .map_err(|e| {
+            if e.raw_os_error() == Some(nix::libc::ELOOP) {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "it is a symbolic link; the sweep lock is never followed through a link \
+                     (remove the link; the sweep creates the file)",
+                )
+            } else {
+                e
             }
-            Err((f, Errno::EWOULDBLOCK | Errno::EINTR)) => {
-                let waited = start.elapsed();
-                if waited >= wait {
-                    return Err(HistoryError::SweepLocked {
-                        lock: path.to_path_buf(),
-                        waited_ms: waited.as_millis(),
-                        holder: holder_of(&f),
-                    });
-                }
-                file = f;
-                std::thread::sleep((wait - waited).min(Duration::from_millis(20)));
-            }
-            Err((_, errno)) => {
-                return Err(io_err("lock", std::io::Error::from(errno)));
-            }
-        }
+        })?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "it is not a regular file",
+        ));
+    }
+    Ok(file)
+}
+
+/// Whether `path` still names the file `f` has open (same device and
+/// inode, the path itself, not a link's target).
+fn names_same_file(path: &Path, f: &File) -> std::io::Result<bool> {
+    let open = f.metadata()?;
+    match std::fs::symlink_metadata(path) {
+        Ok(now) => Ok(now.dev() == open.dev() && now.ino() == open.ino()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
     }
 }
 
@@ -308,6 +405,25 @@ impl IssueTracker for LedgerTracker {
     }
 }
 
+/// Refuses a symbolic link at any of `paths` (directories the sweep
+/// writes into): nothing is written through a link.
+fn refuse_links(paths: &[PathBuf]) -> Result<(), StepError> {
+    for p in paths {
+        if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(StepError::new(
+                "check the sweep directory",
+                Cause::Config {
+                    reason: format!(
+                        "{} is a symbolic link; the sweep never writes through a link (replace it with a directory, or remove it)",
+                        crate::validate::shown_path(p)
+                    ),
+                },
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Runs a local sweep: the engine ([`crate::sweep`]) over the git
 /// repository `DIR/history.git` and the ledger `DIR/issues.json`.
 pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> {
@@ -340,6 +456,11 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
     // Held until this function returns (or the process dies).
     let _lock = take_sweep_lock(&opts.lock_path(), opts.lock_wait)
         .map_err(git_err("take the sweep lock"))?;
+    refuse_links(&[
+        opts.quarantine_dir(),
+        opts.sealed_dir().join(sweep::consume::PERSISTED_DIR),
+    ])
+    .map_err(setup)?;
     let manifest = sweep::load_manifest(&opts.manifest).map_err(setup)?;
     let mut setup_notes = Vec::new();
     for p in setup::remove_init_leftovers(&history_path)

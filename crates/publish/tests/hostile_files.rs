@@ -238,3 +238,138 @@ fn a_fifo_in_place_of_the_manifest_or_the_ledger_stops_the_sweep_without_hanging
     assert!(err.contains("FIFO"), "{err}");
     assert!(err.contains("issues.json"), "{err}");
 }
+
+/// Whether `r`'s handoff was persisted and moved out of `sealed/`.
+fn persisted(e: &Env, r: &SealedRecord) -> bool {
+    e.sealed().join(".persisted").join(r.file_name()).is_file()
+}
+
+#[test]
+fn invalid_handoffs_with_names_near_the_limit_are_quarantined_and_the_valid_one_persisted() {
+    let e = Env::new();
+    let good = clean("nightly", "2026-12-01T01:00:00Z");
+    e.hand_off(&good);
+    // 245 bytes: the copy fits, a temporary name that repeats it does not.
+    let long = format!("{}.json", "x".repeat(240));
+    fs::write(e.sealed().join(&long), b"{}").expect("writes");
+    // The quarantine already holds other bytes under this name, so the
+    // copy gets a name with its digest, which must be bounded too.
+    let taken = format!("{}.json", "z".repeat(240));
+    fs::write(e.sealed().join(&taken), b"[]").expect("writes");
+    fs::create_dir_all(e.dir.join("quarantine")).expect("quarantine");
+    fs::write(e.dir.join("quarantine").join(&taken), b"other").expect("writes");
+    // 250 bytes, not copied: only its `.why.txt` is too long.
+    let dangling = format!("{}.json", "y".repeat(245));
+    std::os::unix::fs::symlink("no-such-target", e.sealed().join(&dangling)).expect("symlink");
+
+    let out = e.sweep(&[]);
+    let summary = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{summary}{}", text(&out.stderr));
+    assert!(summary.contains("1 valid, 3 quarantined"), "{summary}");
+    assert!(summary.contains("persist: 1 new record(s)"), "{summary}");
+    assert!(persisted(&e, &good), "{summary}");
+
+    let names = e.quarantine();
+    assert!(names.iter().all(|n| n.len() <= 255), "{names:?}");
+    assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
+    assert!(names.contains(&long) && names.contains(&format!("{long}.why.txt")));
+    let z_copies: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("zzz") && n.ends_with(".json") && **n != taken)
+        .collect();
+    assert_eq!(z_copies.len(), 1, "{names:?}");
+    let whys: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("yyy") && n.ends_with(".why.txt"))
+        .collect();
+    assert_eq!(whys.len(), 1, "{names:?}");
+    let why_text = fs::read_to_string(e.dir.join("quarantine").join(whys[0])).expect("why");
+    assert!(
+        why_text.contains(&format!("full name: {dangling}\n")) && why_text.contains("shortened"),
+        "{why_text}"
+    );
+    assert!(why_text.contains("a symbolic link"), "{why_text}");
+}
+
+#[test]
+fn a_quarantine_that_fails_for_one_handoff_is_reported_and_the_sweep_goes_on() {
+    let e = Env::new();
+    let good = clean("nightly", "2026-12-01T01:00:00Z");
+    e.hand_off(&good);
+    let bad = "\u{1b}[31mbad\u{7}.json";
+    fs::write(e.sealed().join(bad), b"{}").expect("writes");
+    // Nothing can be created under a regular file.
+    fs::write(e.dir.join("quarantine"), b"not a directory").expect("writes");
+
+    let out = e.sweep(&[]);
+    let (summary, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{summary}{stderr}");
+    assert!(summary.contains("persist: 1 new record(s)"), "{summary}");
+    assert!(persisted(&e, &good), "{summary}");
+    assert!(
+        summary.contains("quarantine-failed") && summary.contains("\\u{1b}[31mbad\\u{7}.json"),
+        "{summary}"
+    );
+    for t in [&summary, &stderr] {
+        assert!(!t.contains('\u{1b}') && !t.contains('\u{7}'), "{t:?}");
+    }
+    assert!(e.sealed().join(bad).is_file(), "the source stays in place");
+}
+
+#[test]
+fn a_symlinked_sweep_lock_is_refused_and_its_target_untouched() {
+    let e = Env::new();
+    e.hand_off(&clean("nightly", "2026-12-01T01:00:00Z"));
+    let victim = e.tmp.path().join("victim");
+    fs::write(&victim, b"precious").expect("writes");
+    std::os::unix::fs::symlink(&victim, e.dir.join(".sweep.lock")).expect("symlink");
+    let out = e.sweep(&["--lock-wait", "0"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}{stderr}", text(&out.stdout));
+    assert!(
+        stderr.contains(".sweep.lock") && stderr.contains("symbolic link"),
+        "{stderr}"
+    );
+    assert_eq!(fs::read(&victim).expect("victim"), b"precious");
+    assert!(!e.dir.join("history.git").exists(), "nothing was written");
+
+    // A dangling link does not create its target.
+    fs::remove_file(e.dir.join(".sweep.lock")).expect("removes");
+    let absent = e.tmp.path().join("absent");
+    std::os::unix::fs::symlink(&absent, e.dir.join(".sweep.lock")).expect("symlink");
+    let out = e.sweep(&["--lock-wait", "0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(!absent.exists(), "the link's target was created");
+}
+
+#[test]
+fn a_symlinked_quarantine_or_persisted_directory_is_refused_before_anything_is_written() {
+    for (link, record_valid) in [("quarantine", false), ("sealed/.persisted", true)] {
+        let e = Env::new();
+        let target = e.tmp.path().join("elsewhere");
+        fs::create_dir_all(&target).expect("target dir");
+        if record_valid {
+            e.hand_off(&clean("nightly", "2026-12-01T01:00:00Z"));
+        } else {
+            fs::write(e.sealed().join("bad.json"), b"{}").expect("writes");
+        }
+        std::os::unix::fs::symlink(&target, e.dir.join(link)).expect("symlink");
+        let out = e.sweep(&[]);
+        let stderr = text(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{link}: {}{stderr}",
+            text(&out.stdout)
+        );
+        assert!(
+            stderr.contains(&format!(".benchops/{link}")) && stderr.contains("symbolic link"),
+            "{link}: {stderr}"
+        );
+        assert_eq!(
+            fs::read_dir(&target).expect("target").count(),
+            0,
+            "{link}: written through the link"
+        );
+    }
+}

@@ -456,3 +456,33 @@ fn a_new_repository_is_renamed_into_place_and_only_init_leftovers_are_removed() 
     // The repository itself is untouched.
     assert!(LocalHistory::open_or_init(&path).is_ok());
 }
+
+#[test]
+fn deleting_the_lock_file_under_a_running_sweep_does_not_let_a_second_one_in() {
+    let e = env();
+    let records = handoffs();
+    e.hand_off(&records[..1]);
+    assert_eq!(e.run(&[]).status.code(), Some(0));
+
+    // Sweep A holds the ref lock (and the sweep lock) for a while.
+    e.hand_off(&records[1..]);
+    let mut a = e.spawn(Some("ref-lock=3000"));
+    assert!(wait_for(&mut a, || e.ref_locked()), "ref update began");
+    fs::remove_file(e.dir.join(".sweep.lock")).expect("lock file deleted");
+
+    let b = e.run(&["--lock-wait", "1"]);
+    let a_out = a.wait_with_output().expect("a finishes");
+    assert_eq!(a_out.status.code(), Some(0), "A: {}", text(&a_out));
+    assert!(
+        String::from_utf8_lossy(&a_out.stdout).contains("2 new record(s)"),
+        "A: {}",
+        text(&a_out)
+    );
+    let b_text = text(&b);
+    assert_eq!(b.status.code(), Some(3), "B ran beside A: {b_text}");
+    assert!(!b_text.contains("stale ref lock"), "B: {b_text}");
+    assert!(
+        String::from_utf8_lossy(&b.stderr).contains("another sweep holds the lock"),
+        "B: {b_text}"
+    );
+}

@@ -274,7 +274,7 @@ fn a_fifo_or_a_huge_file_in_place_of_the_persisted_copy_is_never_read() {
         let taken = e.dir.join("sealed/.persisted").join(r1.file_name());
         match kind {
             "fifo" => {
-                let st = std::process::Command::new("mkfifo")
+                let st = Command::new("mkfifo")
                     .arg(&taken)
                     .status()
                     .expect("mkfifo runs");

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::history::HistoryError;
 use crate::ledger::{Applied, LedgerError};
+use crate::validate::shown_path;
 
 /// A phase of the sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -53,7 +54,7 @@ pub enum Cause {
         reason: String,
     },
     /// A file the sweep needs cannot be read (the manifest, the App key).
-    #[error("failed to read {what} {}", path.display())]
+    #[error("failed to read {what} {}", shown_path(path))]
     ReadFile {
         /// What the file is.
         what: &'static str,
@@ -67,7 +68,7 @@ pub enum Cause {
     #[error(transparent)]
     Manifest(#[from] ManifestError),
     /// The handoff directory cannot be listed.
-    #[error("failed to list handoffs in {}", path.display())]
+    #[error("failed to list handoffs in {}", shown_path(path))]
     ListHandoffs {
         /// The directory.
         path: PathBuf,
@@ -76,7 +77,7 @@ pub enum Cause {
         source: std::io::Error,
     },
     /// An invalid handoff could not be quarantined.
-    #[error("failed to quarantine {} to {}", handoff.display(), path.display())]
+    #[error("failed to quarantine {} to {}", shown_path(handoff), shown_path(path))]
     Quarantine {
         /// The handoff.
         handoff: PathBuf,
@@ -371,6 +372,24 @@ mod tests {
 
     fn io(kind: std::io::ErrorKind) -> std::io::Error {
         std::io::Error::new(kind, "test")
+    }
+
+    /// A hostile handoff name reaches the terminal escaped.
+    #[test]
+    fn a_quarantine_error_prints_names_escaped() {
+        let e = Cause::Quarantine {
+            handoff: PathBuf::from("sealed/\u{1b}[2Jx\n.json"),
+            path: PathBuf::from("quarantine/\u{1b}[2Jx\n.json"),
+            source: benchops::fsio::WriteError::Conflict {
+                path: PathBuf::from("quarantine/x.json"),
+            },
+        };
+        let shown = e.to_string();
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\n'),
+            "{shown:?}"
+        );
+        assert!(shown.contains("sealed/\\u{1b}[2Jx\\n.json"), "{shown}");
     }
 
     /// Retryability comes from the inner error, not from the variant.

@@ -16,6 +16,15 @@
 //! kind, and quarantined (a `.why.txt`, no copy). A larger file is
 //! `too-large`, with its size and the limit, and is not read. Directories
 //! are ignored.
+//!
+//! Quarantine names stay within the file system's limit on a name (255
+//! bytes): when a copy's or a `.why.txt`'s name would be longer, its name
+//! is cut and ends with a short hash of the full name, and the `.why.txt`
+//! says so and names the handoff in full (escaped). A handoff that cannot
+//! be quarantined (the quarantine directory is not a directory, a symbolic
+//! link, or not writable) gets one more problem, `quarantine-failed`, and
+//! the sweep goes on: it is still invalid, never persisted, and the sweep
+//! exits 1 while it is there.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -24,7 +33,7 @@ use benchops::fsio::{self, Created, Symlinks, WriteError};
 use benchops::{SealedRecord, Sha256Digest};
 use serde::Serialize;
 
-use super::error::{Cause, StepError};
+use super::error::{Cause, StepError, error_line};
 use crate::validate::{
     IssueOut, NameRule, escape_text, issue_line, read_issue, shown_path, verify_named,
 };
@@ -253,13 +262,60 @@ pub fn validate_dir(
         let (mut report, sealed, bytes) = check_file(&path, max_bytes);
         match sealed {
             Some(s) => valid.push(s),
-            None => {
-                report.quarantined = Some(quarantine_one(quarantine, &report, bytes.as_deref())?);
-            }
+            None => match quarantine_one(quarantine, &report, bytes.as_deref()) {
+                Ok(q) => report.quarantined = Some(q),
+                // One handoff that cannot be quarantined does not stop the
+                // others: it is reported (exit 1) and left in place.
+                Err(e) => report.issues.push(IssueOut {
+                    kind: "quarantine-failed".to_owned(),
+                    path: "$".to_owned(),
+                    reason: format!(
+                        "not copied to the quarantine, no .why.txt written: {}",
+                        error_line(&*e.cause)
+                    ),
+                }),
+            },
         }
         reports.push(report);
     }
     Ok((reports, valid))
+}
+
+/// The longest file name most file systems accept, in bytes.
+const MAX_NAME_BYTES: usize = 255;
+
+/// `stem` + `suffix`, or, when that would exceed [`MAX_NAME_BYTES`],
+/// `stem` cut (on a character boundary) + `.` + the first 16 hex digits of
+/// the SHA-256 of the full `stem`, + `suffix`. The flag says whether it was
+/// cut.
+fn bounded_name(stem: &str, suffix: &str) -> (String, bool) {
+    if stem.len() + suffix.len() <= MAX_NAME_BYTES {
+        return (format!("{stem}{suffix}"), false);
+    }
+    let hash = Sha256Digest::of(stem.as_bytes()).hex();
+    let hash = hash.get(..16).unwrap_or(&hash);
+    let mut cut = MAX_NAME_BYTES.saturating_sub(suffix.len() + 1 + hash.len());
+    cut = cut.min(stem.len());
+    while !stem.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    (format!("{}.{hash}{suffix}", &stem[..cut]), true)
+}
+
+/// A file name in full, escaped for a text file: control and invisible
+/// characters as escapes, bytes that are not UTF-8 as `\xNN`; never cut.
+fn escaped_name(path: &Path) -> String {
+    let Some(name) = path.file_name() else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for chunk in name.as_encoded_bytes().utf8_chunks() {
+        out.push_str(&escape_text(chunk.valid()));
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+    out
 }
 
 /// Copies an invalid handoff to the quarantine (create-only; a different
@@ -284,6 +340,19 @@ fn quarantine_one(
             },
         )
     };
+    if std::fs::symlink_metadata(qdir).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(q_err(
+            qdir,
+            WriteError::Io {
+                step: "use",
+                path: qdir.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "the quarantine directory is a symbolic link; it is never written through a link",
+                ),
+            },
+        ));
+    }
     std::fs::create_dir_all(qdir).map_err(|source| {
         q_err(
             qdir,
@@ -294,15 +363,22 @@ fn quarantine_one(
             },
         )
     })?;
+    let stem = name.strip_suffix(".json").unwrap_or(&name);
+    let mut shortened = false;
     let copy = match (bytes, h.digest) {
         (Some(bytes), Some(digest)) => {
-            let first = qdir.join(&name);
+            let (first_name, cut) = bounded_name(stem, ".json");
+            let first = qdir.join(first_name);
             match fsio::write_create_only(&first, bytes) {
-                Ok(Created::New | Created::AlreadyPresent) => Some(first),
+                Ok(Created::New | Created::AlreadyPresent) => {
+                    shortened |= cut;
+                    Some(first)
+                }
                 Err(WriteError::Conflict { .. }) => {
-                    let stem = name.strip_suffix(".json").unwrap_or(&name);
-                    let alt = qdir.join(format!("{stem}.{}.json", digest.hex()));
+                    let (alt_name, cut) = bounded_name(stem, &format!(".{}.json", digest.hex()));
+                    let alt = qdir.join(alt_name);
                     fsio::write_create_only(&alt, bytes).map_err(|e| q_err(&alt, e))?;
+                    shortened |= cut;
                     Some(alt)
                 }
                 Err(e) => return Err(q_err(&first, e)),
@@ -314,8 +390,10 @@ fn quarantine_one(
         .as_ref()
         .and_then(|c| c.file_name())
         .map_or_else(|| name.clone(), |n| n.to_string_lossy().into_owned());
-    let why = qdir.join(format!("{copy_name}.why.txt"));
-    let text = why_text(h, copy.is_some());
+    let (why_name, cut) = bounded_name(&copy_name, ".why.txt");
+    shortened |= cut;
+    let why = qdir.join(why_name);
+    let text = why_text(h, copy.is_some(), shortened);
     let same = fsio::read_record_file(&why, text.len() as u64, Symlinks::Refuse)
         .is_ok_and(|b| b == text.as_bytes());
     if !same {
@@ -324,13 +402,21 @@ fn quarantine_one(
     Ok(Quarantined { copy, why })
 }
 
-fn why_text(h: &HandoffReport, copied: bool) -> String {
+fn why_text(h: &HandoffReport, copied: bool, shortened: bool) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
         "benchops-publish sweep quarantined this handoff: it is NOT a valid sealed record and was NOT persisted."
     );
     let _ = writeln!(s, "source: {}", shown_path(&h.source));
+    let _ = writeln!(s, "full name: {}", escaped_name(&h.source));
+    if shortened {
+        let _ = writeln!(
+            s,
+            "The names in the quarantine are shortened: the full name would exceed the {MAX_NAME_BYTES}-byte limit on a file name, \
+             so they are cut and end with a hash of the full name."
+        );
+    }
     let _ = writeln!(
         s,
         "The source file was left in place. Every sweep checks it again and exits 1 while it is there: \
