@@ -28,6 +28,7 @@ pub mod record;
 pub mod scan;
 pub mod schema;
 pub mod seal;
+pub mod spelling;
 pub mod stats;
 pub mod time;
 

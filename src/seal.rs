@@ -184,7 +184,20 @@ pub fn seal_json(draft: &[u8]) -> Result<SealedRecord, VerifyError> {
         });
     }
     let value = jcs::parse(draft).map_err(malformed)?;
-    let lossy = lossy_integers(&value);
+    // Read from the text: the parsed value already holds the rounded
+    // double, whatever the draft's spelling (`…993.0`, `…993e0`).
+    let lossy: Vec<VerifyIssue> = crate::spelling::lossy_integers(draft, MAX_LOSSY)
+        .into_iter()
+        .map(|l| VerifyIssue {
+            kind: IssueKind::LossyNumber,
+            path: l.path,
+            reason: format!(
+                "integer {} is above 2^53 and would be sealed as {}; canonical JSON numbers are doubles",
+                crate::excerpt::bytes_prefix(l.token.as_bytes(), 64),
+                l.canonical
+            ),
+        })
+        .collect();
     if !lossy.is_empty() {
         return Err(VerifyError { issues: lossy });
     }

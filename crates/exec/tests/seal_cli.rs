@@ -246,6 +246,29 @@ fn an_integer_above_two_to_the_53_is_refused_with_its_path_not_rounded() {
     assert!(stdout(&out).is_empty(), "{}", stdout(&out));
     assert_nothing_written(&out_dir);
 
+    // The same integer spelled as a float is refused too: the check reads
+    // the draft's text, not the already rounded double.
+    for spelling in [
+        "9007199254740993.0",
+        "9007199254740993e0",
+        "90071992547409930e-1",
+    ] {
+        let text = std::fs::read_to_string(&draft)
+            .expect("reads")
+            .replace("9007199254740993", spelling);
+        let respelled = tmp.path().join("respelled.json");
+        std::fs::write(&respelled, text).expect("writes");
+        let out = seal(&respelled, &out_dir);
+        assert_eq!(out.status.code(), Some(1), "{spelling}: {}", stdout(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("lossy-number at $.cases[0].metrics[0].summary.ci.seed: ")
+                && err.contains(spelling),
+            "{spelling}: {err}"
+        );
+        assert_nothing_written(&out_dir);
+    }
+
     // 2^53 itself is exact: sealed with exactly that seed.
     let draft = with_seed(1 << 53);
     let out = seal(&draft, &out_dir);
