@@ -459,7 +459,10 @@ pub fn refresh(
             out,
         ));
     }
-    let terminal = counts.incomplete == 0 && active == 0;
+    // An incomplete scheduler answer decides nothing about the benchmark
+    // as a whole either: no look from it is terminal.
+    let answered = observation.slurm.as_ref().is_none_or(|s| s.complete);
+    let terminal = counts.incomplete == 0 && active == 0 && answered;
     Ok(Status {
         benchmark: *digest,
         cancelled,
@@ -630,7 +633,10 @@ pub fn analyze(
         .iter()
         .filter_map(|c| benchops::CaseId::new(c.clone()).ok())
         .collect();
-    let analysis = analysis::analyze(*digest, &cases, &runs);
+    let mut analysis = analysis::analyze(*digest, &cases, &runs);
+    // Complete only when the benchmark is finished: not while the backend
+    // still runs a task, nor from an incomplete scheduler answer.
+    analysis.complete &= status.terminal;
     Ok((status, analysis))
 }
 

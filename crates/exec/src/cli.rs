@@ -47,15 +47,15 @@ impl Cli {
     }
 }
 
-/// A timeout in seconds: a number above 0 and at most a day.
+/// A timeout in seconds: at least a millisecond and at most a day.
 fn parse_timeout(text: &str) -> Result<Duration, String> {
     let s: f64 = text
         .trim()
         .parse()
         .map_err(|_| format!("{text:?} is not a number of seconds"))?;
-    if !(s > 0.0 && s <= 86_400.0) {
+    if !(0.001..=86_400.0).contains(&s) {
         return Err(format!(
-            "{text:?} must be above 0 and at most 86400 seconds"
+            "{text:?} must be at least 0.001 and at most 86400 seconds"
         ));
     }
     Ok(Duration::from_secs_f64(s))

@@ -221,3 +221,18 @@ fn requeue_deadline_and_node_failure_states() {
         .expect("batch step");
     assert_eq!((batch.exit_code, batch.signal), (None, None));
 }
+
+#[test]
+fn a_folded_id_stands_for_a_bounded_number_of_tasks() {
+    let many = vec!["0-1000000"; 300].join(",");
+    assert_eq!(split_job_id(&format!("4242_[{many}]")), None);
+    let singles = (0..1_000_002)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    assert_eq!(split_job_id(&format!("4242_[{singles}]")), None);
+    let Some((_, Tasks::Many(t), _)) = split_job_id("4242_[0-999999,1000000]") else {
+        panic!("a folded id at the bound parses");
+    };
+    assert_eq!(t.len(), 1_000_001);
+}

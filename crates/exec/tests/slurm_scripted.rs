@@ -609,3 +609,78 @@ fn sacct_end_times_are_read_in_the_local_time_zone() {
         s["children"][0]
     );
 }
+
+#[test]
+fn decided_children_do_not_make_a_look_with_an_incomplete_answer_terminal() {
+    let c = Cluster::new();
+    all_ran(&c);
+    let rows: String = (0..3)
+        .map(|t| c.sacct_row(&t.to_string(), "COMPLETED", "0:0", END))
+        .collect();
+    c.answer(
+        "sacct",
+        &format!("{rows}partial answer, slurmdbd busy\n"),
+        "",
+        0,
+    );
+    let s = c.status();
+    assert_eq!(s["counts"]["succeeded"], 3, "{s:#}");
+    assert_eq!(s["scheduler"]["complete"], false, "{s:#}");
+    assert_eq!(s["terminal"], false, "{s:#}");
+    let a: Value = serde_json::from_str(&ok_stdout(
+        &c.exec(&["bench", "analyze", &c.digest, "--format", "json"]),
+    ))
+    .expect("analysis");
+    assert_eq!(a["complete"], false, "{a:#}");
+}
+
+#[test]
+fn a_task_squeue_lists_in_a_state_this_build_does_not_know_keeps_the_benchmark_active() {
+    let c = Cluster::new();
+    all_ran(&c);
+    for state in ["CONFIGURING", "STOPPED", "SPECIAL_EXIT"] {
+        let rows: String = (0..3).map(|t| c.squeue_row(t, state, "None")).collect();
+        c.answer("squeue", &rows, "", 0);
+        let s = c.status();
+        assert_eq!(s["terminal"], false, "{state}: {s:#}");
+        assert_eq!(s["counts"]["succeeded"], 0, "{state}: {s:#}");
+        assert!(reason(&s, 0).contains(state), "{}", reason(&s, 0));
+    }
+}
+
+#[test]
+fn an_accounting_state_this_build_does_not_know_is_no_verdict() {
+    let c = Cluster::new();
+    all_ran(&c);
+    let rows: String = (0..3)
+        .map(|t| c.sacct_row(&t.to_string(), "REVOKED", "0:0", END))
+        .collect();
+    c.answer("sacct", &rows, "", 0);
+    // Not a failure state: the tasks' own result files decide.
+    let s = c.status();
+    assert_eq!(s["counts"]["succeeded"], 3, "{s:#}");
+    assert_eq!(s["counts"]["failed"], 0, "{s:#}");
+}
+
+#[test]
+fn a_noisy_failing_tool_gives_every_child_a_short_reason() {
+    let c = Cluster::new();
+    all_ran(&c);
+    // 70 KB of errors, and thousands of unparsable lines.
+    c.answer("squeue", "", &"squeue: error: noise\n".repeat(3_500), 1);
+    let garbage = "garbage line without fields\n".repeat(5_000);
+    c.answer("sacct", &garbage, "", 0);
+    let s = c.status();
+    assert_eq!(
+        s["terminal"], false,
+        "complete: {}",
+        s["scheduler"]["complete"]
+    );
+    for i in 0..3 {
+        let r = reason(&s, i);
+        assert!(r.len() < 2_500, "{} bytes: {}", r.len(), &r[..300]);
+        assert!(r.contains("squeue") && r.contains("more problem"), "{r}");
+    }
+    let errors = s["scheduler"]["errors"].as_array().expect("errors");
+    assert!(errors.len() <= 8, "{}", errors.len());
+}

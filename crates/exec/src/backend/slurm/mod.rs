@@ -338,6 +338,42 @@ fn is_invalid_job_id(out: &tools::ToolOutput) -> bool {
     out.status.code() == Some(1) && out.stderr.contains("Invalid job id")
 }
 
+/// The most problems kept per tool answer, and the most characters of each:
+/// every child whose class depends on an incomplete answer carries them in
+/// its reason, so they must not grow with the tool's output.
+const MAX_PROBLEMS: usize = 3;
+const MAX_PROBLEM_CHARS: usize = 300;
+
+/// A folded row's id as a reason shows it: at most 64 characters.
+fn short_id(id: &str) -> String {
+    if id.chars().count() <= 64 {
+        id.to_owned()
+    } else {
+        format!(
+            "{}… ({} bytes)",
+            id.chars().take(64).collect::<String>(),
+            id.len()
+        )
+    }
+}
+
+/// Keeps the first [`MAX_PROBLEMS`] problems, each cut to
+/// [`MAX_PROBLEM_CHARS`] characters, and counts the rest.
+fn bound_problems(problems: &mut Vec<String>) {
+    for p in problems.iter_mut() {
+        if p.chars().count() > MAX_PROBLEM_CHARS {
+            let total = p.len();
+            let cut: String = p.chars().take(MAX_PROBLEM_CHARS).collect();
+            *p = format!("{cut}… ({total} bytes)");
+        }
+    }
+    if problems.len() > MAX_PROBLEMS {
+        let more = problems.len() - MAX_PROBLEMS;
+        problems.truncate(MAX_PROBLEMS);
+        problems.push(format!("and {more} more problem(s) like these"));
+    }
+}
+
 impl Snapshot {
     /// Asks squeue once and sacct once (or scontrol once per array job
     /// when accounting is disabled), each call bounded by `opts`.
@@ -392,7 +428,9 @@ impl Snapshot {
                     let args = ["-o".into(), "show".into(), "job".into(), (*id).to_owned()];
                     match tool("scontrol", &args, opts) {
                         Ok(out) if out.status.success() => {
-                            snap.sacct.extend(parse::scontrol_rows(&out.stdout));
+                            let (rows, errors) = parse::scontrol_rows_checked(&out.stdout);
+                            snap.sacct.extend(rows);
+                            snap.accounting_problem.extend(errors);
                             snap.accounting_raw.push_str(&out.stdout);
                         }
                         Ok(out) if is_invalid_job_id(&out) => {}
@@ -419,6 +457,8 @@ impl Snapshot {
     }
 
     fn finish(&mut self) {
+        bound_problems(&mut self.squeue_problem);
+        bound_problems(&mut self.accounting_problem);
         self.errors = self
             .squeue_problem
             .iter()
@@ -500,9 +540,12 @@ impl Snapshot {
                 }
                 SlurmState::Running | SlurmState::Completing => return BackendEvidence::Running,
                 // A state this build does not know is not a verdict.
+                // A state this build does not know is not a verdict, and a
+                // task squeue still lists is still the scheduler's: pending
+                // as far as benchops is concerned.
                 SlurmState::Other(s) => {
-                    return BackendEvidence::Unknown(format!(
-                        "{label}: squeue reports state {s}, which this build does not interpret"
+                    return BackendEvidence::Pending(format!(
+                        "{label}: squeue still lists it, in state {s}, which this build does not interpret"
                     ));
                 }
                 // squeue shows a just-ended task briefly; accounting, read
@@ -539,6 +582,10 @@ impl Snapshot {
             };
             return if r.state.is_terminal() {
                 accounting_state(&r.state, &format!("{label}{code}"), Some(&r.end), now)
+            } else if let SlurmState::Other(s) = &r.state {
+                BackendEvidence::Unknown(format!(
+                    "{label}: accounting reports state {s}, which this build does not interpret"
+                ))
             } else {
                 // Accounting lags behind squeue: a task squeue no longer
                 // lists may still look active here.
@@ -563,12 +610,14 @@ impl Snapshot {
             return if r.state.is_terminal() {
                 BackendEvidence::FoldedEnd(format!(
                     "the folded accounting row {} says {}",
-                    r.id, r.state
+                    short_id(&r.id),
+                    r.state
                 ))
             } else {
                 BackendEvidence::Unknown(format!(
                     "{label}: squeue no longer lists it and the folded accounting row {} still says {} (accounting lag)",
-                    r.id, r.state
+                    short_id(&r.id),
+                    r.state
                 ))
             };
         }

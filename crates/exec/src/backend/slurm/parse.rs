@@ -78,6 +78,7 @@ impl SlurmState {
     /// Whether the job will not change state any more (as far as Slurm
     /// knows; a requeue starts a new run).
     pub fn is_terminal(&self) -> bool {
+        // A state this build does not know is no verdict either.
         !matches!(
             self,
             SlurmState::Pending
@@ -85,6 +86,7 @@ impl SlurmState {
                 | SlurmState::Completing
                 | SlurmState::Requeued
                 | SlurmState::Suspended
+                | SlurmState::Other(_)
         )
     }
 }
@@ -137,6 +139,10 @@ impl Tasks {
 /// Splits a job id as Slurm prints it (`123`, `123_4`, `123_[0-4%2]`,
 /// `123_[1,3-5]`, `123.batch`) into the array job id and the tasks. Step
 /// suffixes (`.batch`, `.0`) are returned separately.
+/// The most tasks one folded id (`J_[0-999,2000-2999]`) may stand for, all
+/// its ranges together; a longer one is an unparsable line.
+pub const MAX_FOLDED_TASKS: u64 = 1_000_001;
+
 pub fn split_job_id(text: &str) -> Option<(String, Tasks, Option<String>)> {
     let (id, step) = match text.split_once('.') {
         Some((i, s)) => (i, Some(s.to_owned())),
@@ -152,11 +158,18 @@ pub fn split_job_id(text: &str) -> Option<(String, Tasks, Option<String>)> {
                     match part.split_once('-') {
                         Some((a, b)) => {
                             let (a, b) = (a.parse::<u64>().ok()?, b.parse::<u64>().ok()?);
-                            if b < a || b - a > 1_000_000 {
+                            // One range, and all of them together, hold at
+                            // most MAX_FOLDED_TASKS: a hostile row cannot
+                            // make the look allocate without bound.
+                            if b < a || b - a >= MAX_FOLDED_TASKS {
+                                return None;
+                            }
+                            if all.len() as u64 + (b - a + 1) > MAX_FOLDED_TASKS {
                                 return None;
                             }
                             all.extend(a..=b);
                         }
+                        None if all.len() as u64 >= MAX_FOLDED_TASKS => return None,
                         None => all.push(part.parse().ok()?),
                     }
                 }
@@ -402,6 +415,25 @@ pub fn parse_scontrol_oneliner(line: &str) -> Vec<(String, String)> {
 
 /// Turns `scontrol -o show job` lines (one per array task) into rows shaped
 /// like sacct's, for clusters without accounting.
+/// [`scontrol_rows`], and a problem (naming scontrol) for every non-empty
+/// line that holds no job record: such an answer is not complete.
+pub fn scontrol_rows_checked(text: &str) -> (Vec<SacctRow>, Vec<String>) {
+    let rows = scontrol_rows(text);
+    let errors = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter(|l| {
+            let f = parse_scontrol_oneliner(l);
+            !f.iter().any(|(k, _)| k == "JobId") || !f.iter().any(|(k, _)| k == "JobState")
+        })
+        .map(|l| {
+            let cut: String = l.chars().take(120).collect();
+            format!("scontrol printed a line that is not a job record: {cut:?}")
+        })
+        .collect();
+    (rows, errors)
+}
+
 pub fn scontrol_rows(text: &str) -> Vec<SacctRow> {
     let mut out = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
