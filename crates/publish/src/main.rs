@@ -161,6 +161,13 @@ fn finish_sweep(swept: Result<SweepReport, SweepError>, receipt_out: Option<&Pat
                 );
                 status = ATTENTION;
             }
+            if report.invalid_left() > 0 {
+                eprintln!(
+                    "error: {} invalid handoff(s) could not be quarantined and were left in place (see their quarantine-failed problem)",
+                    report.invalid_left()
+                );
+                status = ATTENTION;
+            }
             let files_left = report.consumed.iter().filter(|c| !c.is_gone()).count();
             if files_left > 0 {
                 eprintln!(

@@ -314,6 +314,16 @@ fn a_quarantine_that_fails_for_one_handoff_is_reported_and_the_sweep_goes_on() {
         assert!(!t.contains('\u{1b}') && !t.contains('\u{7}'), "{t:?}");
     }
     assert!(e.sealed().join(bad).is_file(), "the source stays in place");
+    // It is counted as left in place, not as quarantined.
+    assert!(
+        summary.contains("1 valid, 0 quarantined, 1 invalid left in place (quarantine failed)"),
+        "{summary}"
+    );
+    assert!(
+        stderr.contains("1 invalid handoff(s) could not be quarantined")
+            && !stderr.contains("quarantined ("),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -197,8 +197,20 @@ impl SweepReport {
     /// Handoffs that were quarantined: invalid files copied to the
     /// quarantine directory, and invalid handoff refs left in place.
     pub fn quarantined(&self) -> usize {
-        self.handoffs.iter().filter(|h| !h.valid()).count()
+        self.handoffs
+            .iter()
+            .filter(|h| !h.valid() && h.quarantined.is_some())
+            .count()
             + self.handoff_refs.iter().filter(|h| !h.valid()).count()
+    }
+
+    /// Invalid handoff files that could not be quarantined (their problem
+    /// `quarantine-failed` says why): left in place, never persisted.
+    pub fn invalid_left(&self) -> usize {
+        self.handoffs
+            .iter()
+            .filter(|h| !h.valid() && h.quarantined.is_none())
+            .count()
     }
 
     /// Consumed handoff refs that are still there: the next sweep takes
@@ -342,13 +354,19 @@ pub fn render_summary(r: &SweepReport) -> String {
     // Validate.
     if let Some(dir) = &r.handoff {
         let bad = r.handoffs.iter().filter(|h| !h.valid()).count();
+        let left = r.invalid_left();
+        let left_text = if left > 0 {
+            format!(", {left} invalid left in place (quarantine failed)")
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             s,
-            "validate: {} handoff(s) in {}: {} valid, {} quarantined",
+            "validate: {} handoff(s) in {}: {} valid, {} quarantined{left_text}",
             r.handoffs.len(),
             shown_path(dir),
             r.handoffs.len() - bad,
-            bad
+            bad - left
         );
     }
     for h in r.handoffs.iter().filter(|h| !h.valid()) {
