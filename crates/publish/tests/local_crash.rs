@@ -23,25 +23,7 @@ use benchops_testkit::records::{clean, drift, drift_both};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-const MANIFEST: &str = r#"
-schema = "schedule-manifest/v1"
-
-[[lanes]]
-name = "sentinel"
-cron = "0 * * * *"
-timezone = "UTC"
-completion_window_minutes = 50
-cases = ["parse/large"]
-baseline = "last-clean"
-
-[[lanes]]
-name = "nightly"
-cron = "0 1 * * *"
-timezone = "UTC"
-completion_window_minutes = 180
-cases = ["*"]
-baseline = "last-clean"
-"#;
+const MANIFEST: &str = benchops_testkit::records::TWO_LANE_MANIFEST;
 
 const REF_LOCK: &str = "refs/heads/benchmark-history.lock";
 

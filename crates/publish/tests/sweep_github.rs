@@ -45,25 +45,7 @@ const HANDOFF_REFS: &str = "refs/heads/benchmark-result/";
 // ---------------------------------------------------------------------------
 // Fixtures (the records of tests/sweep_local.rs)
 
-const MANIFEST: &str = r#"
-schema = "schedule-manifest/v1"
-
-[[lanes]]
-name = "sentinel"
-cron = "0 * * * *"
-timezone = "UTC"
-completion_window_minutes = 50
-cases = ["parse/large"]
-baseline = "last-clean"
-
-[[lanes]]
-name = "nightly"
-cron = "0 1 * * *"
-timezone = "UTC"
-completion_window_minutes = 180
-cases = ["*"]
-baseline = "last-clean"
-"#;
+const MANIFEST: &str = benchops_testkit::records::TWO_LANE_MANIFEST;
 
 const LANES_MANIFEST: &str = r#"
 schema = "schedule-manifest/v1"

@@ -77,3 +77,25 @@ pub fn clean(lane: &str, slot: &str) -> SealedRecord {
     });
     seal(&v)
 }
+
+/// The schedule manifest the publisher tests share: `sentinel` hourly over
+/// `parse/large`, `nightly` daily over every case, both `last-clean`.
+pub const TWO_LANE_MANIFEST: &str = r#"
+schema = "schedule-manifest/v1"
+
+[[lanes]]
+name = "sentinel"
+cron = "0 * * * *"
+timezone = "UTC"
+completion_window_minutes = 50
+cases = ["parse/large"]
+baseline = "last-clean"
+
+[[lanes]]
+name = "nightly"
+cron = "0 1 * * *"
+timezone = "UTC"
+completion_window_minutes = 180
+cases = ["*"]
+baseline = "last-clean"
+"#;
