@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod baseline;
 pub mod changepoint;
 pub mod classify;
+pub mod compare;
 pub mod digest;
 pub mod dist;
 pub mod effect;

@@ -17,7 +17,7 @@ use crate::path::JsonPath;
 use crate::schema::Contract;
 
 /// A validated schedule manifest.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
     /// Always `schedule-manifest/v1`.
@@ -30,6 +30,10 @@ pub struct Manifest {
     pub labels: Labels,
     /// The lanes.
     pub lanes: Vec<Lane>,
+    /// v2: the benchmark intent files of the suite a lane run measures,
+    /// relative to the manifest file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<Vec<String>>,
 }
 
 /// Issue labels.
@@ -78,7 +82,7 @@ pub enum BaselinePolicy {
 }
 
 /// One scheduled lane.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Lane {
     /// The lane name.
@@ -93,6 +97,97 @@ pub struct Lane {
     pub cases: Vec<String>,
     /// Baseline policy.
     pub baseline: BaselinePolicy,
+    /// v2: how a lane run compares and confirms; every key has a default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<LaneComparison>,
+}
+
+/// Band settings of one metric (v2).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct BandOverrides {
+    /// Relative threshold (0.03 is 3%).
+    #[serde(default)]
+    pub relative_threshold: Option<f64>,
+    /// Smallest absolute effect, in the metric's unit.
+    #[serde(default)]
+    pub min_absolute: Option<f64>,
+    /// Multiple of the baseline's scaled MAD.
+    #[serde(default)]
+    pub noise_fence_mads: Option<f64>,
+}
+
+/// A lane's comparison settings (v2); see [`crate::compare::Settings`] for
+/// the defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LaneComparison {
+    /// Metrics compared.
+    #[serde(default)]
+    pub metrics: Option<Vec<String>>,
+    /// Relative threshold.
+    #[serde(default)]
+    pub relative_threshold: Option<f64>,
+    /// Smallest absolute effect.
+    #[serde(default)]
+    pub min_absolute: Option<f64>,
+    /// Multiple of the baseline's scaled MAD.
+    #[serde(default)]
+    pub noise_fence_mads: Option<f64>,
+    /// Measured re-runs of each suspect.
+    #[serde(default)]
+    pub confirm_runs: Option<u32>,
+    /// Level of the first look.
+    #[serde(default)]
+    pub level: Option<f64>,
+    /// Level that confirms a drift.
+    #[serde(default)]
+    pub confirm_level: Option<f64>,
+    /// Bootstrap resamples.
+    #[serde(default)]
+    pub resamples: Option<u64>,
+    /// Policy seed.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Per-metric band settings.
+    #[serde(default)]
+    pub per_metric: std::collections::BTreeMap<String, BandOverrides>,
+}
+
+impl Lane {
+    /// The comparison settings of this lane: defaults, then the manifest's.
+    pub fn comparison_settings(&self) -> crate::compare::Settings {
+        let mut s = crate::compare::Settings::default();
+        let Some(c) = &self.comparison else {
+            return s;
+        };
+        let merge =
+            |base: crate::compare::BandSettings, o: &BandOverrides| crate::compare::BandSettings {
+                threshold: o.relative_threshold.unwrap_or(base.threshold),
+                min_absolute: o.min_absolute.unwrap_or(base.min_absolute),
+                noise_fence_mads: o.noise_fence_mads.unwrap_or(base.noise_fence_mads),
+            };
+        s.band = merge(
+            s.band,
+            &BandOverrides {
+                relative_threshold: c.relative_threshold,
+                min_absolute: c.min_absolute,
+                noise_fence_mads: c.noise_fence_mads,
+            },
+        );
+        s.per_metric = c
+            .per_metric
+            .iter()
+            .map(|(k, o)| (k.clone(), merge(s.band, o)))
+            .collect();
+        s.metrics = c.metrics.clone();
+        s.confirm_runs = c.confirm_runs.unwrap_or(s.confirm_runs);
+        s.level = c.level.unwrap_or(s.level);
+        s.confirm_level = c.confirm_level.unwrap_or(s.confirm_level);
+        s.resamples = c.resamples.map_or(s.resamples, |r| r as usize);
+        s.seed = c.seed.unwrap_or(s.seed);
+        s
+    }
 }
 
 impl Lane {
@@ -158,7 +253,19 @@ pub fn from_toml(text: &str, source_name: &str) -> Result<LoadedManifest, Manife
             reason: e.to_string(),
         }])
     })?;
-    if let Err(v) = Contract::ScheduleManifestV1.validate(&canonical) {
+    let contract = match crate::schema::schema_tag(&canonical) {
+        Some(("schedule-manifest", 2)) => Contract::ScheduleManifestV2,
+        Some(("schedule-manifest", v)) if v != 1 => {
+            return Err(invalid(vec![ManifestIssue {
+                path: JsonPath::root().key("schema"),
+                reason: format!(
+                    "schedule-manifest/v{v} is not known to this build (it reads v1 and v2)"
+                ),
+            }]));
+        }
+        _ => Contract::ScheduleManifestV1,
+    };
+    if let Err(v) = contract.validate(&canonical) {
         return Err(invalid(
             v.into_iter()
                 .map(|v| ManifestIssue {

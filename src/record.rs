@@ -15,6 +15,10 @@ use crate::num::Finite;
 /// The schema id every v1 result record carries in its `schema` member.
 pub const RESULT_SCHEMA: &str = "benchmark-result/v1";
 
+/// The schema id of a v2 result record: a v1 record plus the lane
+/// comparison ([`Comparison`]) that decided its drift verdicts.
+pub const RESULT_SCHEMA_V2: &str = "benchmark-result/v2";
+
 /// One sealed execution of one lane.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -49,6 +53,17 @@ pub struct ResultRecord {
     pub baseline: Option<BaselineRef>,
     /// What the publisher must do with this record.
     pub publication: PublicationPlan,
+    /// v2 only: the comparison with the lane's baseline, its policy and a
+    /// verdict per case and metric. Absent (never `null`) in v1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
+}
+
+impl ResultRecord {
+    /// Whether this is a `benchmark-result/v2` record.
+    pub fn is_v2(&self) -> bool {
+        self.schema == RESULT_SCHEMA_V2
+    }
 }
 
 /// The code under measurement.
@@ -384,4 +399,179 @@ pub struct BaselineProposal {
     pub lane: LaneName,
     /// Why (e.g. `clean run`).
     pub reason: String,
+}
+
+/// The lane comparison of a v2 record: the policy used, the baseline and one
+/// entry per compared case and metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Comparison {
+    /// The policy the verdicts were decided under.
+    pub policy: ComparisonPolicy,
+    /// Why nothing was compared (no baseline yet, say); null when a baseline
+    /// was used.
+    pub no_baseline_reason: Option<String>,
+    /// Whether the baseline ran on a machine with another fingerprint.
+    pub environment_differs: bool,
+    /// One entry per compared case and metric, in case order, then metric
+    /// order.
+    pub keys: Vec<KeyComparison>,
+}
+
+/// The settings a comparison used (defaults merged with the manifest's
+/// lane settings; per-metric bands are in each [`KeyComparison`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ComparisonPolicy {
+    /// The effect estimated: `hodges-lehmann-relative`.
+    pub effect: String,
+    /// Confidence level of the first look and of the clearing test.
+    pub level: Finite,
+    /// The stricter level the pooled evidence must meet to confirm a drift.
+    pub confirm_level: Finite,
+    /// Bootstrap resamples per interval.
+    pub resamples: u64,
+    /// The seed every interval of this record derives its own seed from.
+    pub seed: u64,
+    /// Measured re-runs of each suspect.
+    pub confirm_runs: u32,
+    /// Fewest samples per side for a Mann-Whitney p-value.
+    pub min_samples_for_test: u32,
+}
+
+/// The band an effect must leave to count: the largest of three relative
+/// bounds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Band {
+    /// The effective relative half-width: `max(threshold, noise_fence,
+    /// min_absolute / |baseline median|)`.
+    pub relative: Finite,
+    /// The configured relative threshold.
+    pub threshold: Finite,
+    /// The configured minimum absolute effect, in the metric's unit.
+    pub min_absolute: Finite,
+    /// The noise fence from the baseline's own spread:
+    /// `noise_fence_mads × 1.4826 × MAD / |median|`.
+    pub noise_fence: Finite,
+    /// The multiple of the scaled MAD the fence uses.
+    pub noise_fence_mads: Finite,
+}
+
+/// An effect estimate with its interval. Effects are relative and signed
+/// so that positive is worse, whatever the metric's direction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EffectEstimate {
+    /// The point estimate (0.3 is 30% worse).
+    pub estimate: Finite,
+    /// Lower bound of the interval.
+    pub low: Finite,
+    /// Upper bound of the interval.
+    pub high: Finite,
+    /// Its confidence level.
+    pub level: Finite,
+    /// Bootstrap resamples.
+    pub resamples: u64,
+    /// Seed of this interval.
+    pub seed: u64,
+    /// Two-sided Mann-Whitney U p-value; null when a side had too few
+    /// samples.
+    pub p_value: Option<Finite>,
+    /// Samples on the baseline side.
+    pub n_baseline: u64,
+    /// Samples on the candidate side.
+    pub n_candidate: u64,
+}
+
+/// The comparison of one case and metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyComparison {
+    /// The case.
+    pub case: CaseId,
+    /// The metric.
+    pub metric: String,
+    /// Which way is better.
+    pub direction: Direction,
+    /// Whether history holds an unresolved drift of this key for this lane,
+    /// so that only confirmed evidence may clear it.
+    pub drifting_in_history: bool,
+    /// The baseline median of the metric.
+    pub baseline_median: Finite,
+    /// Non-null baseline samples.
+    pub baseline_n: u64,
+    /// The band.
+    pub band: Band,
+    /// The first look: this record's samples of the metric against the
+    /// baseline, at `policy.level`.
+    pub initial: EffectEstimate,
+    /// What the first look asked of the confirmation.
+    pub role: ConfirmationRole,
+    /// The re-runs, when there were any.
+    pub confirmation: Option<Confirmation>,
+    /// The verdict.
+    pub verdict: KeyVerdict,
+    /// One line saying why.
+    pub reason: String,
+}
+
+/// Why a key was re-run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfirmationRole {
+    /// Not re-run.
+    None,
+    /// The first look's interval lay wholly above the band.
+    SuspectRegression,
+    /// The first look's interval lay wholly below the band.
+    SuspectImprovement,
+    /// A key drifting in history: re-run so that a clear is confirmed.
+    ConfirmClear,
+}
+
+/// The confirmation re-runs of one key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Confirmation {
+    /// The metric's samples from the re-runs (non-null only).
+    pub samples: Vec<Finite>,
+    /// Child runs of the re-run, by class.
+    pub runs: RunCounts,
+    /// The first look's samples and these pooled, at `policy.confirm_level`
+    /// (for a clear: at `policy.level`).
+    pub pooled: EffectEstimate,
+    /// These samples alone, at `policy.level`.
+    pub alone: EffectEstimate,
+}
+
+/// The verdict on one key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyVerdict {
+    /// The interval lies wholly inside the band: no drift (clears a
+    /// drifting key).
+    WithinBand,
+    /// The evidence neither shows a drift nor rules one out: it neither
+    /// reproduces nor clears.
+    Inconclusive,
+    /// A suspect the re-runs did not confirm: not announced, and it clears
+    /// nothing.
+    NotConfirmed,
+    /// A regression confirmed by the re-runs: announced.
+    ConfirmedRegression,
+    /// An improvement confirmed by the re-runs: recorded, never alarms
+    /// (clears a drifting key).
+    ConfirmedImprovement,
+}
+
+impl KeyVerdict {
+    /// Whether the verdict shows the key is not drifting (back inside the
+    /// band, or better).
+    pub fn clears(self) -> bool {
+        matches!(
+            self,
+            KeyVerdict::WithinBand | KeyVerdict::ConfirmedImprovement
+        )
+    }
 }

@@ -19,16 +19,22 @@ pub enum Contract {
     ScheduleManifestV1,
     /// `benchmark-intent/v1`.
     BenchmarkIntentV1,
+    /// `benchmark-result/v2`: v1 plus the lane comparison.
+    BenchmarkResultV2,
+    /// `schedule-manifest/v2`: v1 plus the suite and comparison settings.
+    ScheduleManifestV2,
 }
 
 impl Contract {
     /// Every contract.
-    pub const ALL: [Contract; 5] = [
+    pub const ALL: [Contract; 7] = [
         Contract::BenchmarkResultV1,
         Contract::ReceiptV1,
         Contract::BaselinePointerV1,
         Contract::ScheduleManifestV1,
         Contract::BenchmarkIntentV1,
+        Contract::BenchmarkResultV2,
+        Contract::ScheduleManifestV2,
     ];
 
     /// The schema id the document carries in its `schema` member.
@@ -39,6 +45,8 @@ impl Contract {
             Contract::BaselinePointerV1 => "baseline-pointer/v1",
             Contract::ScheduleManifestV1 => "schedule-manifest/v1",
             Contract::BenchmarkIntentV1 => "benchmark-intent/v1",
+            Contract::BenchmarkResultV2 => "benchmark-result/v2",
+            Contract::ScheduleManifestV2 => "schedule-manifest/v2",
         }
     }
 
@@ -58,11 +66,19 @@ impl Contract {
             Contract::BenchmarkIntentV1 => {
                 include_str!("../schemas/benchmark-intent.v1.schema.json")
             }
+            Contract::BenchmarkResultV2 => {
+                include_str!("../schemas/benchmark-result.v2.schema.json")
+            }
+            Contract::ScheduleManifestV2 => {
+                include_str!("../schemas/schedule-manifest.v2.schema.json")
+            }
         }
     }
 
     fn slot(self) -> &'static OnceLock<jsonschema::Validator> {
-        static SLOTS: [OnceLock<jsonschema::Validator>; 5] = [
+        static SLOTS: [OnceLock<jsonschema::Validator>; 7] = [
+            OnceLock::new(),
+            OnceLock::new(),
             OnceLock::new(),
             OnceLock::new(),
             OnceLock::new(),

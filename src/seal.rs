@@ -317,13 +317,17 @@ pub fn verify(bytes: &[u8], expected: Option<&Sha256Digest>) -> Result<SealedRec
             format!("content hashes to {digest}, but {expected} was expected"),
         ));
     }
+    // The whole-document schema follows the version; the bulk elements
+    // (cases, metrics, samples) have one schema in every version.
+    let mut contract = Contract::BenchmarkResultV1;
     match scan.schema_tag.as_deref().and_then(split_schema_tag) {
         Some(("benchmark-result", "1")) => {}
+        Some(("benchmark-result", "2")) => contract = Contract::BenchmarkResultV2,
         Some(("benchmark-result", v)) => {
             issues.push(issue(
                 IssueKind::UnknownSchemaVersion,
                 JsonPath::root().key("schema"),
-                format!("benchmark-result/v{v} is not known to this build (it reads v1)"),
+                format!("benchmark-result/v{v} is not known to this build (it reads v1 and v2)"),
             ));
             return fail(issues);
         }
@@ -357,7 +361,7 @@ pub fn verify(bytes: &[u8], expected: Option<&Sha256Digest>) -> Result<SealedRec
     };
     let capped = scan.capped;
     let mut violations = scan.element_violations;
-    if let Err(found) = Contract::BenchmarkResultV1.validate(&skeleton) {
+    if let Err(found) = contract.validate(&skeleton) {
         violations.extend(found);
     }
     drop(skeleton);
@@ -518,6 +522,12 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
             ),
         }
         match (case.outcome, &case.drift) {
+            // v2 keeps drift evidence in `comparison`, checked below.
+            (_, None) if r.is_v2() => {}
+            (_, Some(_)) if r.is_v2() => push(
+                p.key("drift"),
+                "a v2 record keeps drift evidence in `comparison`; `drift` must be null".into(),
+            ),
             (Outcome::Drift, None) => {
                 push(
                     p.key("drift"),
@@ -628,9 +638,23 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
     // The publication plan must agree with the outcomes.
     let plan = root.key("publication");
     let mut reported = BTreeSet::new();
+    let mut reported_keys = BTreeSet::new();
     for (i, rep) in r.publication.drift_reports.iter().enumerate() {
         let p = plan.key("drift_reports").index(i);
-        if !reported.insert(&rep.case) {
+        if r.is_v2() {
+            // Several metrics of one case may drift; one report per key.
+            if !reported_keys.insert((&rep.case, &rep.metric)) {
+                push(
+                    p.clone(),
+                    format!(
+                        "case {} metric {} is reported more than once",
+                        quote(rep.case.as_str()),
+                        quote(&rep.metric)
+                    ),
+                );
+            }
+            reported.insert(&rep.case);
+        } else if !reported.insert(&rep.case) {
             push(
                 p.key("case"),
                 format!(
@@ -700,6 +724,9 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
                 "only a clean record (no drift, no error, at least one success) may be proposed as a baseline".into(),
             );
         }
+    }
+    if let Some(c) = &r.comparison {
+        crate::compare::check_comparison(r, c, &mut push);
     }
     out
 }

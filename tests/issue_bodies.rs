@@ -167,6 +167,7 @@ fn record(
             cleared,
             baseline_proposal: None,
         },
+        comparison: None,
     }
 }
 
@@ -196,12 +197,14 @@ fn lane_def(name: &str, cron: &str, cases: &[&str]) -> Lane {
         completion_window_minutes: 50,
         cases: cases.iter().map(|c| (*c).to_owned()).collect(),
         baseline: BaselinePolicy::LastClean,
+        comparison: None,
     }
 }
 
 fn manifest(sentinel: &[&str], comprehensive: &[&str]) -> Manifest {
     Manifest {
         schema: "schedule-manifest/v1".into(),
+        suite: None,
         repository: Some("example/widgets".into()),
         labels: Labels::default(),
         lanes: vec![

@@ -185,6 +185,7 @@ fn build_record_with(
             cleared,
             baseline_proposal: None,
         },
+        comparison: None,
     };
     seal(&record).expect("the builder makes valid records")
 }
@@ -201,12 +202,14 @@ fn lane_def(name: &str, cron: &str, cases: &[&str]) -> Lane {
         completion_window_minutes: 50,
         cases: cases.iter().map(|c| (*c).to_owned()).collect(),
         baseline: BaselinePolicy::LastClean,
+        comparison: None,
     }
 }
 
 fn manifest(sentinel: &[&str], comprehensive: &[&str]) -> Manifest {
     Manifest {
         schema: "schedule-manifest/v1".into(),
+        suite: None,
         repository: Some("example/widgets".into()),
         labels: Labels::default(),
         lanes: vec![

@@ -148,6 +148,7 @@ fn status_cell(s: &CaseStatus) -> String {
         CaseStatus::NotMeasured(Outcome::Error) => "not measured (error)".into(),
         CaseStatus::NotMeasured(_) => "not measured".into(),
         CaseStatus::NotInRecord => "not in record".into(),
+        CaseStatus::Inconclusive(v) => format!("no verdict ({})", v.replace('_', " ")),
     }
 }
 

@@ -24,6 +24,10 @@ pub enum CaseStatus {
     DoesNotReproduce,
     /// Skipped or error (does not clear).
     NotMeasured(Outcome),
+    /// A v2 record whose comparison of this key neither reproduced nor
+    /// cleared it (inconclusive, not confirmed, or not compared); the
+    /// string is the verdict's name.
+    Inconclusive(String),
     /// The case is not in the record.
     NotInRecord,
 }
@@ -117,6 +121,29 @@ pub fn case_status(record: &ResultRecord, key: &DriftKey) -> CaseStatus {
         .any(|r| r.case == key.case && r.metric == key.metric)
     {
         return CaseStatus::Reproduces;
+    }
+    if let Some(cmp) = &record.comparison {
+        // v2: only the key's own confirmed verdict clears it.
+        return match cmp
+            .keys
+            .iter()
+            .find(|k| k.case == key.case && k.metric == key.metric)
+        {
+            Some(k) if k.verdict.clears() => CaseStatus::DoesNotReproduce,
+            Some(k) => CaseStatus::Inconclusive(
+                serde_json::to_value(k.verdict)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+            ),
+            None => match record.cases.iter().find(|c| c.id == key.case) {
+                None => CaseStatus::NotInRecord,
+                Some(c) if matches!(c.outcome, Outcome::Skipped | Outcome::Error) => {
+                    CaseStatus::NotMeasured(c.outcome)
+                }
+                Some(_) => CaseStatus::Inconclusive("not compared".into()),
+            },
+        };
     }
     if plan.cleared.contains(&key.case) {
         return CaseStatus::DoesNotReproduce;

@@ -226,6 +226,7 @@ fn build_record(
                 reason: "clean run: every case passed and every child run succeeded".into(),
             }),
         },
+        comparison: None,
     }
 }
 

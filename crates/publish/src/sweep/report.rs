@@ -630,6 +630,7 @@ mod tests {
         let earlier = record("2026-12-01T01:00:00Z", "2026-12-01T02:00:00Z");
         let manifest = Manifest {
             schema: "schedule-manifest/v1".into(),
+            suite: None,
             repository: None,
             labels: Labels::default(),
             lanes: vec![],
