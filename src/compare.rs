@@ -97,7 +97,7 @@ pub struct Settings {
 
 /// Metrics not compared unless a lane names them: resource figures whose
 /// resolution is coarse next to short runs.
-pub const RESOURCE_METRICS: [&str; 3] = ["cpu_user_s", "cpu_sys_s", "max_rss_bytes"];
+pub const RESOURCE_METRICS: [&str; 3] = ["user_s", "sys_s", "max_rss_bytes"];
 
 /// The default policy seed (`"benchops"` in ASCII, cut to 53 bits).
 pub const DEFAULT_SEED: u64 = 0x0062_656e_6368_6f70;

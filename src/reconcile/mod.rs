@@ -147,7 +147,9 @@ pub use status::{
 };
 
 /// The identity of a drift issue: a case and the metric that drifted.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct DriftKey {
     /// The case.
     pub case: CaseId,

@@ -279,7 +279,16 @@ fn evidence_entry(h: &HistoryRecord<'_>, key: &DriftKey, summary: &str) -> Evide
         baseline_median: case
             .and_then(|c| c.drift.as_ref())
             .filter(|d| d.metric == key.metric)
-            .map(|d| d.baseline.median),
+            .map(|d| d.baseline.median)
+            .or_else(|| {
+                // v2: the key's comparison holds the baseline median.
+                h.record.comparison.as_ref().and_then(|c| {
+                    c.keys
+                        .iter()
+                        .find(|k| k.case == key.case && k.metric == key.metric)
+                        .map(|k| k.baseline_median)
+                })
+            }),
     }
 }
 

@@ -167,19 +167,29 @@ pub fn submit(
     backend: &Backend,
 ) -> Result<Submitted, BenchError> {
     let planned = plan(state, intent_path)?;
-    let digest = planned.digest;
+    submit_planned(state, planned.digest, &planned.plan, backend)
+}
+
+/// Claims the next attempt of an already persisted benchmark and launches
+/// every child on `backend`, then returns at once.
+pub fn submit_planned(
+    state: &StateDir,
+    digest: Sha256Digest,
+    plan: &Plan,
+    backend: &Backend,
+) -> Result<Submitted, BenchError> {
     let attempt = state.claim_attempt(&digest)?;
     let job = Job {
         state,
         digest,
-        plan: &planned.plan,
+        plan,
         attempt,
     };
     let launched = backend.launch(&job)?;
     Ok(Submitted {
         digest,
         attempt,
-        children: planned.plan.len(),
+        children: plan.len(),
         processes: launched.processes,
         note: launched.note,
         poll: launched.poll,

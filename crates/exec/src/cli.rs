@@ -66,6 +66,10 @@ pub enum Command {
     /// Plan, submit, observe, analyze, cancel and seal benchmarks.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Run a lane: measure, compare with the lane's baseline, confirm
+    /// suspects by re-running them, and seal a benchmark-result/v2 record.
+    #[command(subcommand)]
+    Lane(LaneCommand),
     /// Seal a draft benchmark-result/v1 record into OUT/<sha256-hex>.json.
     ///
     /// The draft may use any JSON formatting. It is checked against the
@@ -295,4 +299,106 @@ pub fn task(index: Option<u64>, slurm: bool, first_index: Option<u64>) -> Result
             index: index.context("--index is required")?,
         }
     })
+}
+
+/// `benchops-exec lane ...`.
+#[derive(Debug, Subcommand)]
+pub enum LaneCommand {
+    /// Start a lane run: measure every case the lane covers, then (with
+    /// `lane advance`, a Slurm follow-up job, or --wait) compare with the
+    /// lane's baseline, re-run suspects, and seal a benchmark-result/v2
+    /// record into OUT.
+    ///
+    /// Reads the baseline and the drift state from the history branch of H
+    /// (a local git repository, or a git URL fetched read-only with the
+    /// environment's own git access; no GitHub API, no token). Refuses to
+    /// start when publication credentials are in the environment. Running
+    /// it again with the same inputs resumes the same execution. Prints the
+    /// execution id.
+    #[command(
+        after_help = "Example:\n  benchops-exec lane run --manifest examples/lane.toml --lane comprehensive \\\n    --history .benchops/history.git --out .benchops/sealed --wait"
+    )]
+    Run(LaneRunArgs),
+    /// Move a lane execution forward as far as it can go now (idempotent).
+    #[command(after_help = "Example:\n  benchops-exec lane advance 3f1c2a9d")]
+    Advance {
+        /// Lane execution id (or unique hex prefix of at least 8 digits).
+        id: String,
+        /// Run as a Slurm follow-up job: when the stage is not finished
+        /// yet, schedule the next follow-up.
+        #[arg(long)]
+        follow_up: bool,
+    },
+    /// Show where a lane execution is (read-only).
+    #[command(after_help = "Example:\n  benchops-exec lane status 3f1c2a9d --json")]
+    Status {
+        /// Lane execution id (or unique hex prefix).
+        id: String,
+        /// Print the execution and its stage as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the lane executions in the state directory.
+    List,
+}
+
+#[derive(Debug, Args)]
+pub struct LaneRunArgs {
+    /// The schedule manifest (schedule-manifest/v2, with a `suite`).
+    #[arg(long)]
+    pub manifest: PathBuf,
+    /// The lane to run.
+    #[arg(long)]
+    pub lane: String,
+    /// The history: a local git repository (bare, or a checkout) or a git URL.
+    #[arg(long)]
+    pub history: String,
+    /// The slot this run fills (RFC 3339 UTC); by default the latest slot
+    /// the lane's cron gives in its time zone.
+    #[arg(long)]
+    pub slot: Option<String>,
+    /// The subject repository, owner/name (default: the manifest's).
+    #[arg(long)]
+    pub repository: Option<String>,
+    /// The subject commit (default: `git rev-parse HEAD` in --subject).
+    #[arg(long)]
+    pub commit: Option<String>,
+    /// The subject checkout the commit is read from.
+    #[arg(long, default_value = ".")]
+    pub subject: PathBuf,
+    /// Directory for the sealed record.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Where to run the children.
+    #[arg(long, value_enum, default_value = "local")]
+    pub backend: Backend,
+    /// Children running at once (local backend).
+    #[arg(long, default_value_t = 1)]
+    pub slots: u32,
+    /// Slurm partition.
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// Slurm account.
+    #[arg(long)]
+    pub account: Option<String>,
+    /// Slurm array throttle.
+    #[arg(long)]
+    pub throttle: Option<u32>,
+    /// Drive the execution to its sealed record, with a progress bar.
+    #[arg(long)]
+    pub wait: bool,
+}
+
+impl LaneRunArgs {
+    /// The backend of the execution.
+    pub fn lane_backend(&self) -> benchops_exec::lane::LaneBackend {
+        match self.backend {
+            Backend::Local => benchops_exec::lane::LaneBackend::Local { slots: self.slots },
+            Backend::Slurm => benchops_exec::lane::LaneBackend::Slurm {
+                partition: self.partition.clone(),
+                account: self.account.clone(),
+                throttle: self.throttle,
+            },
+        }
+    }
 }

@@ -20,7 +20,7 @@ use benchops_exec::state::StateDir;
 use benchops_exec::{bench, exit, render, watch};
 use clap::Parser as _;
 
-use cli::{BenchCommand, Cli, Command};
+use cli::{BenchCommand, Cli, Command, LaneCommand};
 
 /// Standard output was closed by its reader (`… | head`): the command
 /// stops quietly, as Unix tools do.
@@ -123,7 +123,105 @@ fn run(cli: Cli) -> Result<u8> {
             }
         }
         Command::Bench(b) => bench_command(&state, &scheduler, b),
+        Command::Lane(l) => lane_command(&state, &scheduler, l),
     }
+}
+
+fn lane_command(
+    state: &StateDir,
+    scheduler: &benchops_exec::backend::SchedulerOptions,
+    cmd: LaneCommand,
+) -> Result<u8> {
+    use benchops_exec::lane;
+    match cmd {
+        LaneCommand::Run(args) => {
+            lane::refuse_credentials(std::env::vars_os().map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.to_string_lossy().into_owned(),
+                )
+            }))?;
+            let opts = lane::LaneRunOptions {
+                manifest: args.manifest.clone(),
+                lane: args.lane.clone(),
+                history: args.history.clone(),
+                slot: args.slot.clone(),
+                repository: args.repository.clone(),
+                commit: args.commit.clone(),
+                subject_dir: args.subject.clone(),
+                out: args.out.clone(),
+                backend: args.lane_backend(),
+                exe: None,
+                now: jiff::Timestamp::now(),
+            };
+            let p = lane::start(state, &opts, scheduler)?;
+            for n in &p.notes {
+                note(format_args!("{n}\n"));
+            }
+            let id = p.execution.id.clone();
+            note(format_args!(
+                "lane execution {id} ({}, lane {}, slot {}){}\n",
+                p.execution.phase,
+                p.execution.lane,
+                p.execution.slot,
+                if p.resumed { ", resumed" } else { "" }
+            ));
+            let p = if args.wait && p.execution.phase != lane::Phase::Sealed {
+                let bar = render::LaneProgress::new();
+                let poll = match args.backend {
+                    cli::Backend::Local => std::time::Duration::from_millis(200),
+                    cli::Backend::Slurm => std::time::Duration::from_secs(2),
+                };
+                let done = lane::wait(state, &id, scheduler, None, p.processes, poll, |s| {
+                    bar.update(s)
+                })?;
+                bar.finish();
+                for n in &done.notes {
+                    note(format_args!("{n}\n"));
+                }
+                done
+            } else {
+                p
+            };
+            if let Some(r) = &p.sealed {
+                out(render::lane_verdicts(r))?;
+            }
+            line(id)?;
+        }
+        LaneCommand::Advance { id, follow_up } => {
+            let p = lane::advance(state, &id, scheduler, None, follow_up)?;
+            for n in &p.notes {
+                note(format_args!("{n}\n"));
+            }
+            // Local wrappers are detached; they need no reaping by us.
+            drop(p.processes);
+            if let Some(r) = &p.sealed {
+                out(render::lane_verdicts(r))?;
+            }
+            line(format_args!("{} {}", p.execution.id, p.execution.phase))?;
+        }
+        LaneCommand::Status { id, json } => {
+            let s = lane::status(state, &id, scheduler)?;
+            if json {
+                line(serde_json::to_string_pretty(&s)?)?;
+            } else {
+                out(render::lane_status(&s))?;
+            }
+        }
+        LaneCommand::List => {
+            for e in lane::list(state) {
+                line(format_args!(
+                    "{}  {:<10}  {}  slot {}  {}",
+                    &e.id[..16],
+                    e.phase,
+                    e.lane,
+                    e.slot,
+                    &e.commit[..12.min(e.commit.len())]
+                ))?;
+            }
+        }
+    }
+    Ok(exit::OK)
 }
 
 fn bench_command(

@@ -199,3 +199,173 @@ impl Progress {
         }
     }
 }
+
+/// The progress bar of `lane run --wait`: the current stage's children in
+/// a terminal class out of all.
+#[derive(Debug, Default)]
+pub struct LaneProgress {
+    bar: OnceCell<indicatif::ProgressBar>,
+}
+
+impl LaneProgress {
+    /// A bar that is not shown yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Shows one look.
+    pub fn update(&self, s: &crate::lane::LaneStatus) {
+        let (mut done, mut total) = (0u64, 0u64);
+        for b in &s.stage {
+            if let Some(c) = &b.counts {
+                total += c.total;
+                done += c.total - c.incomplete;
+            }
+        }
+        let pb = self.bar.get_or_init(|| {
+            let pb = indicatif::ProgressBar::new(total.max(1));
+            pb.set_style(
+                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} terminal  {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            pb
+        });
+        pb.set_length(total.max(1));
+        pb.set_position(done);
+        pb.set_message(s.execution.phase.to_string());
+    }
+
+    /// Removes the bar.
+    pub fn finish(&self) {
+        if let Some(pb) = self.bar.get() {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+/// `lane status`: the execution, its stage and its record.
+pub fn lane_status(s: &crate::lane::LaneStatus) -> String {
+    let e = &s.execution;
+    let mut o = format!(
+        "lane execution {}\n  lane {}  slot {}  subject {}@{}\n  phase {}\n",
+        e.id, e.lane, e.slot, e.repository, e.commit, e.phase
+    );
+    match &e.baseline {
+        Some(b) => o.push_str(&format!("  baseline {} (slot {})\n", b.record, b.slot)),
+        None => o.push_str(&format!(
+            "  baseline none: {}\n",
+            e.no_baseline_reason.as_deref().unwrap_or("")
+        )),
+    }
+    if !e.drifting.is_empty() {
+        o.push_str(&format!(
+            "  drifting in history: {}\n",
+            e.drifting
+                .iter()
+                .map(|k| format!("{} {}", k.case, k.metric))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    for b in &s.stage {
+        match &b.counts {
+            Some(c) => o.push_str(&format!(
+                "  {} {}: {}/{} terminal, {} succeeded, {} failed{}\n",
+                e.phase,
+                b.benchmark,
+                c.total - c.incomplete,
+                c.total,
+                c.succeeded,
+                c.failed,
+                if b.terminal { "" } else { " (running)" }
+            )),
+            None => o.push_str(&format!(
+                "  {} {}: not submitted yet\n",
+                e.phase, b.benchmark
+            )),
+        }
+    }
+    if !e.follow_ups.is_empty() {
+        o.push_str(&format!(
+            "  slurm follow-up jobs: {}\n",
+            e.follow_ups.join(", ")
+        ));
+    }
+    if let Some(r) = &e.sealed {
+        o.push_str(&format!("  sealed {} at {}\n", r.digest, r.path.display()));
+        if let Some(rec) = crate::lane::read_sealed(r) {
+            o.push_str(&lane_verdicts(&rec));
+        }
+    }
+    o
+}
+
+/// The verdicts of a sealed lane record, one line per compared key that is
+/// not simply within the band, then the publication plan.
+pub fn lane_verdicts(r: &benchops::seal::SealedRecord) -> String {
+    use benchops::record::KeyVerdict;
+    let rec = r.record();
+    let mut o = String::new();
+    if let Some(c) = &rec.comparison {
+        if let Some(why) = &c.no_baseline_reason {
+            o.push_str(&format!("no comparison: {why}\n"));
+        }
+        let within = c
+            .keys
+            .iter()
+            .filter(|k| k.verdict == KeyVerdict::WithinBand && k.confirmation.is_none())
+            .count();
+        for k in &c.keys {
+            if k.verdict == KeyVerdict::WithinBand && k.confirmation.is_none() {
+                continue;
+            }
+            let v = serde_json::to_value(k.verdict)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            o.push_str(&format!(
+                "{:<22} {} {}: {}\n",
+                v,
+                escape_line(k.case.as_str()),
+                escape_line(&k.metric),
+                k.reason
+            ));
+        }
+        o.push_str(&format!(
+            "{} key(s) compared, {within} within the band on the first look\n",
+            c.keys.len()
+        ));
+    }
+    let p = &rec.publication;
+    o.push_str(&format!(
+        "sealed {}: {} drift report(s), {} cleared case(s), baseline proposal: {}\n",
+        r.digest(),
+        p.drift_reports.len(),
+        p.cleared.len(),
+        if p.baseline_proposal.is_some() {
+            "yes"
+        } else {
+            "no"
+        }
+    ));
+    o
+}
+
+/// One line of record text, with control characters escaped and bounded.
+pub fn escape_line(s: &str) -> String {
+    let mut o: String = s
+        .chars()
+        .take(200)
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
+    if s.chars().count() > 200 {
+        o.push('…');
+    }
+    o
+}

@@ -131,15 +131,9 @@ pub fn seal_benchmark(
     Ok(benchops::seal::seal(&record)?)
 }
 
-fn build_record(
-    state: &StateDir,
-    digest: &Sha256Digest,
-    ctx: &SealContext,
-    slot: &str,
-    manifest_digest: Sha256Digest,
-    status: &Status,
-    analysis: &Analysis,
-) -> ResultRecord {
+/// The record's cases from an analysis: a case passes only when every
+/// measured run succeeded; otherwise it is in error, with the reasons.
+pub(crate) fn cases_of(analysis: &Analysis) -> Vec<Case> {
     let mut cases = Vec::with_capacity(analysis.cases.len());
     for c in &analysis.cases {
         let mut runs = c.runs;
@@ -183,6 +177,19 @@ fn build_record(
             drift: None,
         });
     }
+    cases
+}
+
+fn build_record(
+    state: &StateDir,
+    digest: &Sha256Digest,
+    ctx: &SealContext,
+    slot: &str,
+    manifest_digest: Sha256Digest,
+    status: &Status,
+    analysis: &Analysis,
+) -> ResultRecord {
+    let cases = cases_of(analysis);
     let mut runs = RunCounts::default();
     for c in &cases {
         runs.add(&c.runs);
@@ -245,7 +252,11 @@ fn summarize(reasons: &[String]) -> String {
 /// The earliest start and latest finish among the children's results. When
 /// no result can be read, the submission time stands for both, so that
 /// sealing the same benchmark twice gives the same bytes.
-fn time_span(state: &StateDir, digest: &Sha256Digest, status: &Status) -> (String, String) {
+pub(crate) fn time_span(
+    state: &StateDir,
+    digest: &Sha256Digest,
+    status: &Status,
+) -> (String, String) {
     let mut start: Option<jiff::Timestamp> = None;
     let mut end: Option<jiff::Timestamp> = None;
     for c in &status.children {

@@ -259,6 +259,87 @@ pub(super) fn launch(job: &Job<'_>, opts: &SlurmOptions) -> Result<Launched, Bac
     })
 }
 
+/// A follow-up batch job: a `benchops-exec` command that Slurm starts once
+/// every job in `after` has ended, whatever its outcome
+/// (`--dependency=afterany:...`), or after `begin_after_s` seconds when
+/// `after` is empty. The script, its output and its error go to `dir`.
+/// Returns the job id.
+pub fn submit_follow_up(
+    dir: &std::path::Path,
+    name: &str,
+    args: &[String],
+    after: &[String],
+    begin_after_s: Option<u64>,
+    opts: &SlurmOptions,
+) -> Result<String, BackendError> {
+    let exe = match &opts.exe {
+        Some(p) => p.clone(),
+        None => std::env::current_exe().map_err(BackendError::CurrentExe)?,
+    };
+    std::fs::create_dir_all(dir).map_err(|source| StateError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let mut script = String::from("#!/bin/sh\n");
+    let mut directive = |s: String| {
+        script.push_str("#SBATCH ");
+        script.push_str(&s);
+        script.push('\n');
+    };
+    directive(format!("--job-name={name}"));
+    directive(format!("--output={}/%j.out", dir.display()));
+    directive(format!("--error={}/%j.err", dir.display()));
+    directive(format!("--chdir={}", cwd.display()));
+    directive("--ntasks=1".into());
+    if !after.is_empty() {
+        directive(format!("--dependency=afterany:{}", after.join(":")));
+    }
+    if let Some(s) = begin_after_s {
+        directive(format!("--begin=now+{s}"));
+    }
+    if let Some(p) = &opts.partition {
+        directive(format!("--partition={p}"));
+    }
+    if let Some(a) = &opts.account {
+        directive(format!("--account={a}"));
+    }
+    let mut line = format!("exec {}", shell_quote(&exe.display().to_string()));
+    for a in args {
+        line.push(' ');
+        line.push_str(&shell_quote(a));
+    }
+    script.push_str(&line);
+    script.push('\n');
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let path = dir.join(format!("follow-up-{stamp}.sh"));
+    benchops::fsio::write_atomic(&path, script.as_bytes()).map_err(StateError::from)?;
+    let out = tool_ok(
+        "sbatch",
+        &["--parsable".into(), path.display().to_string()],
+        &opts.scheduler,
+    )
+    .map_err(|e| BackendError::Scheduler(e.to_string()))?;
+    let id = out.trim().split(';').next().unwrap_or("").to_owned();
+    if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(BackendError::Scheduler(
+            SlurmError::BadJobId(out.trim().to_owned()).to_string(),
+        ));
+    }
+    Ok(id)
+}
+
+/// The job ids of a Slurm submission's arrays.
+pub fn array_job_ids(sub: &Submission) -> Vec<String> {
+    match &sub.backend {
+        BackendHandles::Slurm { chunks, .. } => chunks.iter().map(|c| c.job_id.clone()).collect(),
+        BackendHandles::Local { .. } => Vec::new(),
+    }
+}
+
 /// The handles of a Slurm submission: the cluster and its array jobs.
 fn handles(chunks: &[SlurmChunk]) -> BackendHandles {
     BackendHandles::Slurm {
