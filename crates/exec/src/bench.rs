@@ -249,6 +249,13 @@ pub fn run_child_entry(
             planned,
         });
     }
+    // A local wrapper runs only for an attempt whose submission was
+    // recorded: if the launcher died between spawning wrappers and recording
+    // them, the attempt is invisible to every later look, and running its
+    // children would only run them twice when the launch is resumed.
+    if slots.is_some() && !wait_for_submission(state, digest, attempt, SUBMISSION_WAIT) {
+        return Ok(None);
+    }
     let _slot = match slots {
         Some(n) => Some(lock_slot(state, digest, index % u64::from(n.max(1)))?),
         None => None,
@@ -283,6 +290,31 @@ pub fn run_child_entry(
     };
     let dir = state.attempt_dir(digest, index, attempt, restart);
     Ok(Some(child::run_child(&spec, &id, &dir)?))
+}
+
+/// How long a local wrapper waits for its attempt's submission record.
+const SUBMISSION_WAIT: Duration = Duration::from_secs(30);
+
+/// Whether the submission of `attempt` is recorded within `wait`.
+fn wait_for_submission(
+    state: &StateDir,
+    digest: &Sha256Digest,
+    attempt: u32,
+    wait: Duration,
+) -> bool {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        if state
+            .submissions(digest)
+            .is_ok_and(|subs| subs.iter().any(|s| s.attempt == attempt))
+        {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 fn lock_slot(

@@ -1,0 +1,564 @@
+//! Lane runs end to end in local mode, every step a separate process of the
+//! real binaries: `benchops-exec lane run` measures a demo subject (a git
+//! repository whose speed each commit sets), compares it with the lane's
+//! baseline from the local history, confirms, and seals; `benchops-publish
+//! sweep --local` persists the record and reconciles the issue ledger.
+//!
+//! The subject's work is a timed wait, so its noise is small and the
+//! scenario behaves the same on a busy machine.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const PUBLISH: &str = env!("CARGO_BIN_EXE_benchops-publish");
+
+/// `benchops-exec`, built beside `benchops-publish` by any workspace build.
+fn exec_bin() -> PathBuf {
+    let p = Path::new(PUBLISH).with_file_name("benchops-exec");
+    assert!(
+        p.is_file(),
+        "{} is missing: build the workspace binaries (`cargo build --bins`) first",
+        p.display()
+    );
+    p
+}
+
+const MANIFEST: &str = r#"
+schema = "schedule-manifest/v2"
+repository = "example/widgets"
+suite = ["bench.toml"]
+
+[[lanes]]
+name = "sentinel"
+cron = "0 * * * *"
+timezone = "UTC"
+completion_window_minutes = 50
+cases = ["widgets/size=small"]
+baseline = "last-clean"
+[lanes.comparison]
+metrics = ["work_s"]
+relative_threshold = 0.08
+min_absolute = 0.001
+confirm_runs = 8
+
+[[lanes]]
+name = "comprehensive"
+cron = "0 1 * * *"
+timezone = "UTC"
+completion_window_minutes = 180
+cases = ["*"]
+baseline = "last-clean"
+[lanes.comparison]
+metrics = ["work_s"]
+relative_threshold = 0.08
+min_absolute = 0.001
+confirm_runs = 8
+"#;
+
+const INTENT: &str = r#"
+schema = "benchmark-intent/v1"
+name = "widgets"
+command = ["sh", "-c", "cd \"$BENCHOPS_SUBJECT_DIR\" && exec sh ./work.sh {size}"]
+repetitions = 8
+warmup = 1
+timeout_s = 30
+
+[metrics]
+json_lines = true
+
+[[parameters]]
+name = "size"
+values = ["small", "large"]
+"#;
+
+const WORK: &str = include_str!("../../../examples/lane/subject/work.sh");
+
+struct Demo {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Demo {
+    fn new() -> Demo {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().to_path_buf();
+        std::fs::write(root.join("schedule.toml"), MANIFEST).expect("manifest");
+        std::fs::write(root.join("bench.toml"), INTENT).expect("intent");
+        let subject = root.join("widgets");
+        std::fs::create_dir_all(&subject).expect("subject");
+        std::fs::write(subject.join("work.sh"), WORK).expect("work.sh");
+        git(&subject, &["init", "--quiet"]);
+        std::fs::create_dir_all(root.join("pub")).expect("pub");
+        Demo { _tmp: tmp, root }
+    }
+
+    fn subject(&self) -> PathBuf {
+        self.root.join("widgets")
+    }
+
+    fn pub_dir(&self) -> PathBuf {
+        self.root.join("pub")
+    }
+
+    fn commit(&self, small_ms: u32, large_ms: u32, message: &str) {
+        std::fs::write(
+            self.subject().join("speed.conf"),
+            format!("SMALL_MS={small_ms}\nLARGE_MS={large_ms}\n"),
+        )
+        .expect("speed.conf");
+        git(&self.subject(), &["add", "-A"]);
+        git(&self.subject(), &["commit", "--quiet", "-m", message]);
+    }
+
+    fn exec(&self, args: &[&str]) -> Output {
+        Command::new(exec_bin())
+            .arg("--state")
+            .arg(self.pub_dir())
+            .args(args)
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GH_TOKEN")
+            .output()
+            .expect("benchops-exec runs")
+    }
+
+    fn lane_args(&self, lane: &str, slot: &str) -> Vec<String> {
+        [
+            "lane",
+            "run",
+            "--manifest",
+            &self.root.join("schedule.toml").display().to_string(),
+            "--lane",
+            lane,
+            "--history",
+            &self.pub_dir().join("history.git").display().to_string(),
+            "--subject",
+            &self.subject().display().to_string(),
+            "--slot",
+            slot,
+            "--out",
+            &self.pub_dir().join("sealed").display().to_string(),
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect()
+    }
+
+    /// `lane run --wait`; returns what it printed.
+    fn lane_run(&self, lane: &str, slot: &str) -> String {
+        let mut args = self.lane_args(lane, slot);
+        args.push("--wait".into());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        ok(&self.exec(&args))
+    }
+
+    fn sweep(&self) -> String {
+        let o = Command::new(PUBLISH)
+            .args(["sweep", "--local"])
+            .arg(self.pub_dir())
+            .arg("--manifest")
+            .arg(self.root.join("schedule.toml"))
+            .output()
+            .expect("benchops-publish runs");
+        ok(&o)
+    }
+
+    fn ledger(&self) -> Value {
+        serde_json::from_slice(&std::fs::read(self.pub_dir().join("issues.json")).expect("ledger"))
+            .expect("ledger JSON")
+    }
+
+    /// The last sealed record the lane run printed the digest of.
+    fn record(&self, out: &str) -> Value {
+        let digest = out
+            .lines()
+            .find_map(|l| l.strip_prefix("sealed sha256:"))
+            .and_then(|l| l.split(':').next())
+            .expect("a sealed record line");
+        let name = format!("{digest}.json");
+        let sealed = self.pub_dir().join("sealed");
+        let path = [sealed.join(&name), sealed.join(".persisted").join(&name)]
+            .into_iter()
+            .find(|p| p.is_file())
+            .expect("the sealed file");
+        serde_json::from_slice(&std::fs::read(path).expect("record")).expect("record JSON")
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let st = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .status()
+        .expect("git runs");
+    assert!(st.success(), "git {args:?}");
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn verdict(record: &Value, case: &str) -> String {
+    record["comparison"]["keys"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .find(|k| k["case"] == case && k["metric"] == "work_s")
+        .map(|k| k["verdict"].as_str().unwrap_or_default().to_owned())
+        .unwrap_or_else(|| "not compared".into())
+}
+
+fn issues(ledger: &Value) -> Vec<(String, String)> {
+    ledger["issues"]
+        .as_array()
+        .expect("issues")
+        .iter()
+        .map(|i| {
+            (
+                i["title"].as_str().unwrap_or_default().to_owned(),
+                i["state"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_regression_is_confirmed_published_held_by_the_full_lane_and_closed_by_its_fix() {
+    let d = Demo::new();
+    d.sweep(); // the history repository exists before the first lane run
+
+    // 1. First runs: no baseline, so each lane proposes one.
+    d.commit(50, 100, "first");
+    let out = d.lane_run("comprehensive", "2026-11-01T01:00:00Z");
+    let first = d.record(&out);
+    assert_eq!(first["schema"], "benchmark-result/v2");
+    assert!(first["baseline"].is_null());
+    assert!(
+        first["comparison"]["no_baseline_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("first run")),
+        "{}",
+        first["comparison"]
+    );
+    assert!(first["publication"]["baseline_proposal"].is_object());
+    d.lane_run("sentinel", "2026-11-01T01:00:00Z");
+    d.sweep();
+
+    // 2. The large case slowed by 30%: confirmed, sealed, announced.
+    d.commit(50, 130, "slower large");
+    let out = d.lane_run("comprehensive", "2026-11-02T01:00:00Z");
+    let rec = d.record(&out);
+    assert_eq!(
+        verdict(&rec, "widgets/size=large"),
+        "confirmed_regression",
+        "{out}"
+    );
+    let key = rec["comparison"]["keys"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .find(|k| k["case"] == "widgets/size=large")
+        .expect("large key")
+        .clone();
+    assert_eq!(key["role"], "suspect_regression");
+    assert_eq!(
+        key["confirmation"]["samples"].as_array().map(Vec::len),
+        Some(8)
+    );
+    assert!(key["initial"]["estimate"].as_f64().expect("estimate") > 0.15);
+    assert!(rec["publication"]["baseline_proposal"].is_null());
+    assert_eq!(rec["baseline"]["slot"], "2026-11-01T01:00:00Z");
+    let report = d.sweep();
+    assert!(report.contains("opened 1"), "{report}");
+    assert_eq!(
+        issues(&d.ledger()),
+        vec![(
+            "Benchmark drift: widgets/size=large work_s".to_owned(),
+            "open".to_owned()
+        )]
+    );
+
+    // 3. The fix, seen by the sentinel alone, cannot close it: the sentinel
+    //    does not cover the large case.
+    d.commit(50, 100, "fast again");
+    d.lane_run("sentinel", "2026-11-02T02:00:00Z");
+    let report = d.sweep();
+    assert!(report.contains("closed 0"), "{report}");
+    assert_eq!(issues(&d.ledger())[0].1, "open");
+
+    // 4. The comprehensive lane re-runs the drifting case and confirms the
+    //    clear; the issue closes.
+    let out = d.lane_run("comprehensive", "2026-11-03T01:00:00Z");
+    let rec = d.record(&out);
+    let key = rec["comparison"]["keys"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .find(|k| k["case"] == "widgets/size=large")
+        .expect("large key")
+        .clone();
+    assert_eq!(key["drifting_in_history"], true);
+    assert_eq!(key["role"], "confirm_clear", "{key}");
+    assert_eq!(key["verdict"], "within_band", "{key}");
+    let report = d.sweep();
+    assert!(report.contains("closed 1"), "{report}");
+    assert_eq!(issues(&d.ledger())[0].1, "closed");
+
+    // 5. A 1% wobble inside the band opens nothing.
+    d.commit(50, 101, "one percent");
+    let out = d.lane_run("comprehensive", "2026-11-04T01:00:00Z");
+    let rec = d.record(&out);
+    assert!(
+        rec["publication"]["drift_reports"]
+            .as_array()
+            .is_some_and(Vec::is_empty),
+        "{out}"
+    );
+    let v = verdict(&rec, "widgets/size=large");
+    assert!(
+        !v.starts_with("confirmed"),
+        "a 1% wobble must not be confirmed: {v}"
+    );
+    let report = d.sweep();
+    assert!(
+        report.contains("opened 0") && report.contains("reopened 0"),
+        "{report}"
+    );
+    assert_eq!(issues(&d.ledger()).len(), 1);
+}
+
+/// Every child directory of a benchmark that holds a result.
+fn results(pub_dir: &Path, benchmark: &str) -> usize {
+    let hex = benchmark.trim_start_matches("sha256:");
+    let mut n = 0;
+    let mut stack = vec![pub_dir.join("benchmarks").join(hex)];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n == "result.json") {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// The lane execution of `slot`.
+fn lane_json(d: &Demo, slot: &str) -> Option<Value> {
+    let lanes = d.pub_dir().join("lanes");
+    std::fs::read_dir(&lanes)
+        .ok()?
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("lane.json")).ok())
+        .filter_map(|b| serde_json::from_slice::<Value>(&b).ok())
+        .find(|v| v["slot"] == slot)
+}
+
+fn kill_group(child: &mut std::process::Child) {
+    let _ = Command::new("kill")
+        .args(["-KILL", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+}
+
+const SLOT: &str = "2026-11-02T01:00:00Z";
+
+#[test]
+fn a_lane_killed_while_measuring_and_while_confirming_resumes_and_reruns_nothing() {
+    let d = Demo::new();
+    d.sweep();
+    d.commit(50, 100, "first");
+    d.lane_run("comprehensive", "2026-11-01T01:00:00Z");
+    d.sweep();
+    d.commit(50, 130, "slower large");
+
+    let spawn_driver = || {
+        let mut args = d.lane_args("comprehensive", SLOT);
+        args.push("--wait".into());
+        Command::new(exec_bin())
+            .arg("--state")
+            .arg(d.pub_dir())
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn")
+    };
+    // Kill the driver while it measures.
+    let mut driver = spawn_driver();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while lane_json(&d, SLOT).is_none() {
+        assert!(Instant::now() < deadline, "the lane never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    kill_group(&mut driver);
+    let l = lane_json(&d, SLOT).expect("lane");
+    assert_eq!(l["phase"], "measuring", "killed while measuring");
+    let id = l["id"].as_str().expect("id").to_owned();
+
+    // `lane run` again resumes the same execution; kill it once it is
+    // confirming.
+    let mut driver = spawn_driver();
+    while lane_json(&d, SLOT).expect("lane")["phase"] == "measuring" {
+        assert!(Instant::now() < deadline, "measuring never finished");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    kill_group(&mut driver);
+    let l = lane_json(&d, SLOT).expect("lane");
+    assert_eq!(l["id"], id.as_str(), "the same execution resumed");
+    assert_eq!(l["phase"], "confirming", "a 30% slowdown is re-run: {l}");
+
+    // Fresh `lane advance` processes finish it.
+    loop {
+        let out = ok(&d.exec(&["lane", "advance", &id]));
+        if out.contains(" sealed") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "confirming never finished: {out}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Advancing a sealed execution again changes nothing.
+    let again = ok(&d.exec(&["lane", "advance", &id]));
+    assert!(again.contains(" sealed"), "{again}");
+
+    // Every stage benchmark was submitted once, and each child ran once.
+    let l = lane_json(&d, SLOT).expect("lane");
+    for stage in ["measuring", "confirming"] {
+        for b in l[stage].as_array().expect("stage") {
+            let digest = b["benchmark"].as_str().expect("digest");
+            let hex = digest.trim_start_matches("sha256:");
+            let subs =
+                std::fs::read_dir(d.pub_dir().join("benchmarks").join(hex).join("submissions"))
+                    .map(|r| {
+                        r.flatten()
+                            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                            .count()
+                    })
+                    .unwrap_or(0);
+            assert_eq!(subs, 1, "{stage} benchmark {digest} was submitted once");
+            assert_eq!(
+                results(&d.pub_dir(), digest) as u64,
+                b["children"].as_u64().expect("children"),
+                "{stage}: one result per child, none re-run"
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_refused_with_the_file_and_the_reason_and_nothing_half_done() {
+    let d = Demo::new();
+    d.sweep();
+    d.commit(50, 100, "first");
+    let run = |extra_env: &[(&str, &str)], args: Vec<String>| -> Output {
+        let mut c = Command::new(exec_bin());
+        c.arg("--state").arg(d.pub_dir()).args(&args);
+        c.env_remove("GITHUB_TOKEN").env_remove("GH_TOKEN");
+        for (k, v) in extra_env {
+            c.env(k, v);
+        }
+        c.output().expect("runs")
+    };
+    let refused = |o: &Output, needles: &[&str]| {
+        assert_eq!(o.status.code(), Some(2), "{o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        for n in needles {
+            assert!(err.contains(n), "{n:?} not in {err}");
+        }
+        assert!(
+            !d.pub_dir().join("lanes").exists()
+                || std::fs::read_dir(d.pub_dir().join("lanes"))
+                    .expect("lanes")
+                    .flatten()
+                    .all(|e| !e.path().join("lane.json").exists()),
+            "nothing was started"
+        );
+        assert!(!d.pub_dir().join("sealed").exists(), "nothing was sealed");
+    };
+    let slot = "2026-11-01T01:00:00Z";
+
+    // Publication credentials in the environment.
+    for var in [
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "BENCHOPS_APP_KEY_FILE",
+        "ACTIONS_ID_TOKEN_REQUEST_URL",
+    ] {
+        let o = run(&[(var, "secret-value")], d.lane_args("comprehensive", slot));
+        refused(&o, &["refusing to run", var]);
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("secret-value"));
+    }
+    // An unknown lane.
+    let o = run(&[], d.lane_args("nightly", slot));
+    refused(
+        &o,
+        &[
+            "schedule.toml",
+            "lane `nightly` is not declared",
+            "sentinel, comprehensive",
+        ],
+    );
+    // History that cannot be read: missing, then not a repository.
+    let mut args = d.lane_args("comprehensive", slot);
+    let h = args
+        .iter()
+        .position(|a| a == "--history")
+        .expect("--history")
+        + 1;
+    args[h] = d.root.join("nowhere.git").display().to_string();
+    refused(&run(&[], args.clone()), &["nowhere.git", "does not exist"]);
+    std::fs::create_dir_all(d.root.join("plain")).expect("dir");
+    args[h] = d.root.join("plain").display().to_string();
+    refused(&run(&[], args), &["plain", "not a git repository"]);
+    // A manifest naming a missing intent.
+    let m = d.root.join("missing.toml");
+    std::fs::write(
+        &m,
+        MANIFEST.replace("suite = [\"bench.toml\"]", "suite = [\"gone.toml\"]"),
+    )
+    .expect("manifest");
+    let mut args = d.lane_args("comprehensive", slot);
+    let i = args
+        .iter()
+        .position(|a| a == "--manifest")
+        .expect("--manifest")
+        + 1;
+    args[i] = m.display().to_string();
+    refused(
+        &run(&[], args.clone()),
+        &["missing.toml", "$.suite[0]", "gone.toml"],
+    );
+    // A v1 manifest has no suite.
+    std::fs::write(
+        &m,
+        MANIFEST
+            .replace("schedule-manifest/v2", "schedule-manifest/v1")
+            .replace("suite = [\"bench.toml\"]\n", "")
+            .replace("[lanes.comparison]\nmetrics = [\"work_s\"]\nrelative_threshold = 0.08\nmin_absolute = 0.001\nconfirm_runs = 8\n", ""),
+    )
+    .expect("manifest");
+    refused(&run(&[], args), &["missing.toml", "$.suite"]);
+}
