@@ -562,3 +562,89 @@ fn bad_input_is_refused_with_the_file_and_the_reason_and_nothing_half_done() {
     .expect("manifest");
     refused(&run(&[], args), &["missing.toml", "$.suite"]);
 }
+
+fn cluster_ready() -> bool {
+    let ok = Command::new("scontrol")
+        .arg("ping")
+        .output()
+        .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("UP"));
+    if !ok {
+        let msg = "Slurm is not running here: start it with scripts/slurm-up.sh";
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("{msg} (required in CI)");
+        }
+        eprintln!("\n!!! SLURM LANE TEST DID NOT RUN: {msg} !!!\n");
+    }
+    ok
+}
+
+/// Starts a lane run on Slurm and returns at once; then only reads
+/// `lane.json` until the follow-up jobs have sealed it.
+fn slurm_lane(d: &Demo, slot: &str) -> Value {
+    let mut args = d.lane_args("comprehensive", slot);
+    args.extend(["--backend".to_owned(), "slurm".to_owned()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let started = Instant::now();
+    let out = d.exec(&args);
+    let printed = ok(&out);
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "lane run returns once submitted"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        stderr.contains("scheduled follow-up job"),
+        "a dependency job follows the array: {stderr}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(420);
+    loop {
+        let l = lane_json(d, slot).expect("lane");
+        if l["phase"] == "sealed" {
+            return l;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the lane did not seal unattended: {l:#}\n{printed}\n{stderr}"
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+fn sealed_record(l: &Value) -> Value {
+    let path = PathBuf::from(l["sealed"]["path"].as_str().expect("sealed path"));
+    serde_json::from_slice(&std::fs::read(path).expect("sealed file")).expect("record JSON")
+}
+
+#[test]
+fn on_slurm_a_lane_measures_confirms_and_seals_with_nobody_waiting() {
+    if !cluster_ready() {
+        return;
+    }
+    let d = Demo::new();
+    d.sweep();
+    d.commit(50, 100, "first");
+    let first = slurm_lane(&d, "2026-11-01T01:00:00Z");
+    let rec = sealed_record(&first);
+    assert_eq!(rec["executor"]["kind"], "slurm", "{}", rec["executor"]);
+    assert!(rec["publication"]["baseline_proposal"].is_object());
+    d.sweep();
+
+    d.commit(50, 130, "slower large");
+    let l = slurm_lane(&d, "2026-11-02T01:00:00Z");
+    // One follow-up after the measuring array, one after the confirming
+    // array (more only when accounting lagged).
+    assert!(
+        l["follow_ups"].as_array().is_some_and(|f| f.len() >= 2),
+        "{l:#}"
+    );
+    assert!(l["confirming"].as_array().is_some_and(|c| !c.is_empty()));
+    let rec = sealed_record(&l);
+    assert_eq!(
+        verdict(&rec, "widgets/size=large"),
+        "confirmed_regression",
+        "{rec:#}"
+    );
+    assert_eq!(rec["executor"]["kind"], "slurm");
+    let report = d.sweep();
+    assert!(report.contains("opened 1"), "{report}");
+}

@@ -54,6 +54,10 @@ pub const REFUSED_VARIABLES: [&str; 6] = [
     "ACTIONS_ID_TOKEN_REQUEST_URL",
 ];
 
+/// How long a Slurm follow-up that found its stage unfinished (accounting
+/// lagging behind the arrays) waits before the next one starts, in seconds.
+pub const FOLLOW_UP_RETRY_S: u64 = 10;
+
 /// Where a lane execution is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -805,7 +809,14 @@ fn advance_inner(
                         if newly && !ids.is_empty() {
                             schedule_follow_up(state, &mut exec, o, &ids, None, &mut notes)?;
                         } else if follow_up {
-                            schedule_follow_up(state, &mut exec, o, &[], Some(30), &mut notes)?;
+                            schedule_follow_up(
+                                state,
+                                &mut exec,
+                                o,
+                                &[],
+                                Some(FOLLOW_UP_RETRY_S),
+                                &mut notes,
+                            )?;
                         }
                     }
                     return Ok(Progress {
