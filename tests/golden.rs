@@ -70,7 +70,7 @@ fn golden_bytes_verify_and_reseal_to_themselves() {
 
 /// The fixture stem of each non-result contract, and the path at which its
 /// invalid variant is rejected.
-const CONTRACTS: [(Contract, &str, &str); 4] = [
+const CONTRACTS: [(Contract, &str, &str); 5] = [
     (
         Contract::BenchmarkIntentV1,
         "benchmark-intent",
@@ -83,6 +83,11 @@ const CONTRACTS: [(Contract, &str, &str); 4] = [
     ),
     (Contract::ReceiptV1, "receipt", "$.persisted[0].digest"),
     (Contract::BaselinePointerV1, "baseline-pointer", "$.policy"),
+    (
+        Contract::ScheduleManifestV2,
+        "schedule-manifest-v2",
+        "$.lanes[0].comparison.confirm_runs",
+    ),
 ];
 
 fn fixture(stem: &str, variant: &str) -> Value {
@@ -92,7 +97,8 @@ fn fixture(stem: &str, variant: &str) -> Value {
 #[test]
 fn every_non_result_contract_has_fixtures() {
     for c in Contract::ALL {
-        if c == Contract::BenchmarkResultV1 {
+        // Result records have golden files of their own (v2: tests/lane_records.rs).
+        if matches!(c, Contract::BenchmarkResultV1 | Contract::BenchmarkResultV2) {
             continue;
         }
         let (_, stem, _) = CONTRACTS

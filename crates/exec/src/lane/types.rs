@@ -1,0 +1,313 @@
+//! The lane execution's persisted form (`lane.json`) and the values the
+//! lane commands take and return.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::Child;
+
+use benchops::manifest::ManifestError;
+use benchops::reconcile::DriftKey;
+use benchops::{LaneName, Sha256Digest};
+use serde::{Deserialize, Serialize};
+
+use crate::bench::BenchError;
+use crate::seal::SealFileError;
+use crate::state::StateError;
+
+use super::history::HistoryReadError;
+use super::select::SelectError;
+
+/// Schema of `lane.json`.
+pub const LANE_SCHEMA: &str = "benchops-lane/v1";
+
+/// The environment variables that make `lane run` refuse to start:
+/// publication credentials have no business on the execution side.
+pub const REFUSED_VARIABLES: [&str; 6] = [
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "BENCHOPS_APP_KEY_FILE",
+    "BENCHOPS_APP_PRIVATE_KEY",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_URL",
+];
+
+/// How long a Slurm follow-up that found its stage unfinished (accounting
+/// lagging behind the arrays) waits before the next one starts, in seconds.
+pub const FOLLOW_UP_RETRY_S: u64 = 10;
+
+/// Where a lane execution is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The lane's cases are being measured.
+    Measuring,
+    /// Suspects (and drifting keys) are being re-run.
+    Confirming,
+    /// The record is sealed.
+    Sealed,
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Phase::Measuring => "measuring",
+            Phase::Confirming => "confirming",
+            Phase::Sealed => "sealed",
+        })
+    }
+}
+
+/// One benchmark of a stage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StageBenchmark {
+    /// The suite intent it derives from, as the manifest names it.
+    pub intent: String,
+    /// Its digest in the state directory.
+    pub benchmark: Sha256Digest,
+    /// How many children it has.
+    pub children: u64,
+}
+
+/// The backend a lane execution runs on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LaneBackend {
+    /// Detached local processes.
+    Local {
+        /// Concurrency slots.
+        slots: u32,
+    },
+    /// Slurm job arrays.
+    Slurm {
+        /// `--partition`.
+        partition: Option<String>,
+        /// `--account`.
+        account: Option<String>,
+        /// Array throttle.
+        throttle: Option<u32>,
+    },
+}
+
+/// The baseline a lane execution compares with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LaneBaseline {
+    /// The record's digest (its bytes are in `baseline.json`).
+    pub record: Sha256Digest,
+    /// Its lane.
+    pub lane: LaneName,
+    /// Its slot.
+    pub slot: String,
+    /// Its path on the history branch.
+    pub path: String,
+}
+
+/// A persisted lane execution: `lane.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LaneExecution {
+    /// Always [`LANE_SCHEMA`].
+    pub schema: String,
+    /// The execution id (hex sha256 of what it runs).
+    pub id: String,
+    /// The lane.
+    pub lane: LaneName,
+    /// The slot it fills.
+    pub slot: String,
+    /// The subject repository.
+    pub repository: String,
+    /// The subject commit.
+    pub commit: String,
+    /// The subject checkout (exported to the children).
+    pub subject_dir: PathBuf,
+    /// The manifest file it was started with.
+    pub manifest_path: String,
+    /// The manifest's digest (a copy is in `manifest.toml`).
+    pub manifest_digest: Sha256Digest,
+    /// Where the sealed record goes.
+    pub out: PathBuf,
+    /// The backend.
+    pub backend: LaneBackend,
+    /// The history it read, as given.
+    pub history: String,
+    /// The history branch tip it read.
+    pub history_tip: Option<String>,
+    /// The baseline, when the lane has one.
+    pub baseline: Option<LaneBaseline>,
+    /// Why there is no baseline, when there is none.
+    pub no_baseline_reason: Option<String>,
+    /// Keys history holds as drifting for this lane.
+    pub drifting: Vec<DriftKey>,
+    /// When it started.
+    pub created_at: String,
+    /// Where it is.
+    pub phase: Phase,
+    /// The measuring stage.
+    pub measuring: Vec<StageBenchmark>,
+    /// The confirming stage, once decided (empty: nothing to re-run).
+    pub confirming: Option<Vec<StageBenchmark>>,
+    /// Slurm follow-up jobs submitted, in order.
+    pub follow_ups: Vec<String>,
+    /// The sealed record, once sealed.
+    pub sealed: Option<SealedRef>,
+}
+
+/// Where the sealed record is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SealedRef {
+    /// Its digest.
+    pub digest: Sha256Digest,
+    /// Its file.
+    pub path: PathBuf,
+}
+
+/// Errors of the lane commands.
+#[derive(Debug, thiserror::Error)]
+pub enum LaneError {
+    /// Publication credentials are in the environment.
+    #[error(
+        "refusing to run: publication credentials are in the environment ({}); benchops-exec holds no GitHub credentials, so unset them for this command",
+        .0.join(", ")
+    )]
+    Credentials(Vec<String>),
+    /// The manifest could not be read.
+    #[error("failed to read manifest {path}")]
+    ReadManifest {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The manifest is invalid.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    /// The manifest names no suite.
+    #[error(
+        "manifest {0}: $.suite: a lane run needs the suite of benchmark intents (schedule-manifest/v2 `suite = [\"bench.toml\"]`)"
+    )]
+    NoSuite(PathBuf),
+    /// The lane is not in the manifest.
+    #[error("manifest {manifest}: $.lanes: lane `{lane}` is not declared (lanes: {known})")]
+    UnknownLane {
+        /// The manifest.
+        manifest: PathBuf,
+        /// The lane asked for.
+        lane: String,
+        /// The lanes declared.
+        known: String,
+    },
+    /// A suite intent could not be loaded.
+    #[error("manifest {manifest}: $.suite[{index}]: intent {intent}: {reason}")]
+    Intent {
+        /// The manifest.
+        manifest: PathBuf,
+        /// Its position in the suite.
+        index: usize,
+        /// The file.
+        intent: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The lane covers no case of the suite.
+    #[error("lane `{0}` covers none of the suite's cases (see its `cases` in the manifest)")]
+    NothingCovered(String),
+    /// History could not be read.
+    #[error(transparent)]
+    History(#[from] HistoryReadError),
+    /// The slot could not be computed or is invalid.
+    #[error("{0}")]
+    Slot(String),
+    /// The subject could not be named.
+    #[error("{0}")]
+    Subject(String),
+    /// A selection failed.
+    #[error(transparent)]
+    Select(#[from] SelectError),
+    /// Benchmarks could not be planned, submitted or observed.
+    #[error(transparent)]
+    Bench(#[from] BenchError),
+    /// State could not be read or written.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// The record could not be sealed (a defect, reported rather than hidden).
+    #[error("failed to seal the lane record")]
+    Seal(#[from] benchops::seal::SealError),
+    /// The sealed record could not be written.
+    #[error(transparent)]
+    Write(#[from] SealFileError),
+    /// No lane execution has this id.
+    #[error("no lane execution {0} in the state directory (see `lane list`)")]
+    NotFound(String),
+    /// The prefix names several executions.
+    #[error("lane id prefix {0} is ambiguous")]
+    Ambiguous(String),
+    /// Another process holds the execution's lock.
+    #[error("another process is advancing lane execution {0}; try again")]
+    Busy(String),
+    /// The backend failed.
+    #[error(transparent)]
+    Backend(#[from] crate::backend::BackendError),
+}
+
+/// Refuses when any of [`REFUSED_VARIABLES`] is set in `vars`.
+pub fn refuse_credentials(
+    vars: impl IntoIterator<Item = (String, String)>,
+) -> Result<(), LaneError> {
+    let found: BTreeSet<String> = vars
+        .into_iter()
+        .map(|(k, _)| k)
+        .filter(|k| REFUSED_VARIABLES.contains(&k.as_str()))
+        .collect();
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(LaneError::Credentials(found.into_iter().collect()))
+    }
+}
+
+/// What `lane run` is asked to do.
+#[derive(Debug, Clone)]
+pub struct LaneRunOptions {
+    /// The schedule manifest (schedule-manifest/v2 with a suite).
+    pub manifest: PathBuf,
+    /// The lane.
+    pub lane: String,
+    /// The history: a local repository or a git URL.
+    pub history: String,
+    /// The slot; the lane's latest cron slot when `None`.
+    pub slot: Option<String>,
+    /// The subject repository; the manifest's when `None`.
+    pub repository: Option<String>,
+    /// The subject commit; `git rev-parse HEAD` in `subject_dir` when `None`.
+    pub commit: Option<String>,
+    /// Where the subject's checkout is (for the commit).
+    pub subject_dir: PathBuf,
+    /// Directory for the sealed record.
+    pub out: PathBuf,
+    /// The backend.
+    pub backend: LaneBackend,
+    /// The `benchops-exec` binary children and follow-ups run (the current
+    /// one when `None`).
+    pub exe: Option<PathBuf>,
+    /// Now, for the default slot.
+    pub now: jiff::Timestamp,
+}
+
+/// What `lane run` or `lane advance` did.
+#[derive(Debug)]
+pub struct Progress {
+    /// The execution, as persisted.
+    pub execution: LaneExecution,
+    /// Whether `lane run` found the execution already started.
+    pub resumed: bool,
+    /// What happened, for humans.
+    pub notes: Vec<String>,
+    /// Local wrapper processes started by this call, to reap.
+    pub processes: Vec<Child>,
+    /// The sealed record, once sealed (when its file can still be read:
+    /// a sweep moves handoffs it persisted to `.persisted/`).
+    pub sealed: Option<benchops::seal::SealedRecord>,
+}
