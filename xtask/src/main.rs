@@ -8,11 +8,14 @@
 //! - `bench-slurm`: whole-process wall time of `bench submit --backend
 //!   slurm` and `bench status` for 1,000 children on the local cluster,
 //!   with the count of scheduler calls.
-//! - `pipeline`: the local pipeline on the embedded default: plan and run
-//!   `examples/bench.toml` on local processes, seal the result, validate
-//!   the sealed record, and sweep `.benchops/` in local mode (history in
-//!   `.benchops/history.git`, issues in `.benchops/issues.json`). Running it
-//!   again converges: records already in history stay as they are.
+//! - `pipeline`: the local pipeline on the embedded default, ending in a
+//!   lane run with a confirmed drift published to a local history and
+//!   issue ledger, then its fix and the issue's close (see `pipeline.rs`).
+//! - `detection-bench`: the detection-quality benchmark of the drift
+//!   policy against peer rules (see `detection.rs`).
+
+mod detection;
+mod pipeline;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,8 +27,9 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("bench") => run("cargo", &["bench", "--workspace"], &[]),
-        Some("pipeline") => pipeline(),
+        Some("pipeline") => pipeline::pipeline(),
         Some("bench-slurm") => bench_slurm(),
+        Some("detection-bench") => detection::main(&args[1..]),
         _ => {
             eprintln!("usage: cargo xtask <ci|bench|bench-slurm|pipeline>");
             bail!("unknown or missing task")
@@ -81,91 +85,7 @@ fn ci() -> Result<()> {
 }
 
 /// The local pipeline, end to end, with the binaries of this workspace.
-fn pipeline() -> Result<()> {
-    run("cargo", &["build", "--quiet", "--locked", "--bins"], &[])?;
-    let target = target_dir()?;
-    let exec = target.join("debug/benchops-exec");
-    let publish = target.join("debug/benchops-publish");
-    let state = ".benchops";
-    let sealed_dir = ".benchops/sealed";
-    let digest = capture(
-        &exec,
-        &[
-            "--state",
-            state,
-            "bench",
-            "run",
-            "examples/bench.toml",
-            "--slots",
-            "2",
-            "--format",
-            "table",
-        ],
-        true,
-    )?;
-    let digest = digest
-        .lines()
-        .find(|l| l.starts_with("benchmark sha256:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .context("bench run printed no benchmark digest")?
-        .to_owned();
-    let slot = utc_minute()?;
-    let commit = capture(Path::new("git"), &["rev-parse", "HEAD"], false)
-        .map(|s| s.trim().to_owned())
-        .ok()
-        .filter(|s| s.len() == 40)
-        .unwrap_or_else(|| "0".repeat(40));
-    // One sealed record per lane: the sentinel covers a subset of the
-    // cases, the comprehensive lane all of them.
-    for lane in ["sentinel", "comprehensive"] {
-        capture(
-            &exec,
-            &[
-                "--state",
-                state,
-                "bench",
-                "seal",
-                &digest,
-                "--manifest",
-                "examples/schedule.toml",
-                "--lane",
-                lane,
-                "--slot",
-                &slot,
-                "--repository",
-                "example/widgets",
-                "--commit",
-                &commit,
-                "--out",
-                sealed_dir,
-            ],
-            true,
-        )?;
-    }
-    capture(&publish, &["validate", sealed_dir], true)?;
-    capture(
-        &publish,
-        &[
-            "sweep",
-            "--local",
-            state,
-            "--manifest",
-            "examples/schedule.toml",
-        ],
-        true,
-    )?;
-    eprintln!("xtask: pipeline done");
-    eprintln!("xtask:   state directory  {state}/");
-    eprintln!("xtask:   sealed records   {sealed_dir}/");
-    eprintln!(
-        "xtask:   history          {state}/history.git (branch benchmark-history; try `git --git-dir {state}/history.git log --stat benchmark-history`)"
-    );
-    eprintln!("xtask:   issue ledger     {state}/issues.json");
-    eprintln!("xtask:   quarantine       {state}/quarantine/ (invalid handoffs, if any)");
-    Ok(())
-}
-
-fn target_dir() -> Result<PathBuf> {
+pub(crate) fn target_dir() -> Result<PathBuf> {
     if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
         return Ok(PathBuf::from(t));
     }
@@ -187,7 +107,7 @@ fn target_dir() -> Result<PathBuf> {
 }
 
 /// Runs a program, echoing its stdout; returns the stdout.
-fn capture(program: &Path, args: &[&str], echo: bool) -> Result<String> {
+pub(crate) fn capture(program: &Path, args: &[&str], echo: bool) -> Result<String> {
     if echo {
         eprintln!("xtask: $ {} {}", program.display(), args.join(" "));
     }
@@ -211,15 +131,9 @@ fn capture(program: &Path, args: &[&str], echo: bool) -> Result<String> {
     Ok(stdout)
 }
 
-/// The current UTC time truncated to the minute, RFC 3339.
-fn utc_minute() -> Result<String> {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .context("clock before 1970")?
-        .as_secs();
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil date from days since the epoch (Howard Hinnant's algorithm).
+/// The civil date (`YYYY-MM-DD`) of a day counted from 1970-01-01.
+pub(crate) fn civil(days: i64) -> String {
+    // Howard Hinnant's days-to-civil algorithm.
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -229,11 +143,7 @@ fn utc_minute() -> Result<String> {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    Ok(format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:00Z",
-        rem / 3600,
-        rem % 3600 / 60
-    ))
+    format!("{y:04}-{m:02}-{d:02}")
 }
 
 /// Times the Slurm backend as a user sees it: whole processes of the
@@ -355,7 +265,7 @@ fn has_nextest() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> Result<()> {
+pub(crate) fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> Result<()> {
     eprintln!("xtask: $ {program} {}", args.join(" "));
     let status = Command::new(program)
         .args(args)

@@ -318,7 +318,7 @@ pub enum LaneCommand {
     #[command(
         after_help = "Example:\n  benchops-exec lane run --manifest examples/lane.toml --lane comprehensive \\\n    --history .benchops/history.git --out .benchops/sealed --wait"
     )]
-    Run(LaneRunArgs),
+    Run(Box<LaneRunArgs>),
     /// Move a lane execution forward as far as it can go now (idempotent).
     #[command(after_help = "Example:\n  benchops-exec lane advance 3f1c2a9d")]
     Advance {

@@ -227,7 +227,7 @@ fn backend_of(b: &LaneBackend, scheduler: &SchedulerOptions, exe: Option<PathBuf
             account: account.clone(),
             throttle: *throttle,
             exe,
-            scheduler: scheduler.clone(),
+            scheduler: *scheduler,
             ..SlurmOptions::default()
         }),
     }
