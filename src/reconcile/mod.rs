@@ -130,6 +130,7 @@ mod markers;
 mod plan;
 mod render;
 mod status;
+mod trend;
 
 pub use inert::{BREAK, NAME_CHARS, Place, TEXT_CHARS, inert};
 pub use markers::{
@@ -145,6 +146,7 @@ pub use render::{
 pub use status::{
     CaseStatus, DriftStatus, EvidenceEntry, LaneStatus, Standing, case_status, drift_statuses,
 };
+pub use trend::{ChangeAnnotation, latest_change};
 
 /// The identity of a drift issue: a case and the metric that drifted.
 #[derive(

@@ -298,6 +298,28 @@ pub fn render_issue_body(
     // Trend.
     let _ = writeln!(b, "### Trend\n");
     b.push_str(&render_trend_chart(status));
+    if let Some(c) = &status.change {
+        let shift = c
+            .relative()
+            .map_or_else(String::new, |r| format!(" ({:+.1}%)", r * 100.0));
+        let _ = writeln!(
+            b,
+            "\nChange point (e-divisive over the {} medians of lane {}, t-test p = {:.2e}): the \
+             level moved from {:.6} to {:.6}{shift} between slot {} {} (commit {}) and slot {} {} \
+             (commit {}). Advisory: it opens and closes nothing.",
+            c.points,
+            code(c.lane.as_str()),
+            c.p,
+            c.mean_before,
+            c.mean_after,
+            text(&c.before.0.slot),
+            record_link(&c.before.0, options),
+            code(&c.before.1.chars().take(12).collect::<String>()),
+            text(&c.after.0.slot),
+            record_link(&c.after.0, options),
+            code(&c.after.1.chars().take(12).collect::<String>()),
+        );
+    }
 
     for d in carried {
         let _ = writeln!(b, "\n{}", evidence_marker(d));

@@ -95,6 +95,9 @@ pub struct DriftStatus {
     pub lanes: Vec<LaneStatus>,
     /// The verdict.
     pub standing: Standing,
+    /// Where the key's medians changed in the latest evidence's lane, when
+    /// the series shows a change point (advisory: it decides nothing).
+    pub change: Option<super::ChangeAnnotation>,
 }
 
 /// A timestamp's place in record order: its instant (see
@@ -257,7 +260,9 @@ pub fn drift_statuses(manifest: &Manifest, history: &[HistoryRecord<'_>]) -> Vec
                 Standing::Reproducing { holding }
             }
         };
+        let change = super::latest_change(&recs, &recs[epoch_idx].record.lane, &key, record_ref);
         out.push(DriftStatus {
+            change,
             key,
             epoch: recs[epoch_idx].digest,
             evidence: entries,

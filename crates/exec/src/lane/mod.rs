@@ -345,8 +345,8 @@ pub fn start(
             repetitions: None,
             subject: Some((&subject_dir_text, &commit)),
         };
-        if let Some(p) = select::select(plan, |c| lane.covers(c.as_str()), spec, name)? {
-            measuring.push(persist(state, name, &p)?);
+        if let Some(sel) = select::select(plan, |c| lane.covers(c.as_str()), spec, name)? {
+            measuring.push(persist(state, name, &sel)?);
         }
     }
     let manifest_path = std::path::absolute(&opts.manifest)
@@ -407,14 +407,19 @@ pub fn read_sealed(s: &SealedRef) -> Option<benchops::seal::SealedRecord> {
         })
 }
 
-fn persist(state: &StateDir, name: &str, plan: &Plan) -> Result<StageBenchmark, LaneError> {
-    let digests = plan.child_digests();
-    let digest = plan.benchmark_digest(&digests);
-    state.persist_plan(plan, &digests, &digest, name, &now_rfc3339())?;
+fn persist(
+    state: &StateDir,
+    name: &str,
+    sel: &select::Selection,
+) -> Result<StageBenchmark, LaneError> {
+    let digests = sel.plan.child_digests();
+    let digest = sel.plan.benchmark_digest(&digests);
+    state.persist_plan(&sel.plan, &digests, &digest, name, &now_rfc3339())?;
     Ok(StageBenchmark {
         intent: name.to_owned(),
         benchmark: digest,
-        children: plan.len(),
+        children: sel.plan.len(),
+        cases: sel.cases.clone(),
     })
 }
 
@@ -496,6 +501,7 @@ fn advance_inner(
                     }
                     done.push(StageResult {
                         digest: s.benchmark,
+                        cases: s.cases.clone(),
                         status,
                         analysis,
                     });
@@ -542,8 +548,7 @@ fn advance_inner(
                         } else {
                             format!(
                                 "measured: re-running {} case(s) to confirm",
-                                confirming.iter().map(|s| s.children).sum::<u64>()
-                                    / u64::from(settings_of(state, &exec)?.confirm_runs).max(1)
+                                confirming.iter().map(|s| s.cases.len()).sum::<usize>()
                             )
                         });
                         exec.confirming = Some(confirming.clone());
@@ -681,6 +686,7 @@ fn finished(
             let (status, analysis) = bench::analyze(state, &s.benchmark, scheduler)?;
             Ok(StageResult {
                 digest: s.benchmark,
+                cases: s.cases.clone(),
                 status,
                 analysis,
             })
@@ -718,8 +724,8 @@ fn plan_confirmation(
             repetitions: Some(settings.confirm_runs),
             subject: Some((&dir, &exec.commit)),
         };
-        if let Some(p) = select::select(&plan, |c| rerun.contains(c), spec, &s.intent)? {
-            out.push(persist(state, &s.intent, &p)?);
+        if let Some(sel) = select::select(&plan, |c| rerun.contains(c), spec, &s.intent)? {
+            out.push(persist(state, &s.intent, &sel)?);
         }
     }
     Ok(out)

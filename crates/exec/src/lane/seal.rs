@@ -24,6 +24,8 @@ use super::LaneExecution;
 pub struct StageResult {
     /// The benchmark.
     pub digest: Sha256Digest,
+    /// The cases it was planned for; other points of its plan are not read.
+    pub cases: Vec<String>,
     /// Its terminal status.
     pub status: Status,
     /// Its analysis.
@@ -42,11 +44,16 @@ fn samples_of(cases: &[Case]) -> BTreeMap<(CaseId, String), Vec<f64>> {
     out
 }
 
-/// The cases of the measuring stages, in stage order.
+/// The cases of stage benchmarks that they were planned for, in stage
+/// order.
 pub fn measured_cases(measured: &[StageResult]) -> Vec<Case> {
     measured
         .iter()
-        .flat_map(|s| result::cases_of(&s.analysis))
+        .flat_map(|s| {
+            result::cases_of(&s.analysis)
+                .into_iter()
+                .filter(|c| s.cases.iter().any(|k| k == c.id.as_str()))
+        })
         .collect()
 }
 
@@ -171,7 +178,7 @@ pub fn build(
     let looks = first_looks(settings, &cases, baseline, &drifting);
     // The re-runs: per case, their samples and run counts.
     let mut rerun_cases: BTreeMap<CaseId, Case> = BTreeMap::new();
-    for c in confirmed.iter().flat_map(|s| result::cases_of(&s.analysis)) {
+    for c in measured_cases(confirmed) {
         rerun_cases.insert(c.id.clone(), c);
     }
     let keys: Vec<KeyComparison> = looks

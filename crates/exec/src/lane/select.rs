@@ -2,9 +2,8 @@
 //! cases a stage measures, with its repetitions and the lane execution
 //! named in the children's environment.
 //!
-//! A selection rewrites every parameter into one zip group that walks the
-//! selected points in their original order, so each selected case keeps
-//! its id and nothing else is planned. `BENCHOPS_LANE_RUN` and
+//! A selection keeps, on each axis of the grid, the values the selected
+//! cases use, so each selected case keeps its id. `BENCHOPS_LANE_RUN` and
 //! `BENCHOPS_LANE_STAGE` (and the subject's `BENCHOPS_SUBJECT_DIR` and
 //! `BENCHOPS_SUBJECT_COMMIT`) are added to the environment: they tell a
 //! benchmark which execution and stage runs it, and they make every
@@ -15,9 +14,6 @@ use benchops::CaseId;
 use benchops::intent::{self, LoadedIntent};
 use benchops::plan::{self, Plan};
 use serde_json::{Value, json};
-
-/// The zip group every parameter of a selection joins.
-pub const SELECTION_ZIP: &str = "benchops-lane-selection";
 
 /// Why a selection could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -56,50 +52,80 @@ pub struct StageSpec<'a> {
     pub subject: Option<(&'a str, &'a str)>,
 }
 
-/// Plans `base` restricted to the cases `keep` accepts, for `spec`. `None`
+/// Plans `base` restricted to the cases `keep` accepts, for `spec`; `None`
 /// when no case is kept.
+///
+/// Each axis of the grid (a parameter, or a zip group) keeps the steps that
+/// some kept case uses, in their declared order, so case ids and the
+/// expansion order stay as they were. When the kept cases do not form a
+/// grid themselves, the restricted grid also holds the other points between
+/// them: the plan is then a superset, and the caller reads only the cases it
+/// asked for (see [`Selection::cases`]).
 pub fn select(
     base: &Plan,
     keep: impl Fn(&CaseId) -> bool,
     spec: StageSpec<'_>,
     source_name: &str,
-) -> Result<Option<Plan>, SelectError> {
+) -> Result<Option<Selection>, SelectError> {
     let loaded: &LoadedIntent = base.intent();
     let runs = base.runs_per_point();
-    let mut chosen: Vec<(CaseId, serde_json::Map<String, Value>)> = Vec::new();
+    let mut chosen: Vec<(CaseId, std::collections::BTreeMap<String, Value>)> = Vec::new();
     for p in 0..base.point_count() as u64 {
         let Some(child) = base.child(p * runs) else {
             continue;
         };
         if keep(&child.case) {
-            chosen.push((child.case, child.point.into_iter().collect()));
+            chosen.push((child.case, child.point));
         }
     }
     if chosen.is_empty() {
         return Ok(None);
     }
+    let params = &loaded.intent.parameters;
+    // The steps each axis keeps: an axis is a zip group (all its members
+    // step together) or a parameter of its own.
+    let axis_of = |i: usize| -> String {
+        match &params[i].zip {
+            Some(z) => format!("zip:{z}"),
+            None => format!("param:{}", params[i].name),
+        }
+    };
+    let mut steps: std::collections::BTreeMap<String, std::collections::BTreeSet<usize>> =
+        std::collections::BTreeMap::new();
+    let mut by_axis: std::collections::BTreeMap<String, Vec<usize>> =
+        std::collections::BTreeMap::new();
+    for i in 0..params.len() {
+        by_axis.entry(axis_of(i)).or_default().push(i);
+    }
+    for (_, point) in &chosen {
+        for (axis, members) in &by_axis {
+            let len = params[members[0]].values.len();
+            if let Some(k) = (0..len).find(|&k| {
+                members
+                    .iter()
+                    .all(|&i| point.get(&params[i].name) == params[i].values.get(k))
+            }) {
+                steps.entry(axis.clone()).or_default().insert(k);
+            }
+        }
+    }
     let mut value = loaded.canonical.clone();
     let Some(obj) = value.as_object_mut() else {
         return Ok(None);
     };
-    let names: Vec<String> = loaded
-        .intent
-        .parameters
-        .iter()
-        .map(|p| p.name.clone())
-        .collect();
-    if !names.is_empty() {
-        let params: Vec<Value> = names
-            .iter()
-            .map(|n| {
-                let values: Vec<Value> = chosen
+    if let Some(Value::Array(list)) = obj.get_mut("parameters") {
+        for (i, p) in list.iter_mut().enumerate() {
+            let keep_steps = steps.get(&axis_of(i)).cloned().unwrap_or_default();
+            if let Some(Value::Array(values)) = p.get_mut("values") {
+                let kept: Vec<Value> = values
                     .iter()
-                    .map(|(_, point)| point.get(n).cloned().unwrap_or(Value::Null))
+                    .enumerate()
+                    .filter(|(k, _)| keep_steps.contains(k))
+                    .map(|(_, v)| v.clone())
                     .collect();
-                json!({"name": n, "values": values, "zip": SELECTION_ZIP})
-            })
-            .collect();
-        obj.insert("parameters".into(), Value::Array(params));
+                *values = kept;
+            }
+        }
     }
     if let Some(r) = spec.repetitions {
         obj.insert("repetitions".into(), json!(r));
@@ -117,16 +143,30 @@ pub fn select(
     }
     let derived = intent::from_json_value(&value, source_name)?;
     let planned = plan::plan(derived)?;
-    let got: Vec<String> = planned.cases().map(ToString::to_string).collect();
+    let got: std::collections::BTreeSet<String> =
+        planned.cases().map(ToString::to_string).collect();
     let expected: Vec<String> = chosen.iter().map(|(c, _)| c.to_string()).collect();
-    if got != expected {
+    if !expected.iter().all(|c| got.contains(c)) {
         return Err(SelectError::Mismatch {
             source_name: source_name.to_owned(),
             expected,
-            got,
+            got: got.into_iter().collect(),
         });
     }
-    Ok(Some(planned))
+    Ok(Some(Selection {
+        plan: planned,
+        cases: expected,
+    }))
+}
+
+/// A restricted plan and the cases it was made for.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    /// The plan (the cases asked for, and possibly other points of their
+    /// grid).
+    pub plan: Plan,
+    /// The cases asked for, in expansion order.
+    pub cases: Vec<String>,
 }
 
 #[cfg(test)]
@@ -162,18 +202,33 @@ values = ["a", "b"]
             repetitions: Some(7),
             subject: None,
         };
-        let p = select(&base, |c| keep.contains(&c.to_string()), spec, "demo.toml")
+        let sel = select(&base, |c| keep.contains(&c.to_string()), spec, "demo.toml")
             .expect("select")
             .expect("some");
+        assert_eq!(sel.cases, keep);
+        let p = sel.plan;
+        // all[1] is n=1,m=b and all[4] is n=3,m=a: the grid n∈{1,3} × m∈{a,b}.
         let got: Vec<String> = p.cases().map(ToString::to_string).collect();
-        assert_eq!(got, keep);
-        assert_eq!(p.len(), 2 * 7);
+        assert_eq!(got.len(), 4);
+        assert!(keep.iter().all(|k| got.contains(k)), "{got:?}");
+        assert_eq!(p.len(), 4 * 7);
+        // A single case is planned alone.
+        let one = select(&base, |c| *c.to_string() == all[3], spec, "demo.toml")
+            .expect("select")
+            .expect("some");
+        assert_eq!(
+            one.plan
+                .cases()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            [all[3].clone()]
+        );
         let child = p.child(0).expect("child");
         assert_eq!(
             child.env.get("BENCHOPS_LANE_STAGE").map(String::as_str),
             Some("confirm")
         );
-        assert_eq!(child.argv, base.child(3).expect("child").argv);
+        assert_eq!(child.argv, base.child(0).expect("child").argv);
     }
 
     #[test]
@@ -192,7 +247,8 @@ values = ["a", "b"]
                 "demo.toml",
             )
             .expect("select")
-            .expect("some");
+            .expect("some")
+            .plan;
             p.benchmark_digest(&p.child_digests())
         };
         assert_ne!(digest("a", "measure"), digest("a", "confirm"));

@@ -67,6 +67,9 @@ pub struct StageBenchmark {
     pub benchmark: Sha256Digest,
     /// How many children it has.
     pub children: u64,
+    /// The cases it was planned for (its plan may hold more points of
+    /// their grid; only these are read).
+    pub cases: Vec<String>,
 }
 
 /// The backend a lane execution runs on.
