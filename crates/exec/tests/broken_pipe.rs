@@ -63,7 +63,55 @@ fn every_printing_command_exits_quietly_when_its_reader_goes_away() {
     let draft = draft.to_str().expect("utf-8").to_owned();
     let sealed = dir.path().join("sealed");
     let sealed = sealed.to_str().expect("utf-8").to_owned();
+    // A sealed lane execution, for the lane commands.
+    let history = dir.path().join("history.git");
+    let st = Command::new("git")
+        .args(["init", "--bare", "--quiet"])
+        .arg(&history)
+        .status()
+        .expect("git");
+    assert!(st.success());
+    let manifest = dir.path().join("lanes.toml");
+    std::fs::write(
+        &manifest,
+        "schema = \"schedule-manifest/v2\"\nrepository = \"example/pipe\"\nsuite = [\"pipe.toml\"]\n\
+         [[lanes]]\nname = \"all\"\ncron = \"0 * * * *\"\ntimezone = \"UTC\"\n\
+         completion_window_minutes = 50\ncases = [\"*\"]\nbaseline = \"last-clean\"\n",
+    )
+    .expect("manifest");
+    let (manifest, history) = (
+        manifest.to_str().expect("utf-8").to_owned(),
+        history.to_str().expect("utf-8").to_owned(),
+    );
+    let lane_out = dir.path().join("lane-sealed");
+    let lane_out = lane_out.to_str().expect("utf-8").to_owned();
+    let lane_id = ok(&exec(
+        &state,
+        &[
+            "lane",
+            "run",
+            "--manifest",
+            &manifest,
+            "--lane",
+            "all",
+            "--history",
+            &history,
+            "--commit",
+            &"a".repeat(40),
+            "--out",
+            &lane_out,
+            "--wait",
+        ],
+    ))
+    .lines()
+    .last()
+    .expect("the id")
+    .to_owned();
     let commands: Vec<Vec<&str>> = vec![
+        vec!["lane", "list"],
+        vec!["lane", "status", &lane_id],
+        vec!["lane", "status", &lane_id, "--json"],
+        vec!["lane", "advance", &lane_id],
         vec!["bench", "plan", &intent, "--children"],
         vec!["bench", "submit", &intent, "--slots", "2"],
         vec!["bench", "status", &digest],
