@@ -18,7 +18,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Check sealed benchmark-result/v1 files: canonical bytes, digest (when
+    /// Check sealed benchmark-result/v1 and v2 files: canonical bytes, digest (when
     /// the file name carries one), schema and semantic invariants.
     ///
     /// Directories are searched recursively for *.json. Exit status: 0 all
