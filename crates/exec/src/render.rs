@@ -292,7 +292,17 @@ pub fn lane_status(s: &crate::lane::LaneStatus) -> String {
         ));
     }
     if let Some(r) = &e.sealed {
-        o.push_str(&format!("  sealed {} at {}\n", r.digest, r.path.display()));
+        let moved = !r.path.exists();
+        o.push_str(&format!(
+            "  sealed {} at {}{}\n",
+            r.digest,
+            r.path.display(),
+            if moved {
+                " (no longer there: a sweep moves the handoffs it persisted to .persisted/)"
+            } else {
+                ""
+            }
+        ));
         if let Some(rec) = crate::lane::read_sealed(r) {
             o.push_str(&lane_verdicts(&rec));
         }

@@ -253,9 +253,12 @@ pub fn start(
     }
     let slot = match &opts.slot {
         Some(s) => {
-            let t = benchops::time::Utc::parse(s)
-                .map_err(|e| LaneError::Slot(format!("--slot {s:?}: {}", e.reason)))?;
-            let _ = t;
+            benchops::time::Utc::parse(s).map_err(|e| {
+                LaneError::Slot(format!(
+                    "--slot {s:?} is not an RFC 3339 UTC instant: {}",
+                    e.reason
+                ))
+            })?;
             s.clone()
         }
         None => slot::latest_slot(lane.name.as_str(), &lane.cron, &lane.timezone, opts.now)
