@@ -1,0 +1,159 @@
+//! `cargo xtask pipeline`: the local pipeline on the embedded default, end
+//! to end, from separate processes of the real binaries:
+//!
+//! 1. a demo subject (a git repository built from `examples/lane/subject/`)
+//!    gets its first lane run, which seals with no baseline and proposes
+//!    one; the publisher's local sweep persists it to the history branch;
+//! 2. a commit slows the `large` case by 30%: the lane run suspects it,
+//!    re-runs it, confirms the drift and seals it; the sweep opens an issue
+//!    in the local ledger;
+//! 3. a commit fixes it: the lane run re-runs the drifting case to confirm
+//!    the clear; the sweep closes the issue and prints health.
+//!
+//! Everything lives in `.benchops/lane-demo/`, made afresh on every run.
+
+use std::path::Path;
+
+use anyhow::{Context as _, Result, bail};
+
+use crate::{capture, run, target_dir};
+
+const DEMO: &str = ".benchops/lane-demo";
+const MANIFEST: &str = "examples/lane/schedule.toml";
+
+/// Writes the subject's speed and commits it.
+fn commit_speed(subject: &Path, small_ms: u32, large_ms: u32, message: &str) -> Result<()> {
+    std::fs::write(
+        subject.join("speed.conf"),
+        format!("SMALL_MS={small_ms}\nLARGE_MS={large_ms}\n"),
+    )?;
+    let git = |args: &[&str]| -> Result<()> {
+        let st = std::process::Command::new("git")
+            .arg("-C")
+            .arg(subject)
+            .args([
+                "-c",
+                "user.name=benchops demo",
+                "-c",
+                "user.email=demo@benchops.invalid",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .status()
+            .context("failed to run git")?;
+        if !st.success() {
+            bail!("git {} failed in {}", args.join(" "), subject.display());
+        }
+        Ok(())
+    };
+    git(&["add", "-A"])?;
+    git(&["commit", "--quiet", "-m", message])?;
+    Ok(())
+}
+
+/// The slot `days_back` days before today, at midnight UTC.
+fn day_slot(days_back: u64) -> Result<String> {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .context("clock before 1970")?
+        .as_secs();
+    let day = (secs / 86_400).saturating_sub(days_back);
+    let minute = crate::civil(day as i64);
+    Ok(format!("{minute}T00:00:00Z"))
+}
+
+/// Runs the demo; see the module docs.
+pub fn pipeline() -> Result<()> {
+    run("cargo", &["build", "--quiet", "--locked", "--bins"], &[])?;
+    let target = target_dir()?;
+    let exec = target.join("debug/benchops-exec");
+    let publish = target.join("debug/benchops-publish");
+    let demo = Path::new(DEMO);
+    if demo.exists() {
+        std::fs::remove_dir_all(demo).with_context(|| format!("failed to clear {DEMO}"))?;
+    }
+    let subject = demo.join("widgets");
+    std::fs::create_dir_all(&subject)?;
+    std::fs::copy("examples/lane/subject/work.sh", subject.join("work.sh"))?;
+    let st = std::process::Command::new("git")
+        .args(["init", "--quiet"])
+        .arg(&subject)
+        .status()?;
+    if !st.success() {
+        bail!("git init failed");
+    }
+    let state = demo.display().to_string();
+    let sealed = demo.join("sealed").display().to_string();
+    let history = demo.join("history.git").display().to_string();
+    let subject_s = subject.display().to_string();
+    let sweep = || -> Result<String> {
+        capture(
+            &publish,
+            &["sweep", "--local", &state, "--manifest", MANIFEST],
+            true,
+        )
+    };
+    let lane_run = |slot: &str| -> Result<String> {
+        capture(
+            &exec,
+            &[
+                "--state",
+                &state,
+                "lane",
+                "run",
+                "--manifest",
+                MANIFEST,
+                "--lane",
+                "comprehensive",
+                "--history",
+                &history,
+                "--subject",
+                &subject_s,
+                "--slot",
+                slot,
+                "--slots",
+                "2",
+                "--out",
+                &sealed,
+                "--wait",
+            ],
+            true,
+        )
+    };
+    // The history repository exists before the first lane run reads it.
+    sweep()?;
+
+    eprintln!("\nxtask: 1/3 the first lane run: no baseline yet, so it proposes one");
+    commit_speed(&subject, 50, 100, "widgets: first version")?;
+    lane_run(&day_slot(2)?)?;
+    sweep()?;
+
+    eprintln!("\nxtask: 2/3 a commit makes the large case 30% slower");
+    commit_speed(&subject, 50, 130, "widgets: a slower large path")?;
+    let out = lane_run(&day_slot(1)?)?;
+    if !out.contains("confirmed_regression") {
+        bail!("the lane run did not confirm the injected regression");
+    }
+    let report = sweep()?;
+    if !report.contains("opened 1") {
+        bail!("the sweep did not open an issue for the confirmed drift");
+    }
+
+    eprintln!("\nxtask: 3/3 a commit fixes it; the lane run confirms the clear");
+    commit_speed(&subject, 50, 100, "widgets: the large path is fast again")?;
+    lane_run(&day_slot(0)?)?;
+    let report = sweep()?;
+    if !report.contains("closed 1") {
+        bail!("the sweep did not close the issue after the fix");
+    }
+    eprintln!("xtask: pipeline done: a confirmed drift was opened and, after the fix, closed");
+    eprintln!("xtask:   subject          {subject_s} (git log shows the three commits)");
+    eprintln!("xtask:   lane executions  {state}/lanes/ (`benchops-exec --state {state} lane list`)");
+    eprintln!("xtask:   sealed records   {sealed}/.persisted/");
+    eprintln!(
+        "xtask:   history          {history} (`git --git-dir {history} log --stat benchmark-history`)"
+    );
+    eprintln!("xtask:   issue ledger     {state}/issues.json");
+    Ok(())
+}
