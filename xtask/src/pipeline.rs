@@ -149,7 +149,9 @@ pub fn pipeline() -> Result<()> {
     }
     eprintln!("xtask: pipeline done: a confirmed drift was opened and, after the fix, closed");
     eprintln!("xtask:   subject          {subject_s} (git log shows the three commits)");
-    eprintln!("xtask:   lane executions  {state}/lanes/ (`benchops-exec --state {state} lane list`)");
+    eprintln!(
+        "xtask:   lane executions  {state}/lanes/ (`benchops-exec --state {state} lane list`)"
+    );
     eprintln!("xtask:   sealed records   {sealed}/.persisted/");
     eprintln!(
         "xtask:   history          {history} (`git --git-dir {history} log --stat benchmark-history`)"
