@@ -309,8 +309,8 @@ fn targets(b: &Figures, peers: &[Figures], eq: &[EqualRecall]) -> Vec<Target> {
     t.push(Target {
         what: "F1 ahead of every peer",
         figure: match &best_peer_f1 {
-            Some((v, l)) => format!("{:.1}% vs best peer {l} {:.1}%", f1 * 100.0, v * 100.0),
-            None => format!("{:.1}%", f1 * 100.0),
+            Some((v, l)) => format!("{:.2}% vs best peer {l} {:.2}%", f1 * 100.0, v * 100.0),
+            None => format!("{:.2}%", f1 * 100.0),
         },
         pass: best_peer_f1.is_none_or(|(v, _)| f1 > v),
     });

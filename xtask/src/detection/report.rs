@@ -428,7 +428,7 @@ pub(crate) fn lifecycle(figs: &[&Figures]) -> String {
 /// regressions left open by CV.
 pub(crate) fn verdict_mix(f: &Figures) -> String {
     let mut s = format!(
-        "{:<9}{:>12}{:>14}{:>15}{:>14}{:>14}{:>16}\n",
+        "{:<9}{:>12}{:>14}{:>15}{:>14}{:>14}{:>18}\n",
         "A/A cv",
         "within",
         "inconclusive",
@@ -447,7 +447,7 @@ pub(crate) fn verdict_mix(f: &Figures) -> String {
             .pct()
         };
         s += &format!(
-            "{:<9}{:>12}{:>14}{:>15}{:>14}{:>14}{:>16}\n",
+            "{:<9}{:>12}{:>14}{:>15}{:>14}{:>14}{:>18}\n",
             format!("{}%", CVS[cv] * 100.0),
             pct(0),
             pct(1),
