@@ -13,7 +13,11 @@
 //!   issue ledger, then its fix and the issue's close (see `pipeline.rs`).
 //! - `detection-bench`: the detection-quality benchmark of the drift
 //!   policy against peer rules (see `detection.rs`).
+//! - `bench-webhooks`: webhook ingestion throughput and latency of
+//!   `benchops-app` against a Node `@octokit/webhooks` receiver under `wrk`,
+//!   with a bad-signature flood (see `bench_webhooks.rs`).
 
+mod bench_webhooks;
 mod detection;
 mod pipeline;
 
@@ -30,8 +34,11 @@ fn main() -> Result<()> {
         Some("pipeline") => pipeline::pipeline(),
         Some("bench-slurm") => bench_slurm(),
         Some("detection-bench") => detection::main(&args[1..]),
+        Some("bench-webhooks") => bench_webhooks::main(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <ci|bench|bench-slurm|pipeline>");
+            eprintln!(
+                "usage: cargo xtask <ci|bench|bench-slurm|bench-webhooks|pipeline|detection-bench>"
+            );
             bail!("unknown or missing task")
         }
     }
