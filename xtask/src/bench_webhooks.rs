@@ -24,7 +24,8 @@
 //! also written to `target/bench-webhooks.json`.
 //!
 //! `BENCH_DURATION` sets the seconds of each measured run (default 15),
-//! `BENCH_WARMUP` those of each warm-up (default 3). Every process started
+//! `BENCH_WARMUP` those of each warm-up (default 3); `BENCH_APP_EXE` runs
+//! that `benchops-app` binary instead of building one. Every process started
 //! here is stopped when the task ends, on error too; every wait has a
 //! deadline. Missed targets do not fail the task; a wrong answer, a leak
 //! into the App's log or a failed run does.
@@ -114,9 +115,14 @@ pub(crate) fn main(args: &[String]) -> Result<()> {
 
     let mut app = None;
     if with_app {
-        let build = ["build", "--locked", "--release", "-p", "benchops-app"];
-        run("cargo", &build, &[])?;
-        let exe = target_dir()?.join("release/benchops-app");
+        let exe = match std::env::var_os("BENCH_APP_EXE") {
+            Some(exe) => PathBuf::from(exe),
+            None => {
+                let build = ["build", "--locked", "--release", "-p", "benchops-app"];
+                run("cargo", &build, &[])?;
+                target_dir()?.join("release/benchops-app")
+            }
+        };
         app = Some(bench_app(&mut bench, &exe)?);
     }
     let mut nodes = Vec::new();
@@ -897,22 +903,15 @@ fn on_path(tool: &str) -> bool {
 
 /// The first line a tool prints about itself, on either stream.
 fn first_line(tool: &str, args: &[&str]) -> String {
-    Command::new(tool).args(args).output().map_or_else(
-        |_| String::new(),
-        |o| {
-            let text = if o.stdout.is_empty() {
-                o.stderr
-            } else {
-                o.stdout
-            };
-            String::from_utf8_lossy(&text)
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_owned()
-        },
-    )
+    let Ok(o) = Command::new(tool).args(args).output() else {
+        return String::new();
+    };
+    let text = String::from_utf8_lossy(if o.stdout.is_empty() {
+        &o.stderr
+    } else {
+        &o.stdout
+    });
+    text.lines().next().unwrap_or("").trim().to_owned()
 }
 
 /// The installed version of `@octokit/webhooks`.
@@ -977,18 +976,17 @@ mod tests {
                    \"errors\":{\"connect\":0,\"read\":1,\"write\":0,\"status\":10,\"timeout\":2},\
                    \"latency_us\":{\"p50\":1500,\"p90\":2000,\"p99\":4000,\"p999\":5000,\"max\":9000,\"mean\":1600.0}}\n";
         let w = Wrk::parse(out).expect("parse");
-        assert_eq!(w.requests, 1000);
-        assert_eq!(w.status_errors, 10);
-        assert_eq!(w.socket_errors, 3);
+        assert_eq!(
+            (w.requests, w.status_errors, w.socket_errors),
+            (1000, 10, 3)
+        );
         assert!((w.ok_rps() - 495.0).abs() < 1e-9);
         assert!((w.p99_ms - 4.0).abs() < 1e-9);
     }
 
     #[test]
     fn thousands_groups_digits() {
-        assert_eq!(thousands(0.4), "0");
-        assert_eq!(thousands(999.0), "999");
-        assert_eq!(thousands(31234.4), "31,234");
-        assert_eq!(thousands(1234567.0), "1,234,567");
+        let got = [0.4, 999.0, 31234.4, 1234567.0].map(thousands);
+        assert_eq!(got, ["0", "999", "31,234", "1,234,567"]);
     }
 }
