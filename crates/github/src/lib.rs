@@ -58,10 +58,12 @@ pub mod handoff;
 pub mod issues;
 mod metrics;
 mod names;
+pub mod oidc;
 pub mod pacing;
 pub mod retry;
 mod time;
 mod token;
+pub mod token_service;
 
 pub use app::{App, AppClient, Installation, InstallationId, InstallationToken};
 pub use auth::{AppId, AppKey, JwtClaims, Phase};
@@ -78,7 +80,9 @@ pub use issues::{
 };
 pub use metrics::{Metrics, OperationMetrics};
 pub use names::{GitSha, RefName, Repo};
+pub use oidc::{ActionsClaims, GITHUB_ACTIONS_ISSUER, OidcError, OidcSettings, OidcVerifier};
 pub use pacing::PacingLimits;
 pub use retry::RetryPolicy;
 pub use time::{Clock, ManualClock, Sleeper, SystemClock, TokioSleeper};
 pub use token::Token;
+pub use token_service::{IdTokenRequest, TokenService, TokenServiceError};

@@ -76,7 +76,7 @@ pub enum Command {
     /// nothing is half-written), 3 (local mode) another sweep of DIR held
     /// the sweep lock for the whole --lock-wait (nothing done; run again).
     #[command(
-        after_help = "Examples:\n  benchops-publish sweep --local .benchops/ --manifest schedule.toml\n  benchops-publish sweep --local --manifest examples/schedule.toml   # DIR defaults to .benchops\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff sealed/ --manifest schedule.toml\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff-refs --manifest schedule.toml\n\nSee docs/cli/sweep-local.md for the layout, markers, ledger format and retry rules.",
+        after_help = "Examples:\n  benchops-publish sweep --local .benchops/ --manifest schedule.toml\n  benchops-publish sweep --local --manifest examples/schedule.toml   # DIR defaults to .benchops\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff sealed/ --manifest schedule.toml\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff-refs --manifest schedule.toml\n  benchops-publish sweep --github --repo acme/bench --token-service https://benchops-app.example.org --handoff-refs --manifest schedule.toml\n\nSee docs/cli/sweep-local.md for the layout, markers, ledger format and retry rules.",
         group(clap::ArgGroup::new("mode").required(true).args(["local", "github"]))
     )]
     Sweep {
@@ -89,8 +89,9 @@ pub enum Command {
             default_missing_value = ".benchops"
         )]
         local: Option<PathBuf>,
-        /// GitHub mode: needs --repo, --app-id, --app-key-file (or
-        /// BENCHOPS_APP_KEY_FILE), and --handoff, --handoff-refs or both.
+        /// GitHub mode: needs --repo, either --token-service URL or
+        /// --app-id with --app-key-file (or BENCHOPS_APP_KEY_FILE), and
+        /// --handoff, --handoff-refs or both.
         #[arg(long)]
         github: bool,
         /// GitHub mode: the repository, OWNER/NAME.
@@ -103,6 +104,21 @@ pub enum Command {
         /// variable names the file; it never holds the key.
         #[arg(long, value_name = "PEM", env = "BENCHOPS_APP_KEY_FILE")]
         app_key_file: Option<PathBuf>,
+        /// GitHub mode: get each phase's installation token from
+        /// benchops-app's OIDC exchange at URL instead of a local App key
+        /// (the job needs `permissions: id-token: write`); each token is
+        /// handed back for revocation when its phase ends.
+        #[arg(long, value_name = "URL", conflicts_with_all = ["app_id", "app_key_file"])]
+        token_service: Option<String>,
+        /// GitHub mode with --token-service: the audience of the Actions
+        /// ID token, as the service's `oidc.audience` expects it.
+        #[arg(
+            long,
+            value_name = "AUDIENCE",
+            default_value = "benchops-app",
+            requires = "token_service"
+        )]
+        token_audience: String,
         /// GitHub mode: the directory of sealed handoffs (*.json).
         #[arg(long, value_name = "DIR")]
         handoff: Option<PathBuf>,

@@ -32,7 +32,7 @@
 //! `reopened`, in the same request as the body and state;
 //! `DeleteDuplicateComment` deletes the later copy (a 404 counts as done).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -47,7 +47,7 @@ use benchops_github::{
     AppClient, AppId, AppKey, Clock as ApiClock, GitHubClient, GitHubError, GitSha, HandoffContent,
     InstallationId, Issue, IssueState as ApiIssueState, IssueUpdate, LabelOutcome, LabelSpec,
     NewIssue, PacingLimits, Phase as TokenPhase, RefDeletion, RefName, Repo, RetryPolicy, Sleeper,
-    StateFilter, StateReason, TreeFile,
+    StateFilter, StateReason, Token, TokenService, TreeFile,
 };
 
 use crate::ledger::Applied;
@@ -114,6 +114,21 @@ pub struct GitHubSweepOptions {
     pub max_actions: Option<usize>,
     /// How the client is built.
     pub client: ClientSettings,
+    /// Get the phase tokens from benchops-app's OIDC exchange instead of
+    /// the App key (`app_id` and `app_key_file` are then unused).
+    pub token_service: Option<TokenServiceOptions>,
+}
+
+/// Where phase tokens come from when no App key is held.
+#[derive(Debug, Clone)]
+pub struct TokenServiceOptions {
+    /// The benchops-app base URL.
+    pub url: String,
+    /// The audience of the Actions ID token.
+    pub audience: String,
+    /// Where ID tokens come from; `None`: the job's environment
+    /// (`ACTIONS_ID_TOKEN_REQUEST_URL`, `ACTIONS_ID_TOKEN_REQUEST_TOKEN`).
+    pub id_token_request: Option<benchops_github::IdTokenRequest>,
 }
 
 impl GitHubSweepOptions {
@@ -143,6 +158,7 @@ impl GitHubSweepOptions {
             workflow_run: None,
             max_actions: None,
             client: ClientSettings::default(),
+            token_service: None,
         }
     }
 
@@ -205,22 +221,70 @@ pub fn is_benchops_issue(author: Option<&str>, bot_login: &str) -> bool {
 // ---------------------------------------------------------------------------
 // Shared setup
 
-/// What both GitHub ports share: the repository, the client and the App.
+/// Where the phase tokens come from.
+#[derive(Debug)]
+enum Minter {
+    /// The App key: JWT, installation lookup, token.
+    App(AppClient),
+    /// benchops-app's OIDC exchange; the tokens held, by phase, for
+    /// revocation through the service.
+    Service {
+        service: TokenService,
+        held: RefCell<Vec<(TokenPhase, Token)>>,
+        bot_login: RefCell<Option<String>>,
+    },
+}
+
+/// What both GitHub ports share: the repository, the client and the way
+/// tokens are minted.
 #[derive(Debug)]
 struct Shared {
     repo: Repo,
     client: GitHubClient,
-    app: AppClient,
+    minter: Minter,
     installation: Cell<Option<InstallationId>>,
 }
 
 impl Shared {
+    fn app(&self) -> Result<&AppClient, StepError> {
+        match &self.minter {
+            Minter::App(app) => Ok(app),
+            Minter::Service { .. } => Err(StepError::new(
+                "use the App key",
+                Cause::Config {
+                    reason: "no App key in token-service mode".to_owned(),
+                },
+            )),
+        }
+    }
+
+    /// The App's bot login: from the token service when it said, else
+    /// `GET /app` with the App key.
+    async fn bot_login(&self) -> Result<String, StepError> {
+        match &self.minter {
+            Minter::App(app) => Ok(app
+                .get_app()
+                .await
+                .map_err(at("look up the App's slug"))?
+                .bot_login()),
+            Minter::Service { bot_login, .. } => bot_login.borrow().clone().ok_or_else(|| {
+                StepError::new(
+                    "learn the App's bot login",
+                    Cause::Config {
+                        reason: "the token service did not say which bot the App acts as"
+                            .to_owned(),
+                    },
+                )
+            }),
+        }
+    }
+
     async fn installation(&self) -> Result<InstallationId, StepError> {
         if let Some(i) = self.installation.get() {
             return Ok(i);
         }
         let i = self
-            .app
+            .app()?
             .repo_installation(&self.repo)
             .await
             .map_err(at("look up the App's installation"))?
@@ -236,12 +300,34 @@ impl Shared {
         phase: TokenPhase,
         tokens: &mut Vec<PhaseToken>,
     ) -> Result<GitHubClient, StepError> {
-        let installation = self.installation().await?;
-        let token = self
-            .app
-            .create_installation_token(installation, phase, std::slice::from_ref(&self.repo))
-            .await
-            .map_err(at(format!("mint the {phase}-phase token")))?;
+        let token = match &self.minter {
+            Minter::App(app) => {
+                let installation = self.installation().await?;
+                app.create_installation_token(installation, phase, std::slice::from_ref(&self.repo))
+                    .await
+                    .map_err(at(format!("mint the {phase}-phase token")))?
+            }
+            Minter::Service {
+                service,
+                held,
+                bot_login,
+            } => {
+                let what = format!("get the {phase}-phase token from {}", service.url());
+                let id_token = service
+                    .actions_id_token()
+                    .await
+                    .map_err(|e| service_error(&what, e))?;
+                let (token, bot) = service
+                    .exchange(&id_token, phase)
+                    .await
+                    .map_err(|e| service_error(&what, e))?;
+                held.borrow_mut().push((phase, token.token.clone()));
+                if bot.is_some() {
+                    *bot_login.borrow_mut() = bot;
+                }
+                token
+            }
+        };
         tokens.push(PhaseToken {
             phase: phase.to_string(),
             expires_at: token.expires_at.to_string(),
@@ -251,16 +337,47 @@ impl Shared {
     }
 }
 
-/// Revokes the token `gh` holds and marks it revoked in `tokens`.
-async fn revoke(gh: Option<GitHubClient>, tokens: &mut [PhaseToken]) -> Result<(), StepError> {
+/// A token-service failure as a step error (its message holds no token).
+fn service_error(what: &str, e: benchops_github::TokenServiceError) -> StepError {
+    StepError::new(
+        what.to_owned(),
+        Cause::Config {
+            reason: e.to_string(),
+        },
+    )
+}
+
+/// Revokes the token `gh` holds (at GitHub, or through the token service
+/// that minted it) and marks it revoked in `tokens`.
+async fn revoke(
+    shared: &Shared,
+    gh: Option<GitHubClient>,
+    tokens: &mut [PhaseToken],
+) -> Result<(), StepError> {
     let Some(gh) = gh else {
         return Ok(());
     };
     let phase = gh.phase();
-    gh.revoke_token().await.map_err(at(format!(
+    let what = format!(
         "revoke the {}-phase token",
         phase.map_or_else(|| "?".to_owned(), |p| p.to_string())
-    )))?;
+    );
+    match &shared.minter {
+        Minter::App(_) => gh.revoke_token().await.map_err(at(what))?,
+        Minter::Service { service, held, .. } => {
+            let token = {
+                let mut held = held.borrow_mut();
+                let i = held.iter().rposition(|(p, _)| Some(*p) == phase);
+                i.map(|i| held.remove(i).1)
+            };
+            if let Some(token) = token {
+                service
+                    .revoke(&token)
+                    .await
+                    .map_err(|e| service_error(&what, e))?;
+            }
+        }
+    }
     if let Some(t) = tokens
         .iter_mut()
         .rev()
@@ -504,7 +621,7 @@ impl HistoryStore for GitHubStore {
     }
 
     async fn end(&mut self) -> Result<(), StepError> {
-        revoke(self.gh.take(), &mut self.tokens).await
+        revoke(&self.shared, self.gh.take(), &mut self.tokens).await
     }
 
     fn tokens(&self) -> Vec<PhaseToken> {
@@ -599,19 +716,13 @@ impl IssueTracker for GitHubTracker {
 
     async fn begin(&mut self) -> Result<(), StepError> {
         // The App's slug names the bot whose issues and comments are
-        // benchops's own.
-        let app = self
-            .shared
-            .app
-            .get_app()
-            .await
-            .map_err(at("look up the App's slug"))?;
-        self.bot_login = app.bot_login();
+        // benchops's own (with a token service, its exchange says).
         let gh = self
             .shared
             .phase_client(TokenPhase::Issues, &mut self.tokens)
             .await?;
         self.gh = Some(gh);
+        self.bot_login = self.shared.bot_login().await?;
         Ok(())
     }
 
@@ -836,7 +947,7 @@ impl IssueTracker for GitHubTracker {
     }
 
     async fn end(&mut self) -> Result<(), StepError> {
-        revoke(self.gh.take(), &mut self.tokens).await
+        revoke(&self.shared, self.gh.take(), &mut self.tokens).await
     }
 
     fn tokens(&self) -> Vec<PhaseToken> {
@@ -911,27 +1022,42 @@ pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, Swee
         }
         _ => {}
     }
-    let pem = benchops::fsio::read_input_file(&opts.app_key_file, MAX_KEY_BYTES)
-        .map_err(|source| {
-            StepError::new(
-                "read the App key",
-                Cause::ReadFile {
-                    what: "App private key file",
-                    path: opts.app_key_file.clone(),
-                    source,
-                },
-            )
-        })
-        .map_err(setup_error)?;
-    let key = AppKey::from_pem(AppId::new(opts.app_id), &pem)
-        .map_err(at("read the App key"))
-        .map_err(setup_error)?;
     let client = build_client(opts).map_err(setup_error)?;
-    let app = client.app(key);
+    let minter = match &opts.token_service {
+        Some(ts) => Minter::Service {
+            service: {
+                let s = TokenService::new(ts.url.clone(), ts.audience.clone());
+                match &ts.id_token_request {
+                    Some(r) => s.with_id_token_request(r.clone()),
+                    None => s,
+                }
+            },
+            held: RefCell::new(Vec::new()),
+            bot_login: RefCell::new(None),
+        },
+        None => {
+            let pem = benchops::fsio::read_input_file(&opts.app_key_file, MAX_KEY_BYTES)
+                .map_err(|source| {
+                    StepError::new(
+                        "read the App key",
+                        Cause::ReadFile {
+                            what: "App private key file",
+                            path: opts.app_key_file.clone(),
+                            source,
+                        },
+                    )
+                })
+                .map_err(setup_error)?;
+            let key = AppKey::from_pem(AppId::new(opts.app_id), &pem)
+                .map_err(at("read the App key"))
+                .map_err(setup_error)?;
+            Minter::App(client.app(key))
+        }
+    };
     let shared = Rc::new(Shared {
         repo: repo.clone(),
         client: client.clone(),
-        app,
+        minter,
         installation: Cell::new(None),
     });
     let mut store = GitHubStore {

@@ -65,6 +65,8 @@ fn main() -> ExitCode {
             repo,
             app_id,
             app_key_file,
+            token_service,
+            token_audience,
             handoff,
             handoff_refs,
             manifest,
@@ -73,19 +75,26 @@ fn main() -> ExitCode {
             max_record_bytes,
         } => {
             let swept = if github {
-                let (Some(repo), Some(app_id), Some(app_key_file), true) = (
-                    repo,
-                    app_id,
-                    app_key_file,
-                    handoff.is_some() || handoff_refs,
-                ) else {
+                let credentials = match (token_service, app_id, app_key_file) {
+                    (Some(url), _, _) => Some((0, PathBuf::new(), Some(url))),
+                    (None, Some(id), Some(key)) => Some((id, key, None)),
+                    _ => None,
+                };
+                let (Some(repo), Some((app_id, app_key_file, service)), true) =
+                    (repo, credentials, handoff.is_some() || handoff_refs)
+                else {
                     eprintln!(
-                        "error: --github needs --repo OWNER/NAME, --app-id N, --app-key-file PEM (or BENCHOPS_APP_KEY_FILE naming the file), and --handoff DIR, --handoff-refs or both"
+                        "error: --github needs --repo OWNER/NAME, either --token-service URL or --app-id N with --app-key-file PEM (or BENCHOPS_APP_KEY_FILE naming the file), and --handoff DIR, --handoff-refs or both"
                     );
                     return ExitCode::from(FAILED);
                 };
                 let mut opts =
                     github::GitHubSweepOptions::new(repo, app_id, app_key_file, handoff, manifest);
+                opts.token_service = service.map(|url| github::TokenServiceOptions {
+                    url,
+                    audience: token_audience,
+                    id_token_request: None,
+                });
                 opts.handoff_refs = handoff_refs;
                 opts.max_record_bytes = max_record_bytes;
                 let (trigger, run, server) = github::actions_context_from_env();

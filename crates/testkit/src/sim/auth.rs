@@ -57,6 +57,33 @@ pub fn sign_jwt(private_key_pem: &str, claims: &Value) -> String {
     format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(signature))
 }
 
+/// Signs claims as an RS256 JWT whose header names the key `kid` (how an
+/// OIDC issuer signs ID tokens).
+pub fn sign_jwt_with_kid(private_key_pem: &str, kid: &str, claims: &Value) -> String {
+    let header =
+        URL_SAFE_NO_PAD.encode(json!({ "alg": "RS256", "typ": "JWT", "kid": kid }).to_string());
+    let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
+    let signing_input = format!("{header}.{payload}");
+    let key = SigningKey::<Sha256>::new(private_key(private_key_pem));
+    let signature = key.sign(signing_input.as_bytes()).to_bytes();
+    format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(signature))
+}
+
+/// The public JWK (RFC 7517) of a private key, named `kid`: what an OIDC
+/// issuer lists in its JWKS.
+pub fn public_jwk(private_key_pem: &str, kid: &str) -> Value {
+    use rsa::traits::PublicKeyParts as _;
+    let public = RsaPublicKey::from(&private_key(private_key_pem));
+    json!({
+        "kty": "RSA",
+        "alg": "RS256",
+        "use": "sig",
+        "kid": kid,
+        "n": URL_SAFE_NO_PAD.encode(public.n().to_bytes_be()),
+        "e": URL_SAFE_NO_PAD.encode(public.e().to_bytes_be()),
+    })
+}
+
 /// An App JWT for `app_id` signed with the test key, the way GitHub
 /// documents it: `iss` the App id, `iat` and `exp` in Unix seconds.
 pub fn app_jwt(app_id: u64, iat: i64, exp: i64) -> String {
