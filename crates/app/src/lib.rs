@@ -1,6 +1,228 @@
 //! The benchops GitHub App backend.
 //!
-//! It will expose `router(state) -> axum::Router`: webhook intake with
-//! constant-time HMAC verification, and minting of installation tokens scoped
-//! to one publication phase. Nothing is served yet; the `benchops-app` binary
-//! says so and exits with status 2 rather than pretending to run.
+//! [`router`] serves:
+//! - `POST /webhook`: signed deliveries, verified before anything is parsed,
+//!   deduped on the delivery id, acknowledged, then worked off through a
+//!   bounded queue ([`webhook`], [`events`], [`worker`]);
+//! - `POST /token`, `POST /token/revoke`: the Actions OIDC exchange for an
+//!   installation token scoped to one repository and one phase, and its
+//!   revocation ([`token`], [`policy`]);
+//! - `GET /healthz`, `GET /readyz`, `GET /metrics` ([`pages`]);
+//! - `GET /status`, `GET /status.json` ([`status`]).
+//!
+//! State is one SQLite file ([`store`]); configuration is one TOML file
+//! plus environment variables ([`config`]). [`serve`] runs the whole
+//! server until SIGTERM or SIGINT, then drains the queue.
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = benchops_app::config::load(std::path::Path::new("app.toml"))?;
+//! let (state, worker) = benchops_app::build(config)?;
+//! let app = benchops_app::router(state.clone());
+//! # let _ = (app, worker); Ok(()) }
+//! ```
+
+pub mod config;
+pub mod events;
+pub mod pages;
+pub mod policy;
+
+pub mod status;
+pub mod store;
+pub mod telemetry;
+pub mod token;
+pub mod webhook;
+pub mod worker;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use benchops_github::oidc::{OidcSettings, OidcVerifier};
+use benchops_github::{AppClient, AppId, AppKey, GitHubClient};
+use tokio::sync::{OnceCell, mpsc};
+
+use crate::config::Config;
+use crate::events::RouteRules;
+use crate::store::Store;
+use crate::telemetry::Metrics;
+use crate::worker::Worker;
+
+/// The drift label when the configuration names none.
+pub const DEFAULT_DRIFT_LABEL: &str = "benchmark-drift";
+
+/// Everything a request handler shares.
+#[derive(Debug)]
+pub struct AppState {
+    /// The validated configuration.
+    pub config: Config,
+    /// The database.
+    pub store: Store,
+    /// The metrics.
+    pub metrics: Arc<Metrics>,
+    /// The queue to the worker.
+    pub queue: mpsc::Sender<i64>,
+    /// How deliveries are routed.
+    pub rules: RouteRules,
+    /// The OIDC verifier.
+    pub oidc: OidcVerifier,
+    /// The GitHub client (no credential).
+    pub github: GitHubClient,
+    /// The client authenticated as the App.
+    pub app_client: AppClient,
+    /// The App's bot login, once known.
+    pub bot_login: Arc<OnceCell<String>>,
+}
+
+/// Why the server could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The database.
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    /// The App key or the GitHub client.
+    #[error("GitHub client: {0}")]
+    GitHub(#[from] benchops_github::GitHubError),
+    /// The OIDC settings.
+    #[error("OIDC: {0}")]
+    Oidc(#[from] benchops_github::oidc::OidcError),
+    /// The App key file.
+    #[error("{path}: {reason}")]
+    Key {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Opens the database and builds the shared state and the worker (not
+/// started: run [`Worker::run`] with the receiver it holds).
+pub fn build(config: Config) -> Result<(Arc<AppState>, WorkerHandle), BuildError> {
+    let store = Store::open(&config.data_dir)?;
+    let pem =
+        benchops::fsio::read_input_file(&config.private_key_file, 64 * 1024).map_err(|e| {
+            BuildError::Key {
+                path: config.private_key_file.clone(),
+                reason: e.to_string(),
+            }
+        })?;
+    let key = AppKey::from_pem(AppId::new(config.app_id), &pem)?;
+    let mut builder = GitHubClient::builder();
+    if let Some(url) = &config.github_api_url {
+        builder = builder.base_url(url.clone());
+    }
+    let github = builder.timeout(Duration::from_secs(20)).build()?;
+    let app_client = github.app(key);
+    let mut settings = OidcSettings::new(config.oidc.issuer.clone(), config.oidc.audience.clone());
+    settings.leeway = config.leeway();
+    let oidc = OidcVerifier::new(settings)?;
+    let metrics = Arc::new(Metrics::new());
+    let (tx, rx) = mpsc::channel(config.queue_capacity);
+    let bot_login = Arc::new(OnceCell::new());
+    let rules = RouteRules {
+        drift_label: DEFAULT_DRIFT_LABEL.to_owned(),
+        history_ref: benchops::layout::HISTORY_REF.to_owned(),
+        workflow_path: config.policy.workflow_path.clone(),
+    };
+    let worker = Worker {
+        store: store.clone(),
+        metrics: metrics.clone(),
+        github: github.clone(),
+        app_client: app_client.clone(),
+        bot_login: bot_login.clone(),
+        capacity: config.queue_capacity,
+    };
+    let state = Arc::new(AppState {
+        config,
+        store,
+        metrics,
+        queue: tx,
+        rules,
+        oidc,
+        github,
+        app_client,
+        bot_login,
+    });
+    Ok((state, WorkerHandle { worker, rx }))
+}
+
+/// The worker and its end of the queue.
+#[derive(Debug)]
+pub struct WorkerHandle {
+    worker: Worker,
+    rx: mpsc::Receiver<i64>,
+}
+
+impl WorkerHandle {
+    /// Runs the worker until every sender is gone and the queue is empty.
+    pub async fn run(self) {
+        self.worker.run(self.rx).await
+    }
+}
+
+/// The HTTP routes.
+pub fn router(state: Arc<AppState>) -> Router {
+    let max_body = state.config.max_body_bytes;
+    Router::new()
+        .route(
+            "/webhook",
+            post(webhook::receive).layer(DefaultBodyLimit::max(max_body)),
+        )
+        .route(
+            "/token",
+            post(token::exchange).layer(DefaultBodyLimit::max(token::MAX_TOKEN_REQUEST_BYTES)),
+        )
+        .route("/token/revoke", post(token::revoke))
+        .route("/healthz", get(pages::healthz))
+        .route("/readyz", get(pages::readyz))
+        .route("/metrics", get(pages::metrics))
+        .route("/status", get(pages::status_html))
+        .route("/status.json", get(pages::status_json))
+        .with_state(state)
+}
+
+/// Runs the server on `listener` until `shutdown` resolves, then stops
+/// taking requests, drains the queue (at most `drain` long) and returns.
+pub async fn serve_on(
+    listener: tokio::net::TcpListener,
+    state: Arc<AppState>,
+    worker: WorkerHandle,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    drain: Duration,
+) -> std::io::Result<()> {
+    let worker = tokio::spawn(worker.run());
+    let app = router(state);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    // The router (and with it every queue sender) is gone: the worker
+    // finishes what was queued and stops.
+    if tokio::time::timeout(drain, worker).await.is_err() {
+        tracing::warn!(
+            "the queue did not drain in {drain:?}; what is left stays in the inbox for the next start"
+        );
+    }
+    Ok(())
+}
+
+/// Resolves on SIGTERM or SIGINT.
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = async {
+        match signal(SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = term => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    tracing::info!("shutting down: draining the queue");
+}

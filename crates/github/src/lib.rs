@@ -15,6 +15,13 @@
 //!   [`AppKey`]), the installation of a repository, installation tokens
 //!   scoped to one [`Phase`], revocation, and `GET /app` for the App's slug
 //!   (its bot is `<slug>[bot]`).
+//! - GitHub Actions OIDC ([`oidc`]): an [`OidcVerifier`] checks an ID
+//!   token's RS256 signature against the issuer's JWKS (discovered, cached,
+//!   refreshed at a bounded rate on an unknown `kid`), its issuer, audience
+//!   and lifetime, and returns the [`ActionsClaims`] benchops-app's policy
+//!   decides on. [`token_service`] is the publisher's client for that
+//!   exchange: one phase-scoped installation token per request, handed back
+//!   for revocation.
 //! - [`Token`]: every credential, never shown by `Debug` or `Display`.
 //! - Failures are [`GitHubError`] variants (404, 409, 422 `RefMoved`, 401,
 //!   403, rate limits, 5xx, transport), each with GitHub's request id.
@@ -66,7 +73,7 @@ mod token;
 pub mod token_service;
 
 pub use app::{App, AppClient, Installation, InstallationId, InstallationToken};
-pub use auth::{AppId, AppKey, JwtClaims, Phase};
+pub use auth::{AppId, AppKey, JwtClaims, PermissionLevel, Phase};
 pub use client::{
     API_VERSION, DEFAULT_API_URL, GitHubClient, GitHubClientBuilder, MAX_PAGES, MEDIA_TYPE,
     api_url_from_env,

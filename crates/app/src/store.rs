@@ -1,0 +1,639 @@
+//! The server's state in one SQLite file (`<data_dir>/app.db`), through
+//! `rusqlite` with SQLite compiled in.
+//!
+//! - **Migrations** are numbered SQL scripts applied in order, each in its
+//!   own transaction, with `PRAGMA user_version` recording the last one; a
+//!   database newer than this binary is refused rather than guessed at.
+//! - **Durability**: WAL journal, `synchronous = NORMAL` (a committed
+//!   transaction survives the process being killed; only a power cut can
+//!   lose the last ones), foreign keys on, a busy timeout so that a second
+//!   process (an operator's `sqlite3`) waits rather than fails.
+//! - **Concurrency**: one writing connection behind a mutex; every change is
+//!   one transaction, so concurrent requests never see or leave half a
+//!   change. Readers (`/status`) open their own connection.
+//! - **Deliveries** are accepted atomically: the delivery id (dedupe) and,
+//!   for routed events, the extract the worker needs (the inbox) are written
+//!   in one transaction before the 202. The worker deletes an inbox row in
+//!   the same transaction as the facts it derived, so a kill at any instant
+//!   either loses nothing or repeats an idempotent step.
+//! - **Never a token**: the token tables hold a SHA-256 handle of each
+//!   minted token (to recognise it at revocation), never the token.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension as _, params};
+use serde::Serialize;
+
+/// The migrations, in order; `user_version` is the number applied.
+const MIGRATIONS: &[&str] = &[
+    // 1: the first schema.
+    "CREATE TABLE installations (
+        id INTEGER PRIMARY KEY,
+        account TEXT NOT NULL,
+        suspended INTEGER NOT NULL DEFAULT 0,
+        deleted INTEGER NOT NULL DEFAULT 0,
+        updated_at TEXT NOT NULL
+     );
+     CREATE TABLE installation_repos (
+        installation_id INTEGER NOT NULL REFERENCES installations(id) ON DELETE CASCADE,
+        repo_id INTEGER NOT NULL,
+        full_name TEXT NOT NULL,
+        PRIMARY KEY (installation_id, repo_id)
+     );
+     CREATE TABLE deliveries (
+        id TEXT PRIMARY KEY,
+        event TEXT NOT NULL,
+        received_at INTEGER NOT NULL
+     ) WITHOUT ROWID;
+     CREATE INDEX deliveries_by_age ON deliveries(received_at);
+     CREATE TABLE inbox (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        delivery TEXT NOT NULL,
+        event TEXT NOT NULL,
+        extract TEXT NOT NULL,
+        received_at INTEGER NOT NULL
+     );
+     CREATE TABLE decisions (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        granted INTEGER NOT NULL,
+        reason TEXT NOT NULL,
+        repository TEXT,
+        phase TEXT,
+        workflow_ref TEXT,
+        event_name TEXT,
+        run_id TEXT,
+        subject TEXT,
+        token_ref TEXT
+     );
+     CREATE TABLE minted (
+        handle BLOB PRIMARY KEY,
+        token_ref TEXT NOT NULL,
+        repository TEXT NOT NULL,
+        phase TEXT NOT NULL,
+        installation_id INTEGER NOT NULL,
+        minted_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        revoked_at TEXT
+     ) WITHOUT ROWID;
+     CREATE TABLE issue_events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        delivery TEXT NOT NULL UNIQUE,
+        repository TEXT NOT NULL,
+        issue INTEGER NOT NULL,
+        title TEXT NOT NULL,
+        action TEXT NOT NULL,
+        label TEXT,
+        actor TEXT NOT NULL,
+        actor_is_app INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        drift_key TEXT
+     );
+     CREATE TABLE workflow_runs (
+        repository TEXT NOT NULL,
+        run_id INTEGER NOT NULL,
+        run_attempt INTEGER NOT NULL,
+        workflow_path TEXT NOT NULL,
+        event TEXT NOT NULL,
+        status TEXT NOT NULL,
+        conclusion TEXT,
+        at TEXT NOT NULL,
+        PRIMARY KEY (repository, run_id, run_attempt)
+     ) WITHOUT ROWID;
+     CREATE TABLE audits (
+        repository TEXT NOT NULL,
+        after_sha TEXT NOT NULL,
+        pusher TEXT NOT NULL,
+        delivery TEXT NOT NULL,
+        issue INTEGER,
+        at TEXT NOT NULL,
+        PRIMARY KEY (repository, after_sha)
+     ) WITHOUT ROWID;
+     CREATE TABLE probe (id INTEGER PRIMARY KEY, at TEXT NOT NULL);",
+];
+
+/// Why a database operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite reported an error.
+    #[error("database {path}: {source}")]
+    Sqlite {
+        /// The database file.
+        path: PathBuf,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The file was written by a newer benchops-app.
+    #[error(
+        "database {path} is at schema version {found}; this build knows {known}: upgrade benchops-app"
+    )]
+    TooNew {
+        /// The database file.
+        path: PathBuf,
+        /// Its `user_version`.
+        found: i64,
+        /// The newest this build applies.
+        known: usize,
+    },
+    /// The data directory could not be made.
+    #[error("data directory {path}: {source}")]
+    Dir {
+        /// The directory.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Whether an accepted delivery is new.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accepted {
+    /// First time seen; `Some(seq)` when it was put in the inbox.
+    New(Option<i64>),
+    /// Seen before: a redelivery, acknowledged and ignored.
+    Duplicate,
+}
+
+/// One inbox row: what the worker has still to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InboxItem {
+    /// Its sequence number.
+    pub seq: i64,
+    /// The delivery id.
+    pub delivery: String,
+    /// The event name.
+    pub event: String,
+    /// The extract (JSON) taken from the payload at intake.
+    pub extract: String,
+}
+
+/// A token-exchange or revocation decision; never holds a token.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    /// RFC 3339.
+    pub at: String,
+    /// `exchange` or `revoke`.
+    pub kind: String,
+    /// Whether it was granted.
+    pub granted: bool,
+    /// The reason code.
+    pub reason: String,
+    /// The repository claimed.
+    pub repository: Option<String>,
+    /// The phase asked for.
+    pub phase: Option<String>,
+    /// The workflow ref claimed.
+    pub workflow_ref: Option<String>,
+    /// The event claimed.
+    pub event_name: Option<String>,
+    /// The workflow run claimed.
+    pub run_id: Option<String>,
+    /// The `sub` claimed.
+    pub subject: Option<String>,
+    /// A short public reference to the token minted or revoked (12 hex
+    /// digits of a SHA-256 of it), to match the two lines of one token.
+    pub token_ref: Option<String>,
+}
+
+/// A token minted here, by its handle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Minted {
+    /// The short public reference.
+    pub token_ref: String,
+    /// `OWNER/NAME`.
+    pub repository: String,
+    /// `contents` or `issues`.
+    pub phase: String,
+    /// The installation.
+    pub installation_id: u64,
+    /// RFC 3339.
+    pub expires_at: String,
+    /// When it was revoked, if it was.
+    pub revoked_at: Option<String>,
+}
+
+/// An installation as the registry holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InstallationRow {
+    /// The installation id.
+    pub id: u64,
+    /// The account it is installed on.
+    pub account: String,
+    /// Suspended by the account.
+    pub suspended: bool,
+    /// Repositories (`OWNER/NAME`, id), sorted by name.
+    pub repositories: Vec<(String, u64)>,
+}
+
+/// The database, shared by the handlers and the worker.
+#[derive(Debug, Clone)]
+pub struct Store {
+    path: PathBuf,
+    conn: Arc<Mutex<Connection>>,
+}
+
+fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+    move |source| StoreError::Sqlite {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+impl Store {
+    /// Opens (creating if needed) `<data_dir>/app.db` and migrates it.
+    pub fn open(data_dir: &Path) -> Result<Store, StoreError> {
+        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::Dir {
+            path: data_dir.to_owned(),
+            source,
+        })?;
+        let path = data_dir.join("app.db");
+        let conn = Connection::open(&path).map_err(sql(&path))?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(sql(&path))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
+        )
+        .map_err(sql(&path))?;
+        let store = Store {
+            path,
+            conn: Arc::new(Mutex::new(conn)),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave a transaction half
+        // applied (it rolls back on drop), so a poisoned lock is usable.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn migrate(&self) -> Result<(), StoreError> {
+        let mut conn = self.lock();
+        let e = sql(&self.path);
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(&e)?;
+        if version > MIGRATIONS.len() as i64 {
+            return Err(StoreError::TooNew {
+                path: self.path.clone(),
+                found: version,
+                known: MIGRATIONS.len(),
+            });
+        }
+        for (i, script) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
+            let tx = conn.transaction().map_err(&e)?;
+            tx.execute_batch(script).map_err(&e)?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)
+                .map_err(&e)?;
+            tx.commit().map_err(&e)?;
+        }
+        Ok(())
+    }
+
+    /// The schema version applied.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        self.lock()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(sql(&self.path))
+    }
+
+    /// Proves the database writable (for `/readyz`).
+    pub fn probe(&self, at: &str) -> Result<(), StoreError> {
+        self.lock()
+            .execute(
+                "INSERT INTO probe (id, at) VALUES (1, ?1) ON CONFLICT(id) DO UPDATE SET at = ?1",
+                params![at],
+            )
+            .map(|_| ())
+            .map_err(sql(&self.path))
+    }
+
+    /// Records a delivery id and, when `extract` is given, puts the work in
+    /// the inbox, in one transaction. A delivery id seen before changes
+    /// nothing.
+    pub fn accept(
+        &self,
+        delivery: &str,
+        event: &str,
+        received_at: i64,
+        extract: Option<&str>,
+    ) -> Result<Accepted, StoreError> {
+        let mut conn = self.lock();
+        let e = sql(&self.path);
+        let tx = conn.transaction().map_err(&e)?;
+        let inserted = tx
+            .prepare_cached(
+                "INSERT OR IGNORE INTO deliveries (id, event, received_at) VALUES (?1, ?2, ?3)",
+            )
+            .and_then(|mut s| s.execute(params![delivery, event, received_at]))
+            .map_err(&e)?;
+        if inserted == 0 {
+            return Ok(Accepted::Duplicate);
+        }
+        let seq = match extract {
+            Some(x) => {
+                tx.prepare_cached(
+                    "INSERT INTO inbox (delivery, event, extract, received_at) VALUES (?1, ?2, ?3, ?4)",
+                )
+                .and_then(|mut s| s.execute(params![delivery, event, x, received_at]))
+                .map_err(&e)?;
+                Some(tx.last_insert_rowid())
+            }
+            None => None,
+        };
+        tx.commit().map_err(&e)?;
+        Ok(Accepted::New(seq))
+    }
+
+    /// Whether a delivery id is known.
+    pub fn has_delivery(&self, delivery: &str) -> Result<bool, StoreError> {
+        self.lock()
+            .query_row(
+                "SELECT 1 FROM deliveries WHERE id = ?1",
+                params![delivery],
+                |_| Ok(()),
+            )
+            .optional()
+            .map(|o| o.is_some())
+            .map_err(sql(&self.path))
+    }
+
+    /// How many delivery ids are kept.
+    pub fn delivery_count(&self) -> Result<u64, StoreError> {
+        self.lock()
+            .query_row("SELECT count(*) FROM deliveries", [], |r| r.get(0))
+            .map_err(sql(&self.path))
+    }
+
+    /// Forgets delivery ids older than `before` (Unix seconds) and all but
+    /// the newest `keep`. Returns how many were removed.
+    pub fn prune_deliveries(&self, before: i64, keep: u64) -> Result<usize, StoreError> {
+        let conn = self.lock();
+        let e = sql(&self.path);
+        let old = conn
+            .execute(
+                "DELETE FROM deliveries WHERE received_at < ?1",
+                params![before],
+            )
+            .map_err(&e)?;
+        let over = conn
+            .execute(
+                "DELETE FROM deliveries WHERE id IN (
+                   SELECT id FROM deliveries ORDER BY received_at DESC, id DESC LIMIT -1 OFFSET ?1)",
+                params![keep as i64],
+            )
+            .map_err(&e)?;
+        Ok(old + over)
+    }
+
+    /// The inbox in order (what is left to do, after a restart too).
+    pub fn inbox(&self, limit: usize) -> Result<Vec<InboxItem>, StoreError> {
+        let conn = self.lock();
+        let e = sql(&self.path);
+        let mut s = conn
+            .prepare_cached("SELECT seq, delivery, event, extract FROM inbox ORDER BY seq LIMIT ?1")
+            .map_err(&e)?;
+        let rows = s
+            .query_map(params![limit as i64], |r| {
+                Ok(InboxItem {
+                    seq: r.get(0)?,
+                    delivery: r.get(1)?,
+                    event: r.get(2)?,
+                    extract: r.get(3)?,
+                })
+            })
+            .map_err(&e)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(&e)
+    }
+
+    /// One inbox row, if it is still there.
+    pub fn inbox_item(&self, seq: i64) -> Result<Option<InboxItem>, StoreError> {
+        self.lock()
+            .query_row(
+                "SELECT seq, delivery, event, extract FROM inbox WHERE seq = ?1",
+                params![seq],
+                |r| {
+                    Ok(InboxItem {
+                        seq: r.get(0)?,
+                        delivery: r.get(1)?,
+                        event: r.get(2)?,
+                        extract: r.get(3)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(sql(&self.path))
+    }
+
+    /// Applies `f` and deletes inbox row `seq` in one transaction.
+    pub fn finish<T>(
+        &self,
+        seq: i64,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.lock();
+        let e = sql(&self.path);
+        let tx = conn.transaction().map_err(&e)?;
+        let out = f(&tx).map_err(&e)?;
+        tx.execute("DELETE FROM inbox WHERE seq = ?1", params![seq])
+            .map_err(&e)?;
+        tx.commit().map_err(&e)?;
+        Ok(out)
+    }
+
+    /// Runs `f` in one transaction.
+    pub fn write<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.lock();
+        let e = sql(&self.path);
+        let tx = conn.transaction().map_err(&e)?;
+        let out = f(&tx).map_err(&e)?;
+        tx.commit().map_err(&e)?;
+        Ok(out)
+    }
+
+    /// Runs a read query.
+    pub fn read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        let conn = self.lock();
+        f(&conn).map_err(sql(&self.path))
+    }
+
+    /// Appends a decision to the log.
+    pub fn log_decision(&self, d: &Decision) -> Result<(), StoreError> {
+        self.lock()
+            .execute(
+                "INSERT INTO decisions (at, kind, granted, reason, repository, phase, workflow_ref,
+                   event_name, run_id, subject, token_ref)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    d.at,
+                    d.kind,
+                    d.granted,
+                    d.reason,
+                    d.repository,
+                    d.phase,
+                    d.workflow_ref,
+                    d.event_name,
+                    d.run_id,
+                    d.subject,
+                    d.token_ref
+                ],
+            )
+            .map(|_| ())
+            .map_err(sql(&self.path))
+    }
+
+    /// The newest `limit` decisions, newest first.
+    pub fn decisions(&self, limit: usize) -> Result<Vec<Decision>, StoreError> {
+        self.read(|c| {
+            let mut s = c.prepare(
+                "SELECT at, kind, granted, reason, repository, phase, workflow_ref, event_name,
+                        run_id, subject, token_ref
+                 FROM decisions ORDER BY seq DESC LIMIT ?1",
+            )?;
+            let rows = s.query_map(params![limit as i64], |r| {
+                Ok(Decision {
+                    at: r.get(0)?,
+                    kind: r.get(1)?,
+                    granted: r.get(2)?,
+                    reason: r.get(3)?,
+                    repository: r.get(4)?,
+                    phase: r.get(5)?,
+                    workflow_ref: r.get(6)?,
+                    event_name: r.get(7)?,
+                    run_id: r.get(8)?,
+                    subject: r.get(9)?,
+                    token_ref: r.get(10)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+
+    /// Remembers a minted token by its handle.
+    pub fn record_minted(&self, handle: &[u8; 32], m: &Minted, at: &str) -> Result<(), StoreError> {
+        self.lock()
+            .execute(
+                "INSERT INTO minted (handle, token_ref, repository, phase, installation_id,
+                   minted_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    handle.as_slice(),
+                    m.token_ref,
+                    m.repository,
+                    m.phase,
+                    m.installation_id as i64,
+                    at,
+                    m.expires_at
+                ],
+            )
+            .map(|_| ())
+            .map_err(sql(&self.path))
+    }
+
+    /// The minted token with this handle.
+    pub fn minted(&self, handle: &[u8; 32]) -> Result<Option<Minted>, StoreError> {
+        self.lock()
+            .query_row(
+                "SELECT token_ref, repository, phase, installation_id, expires_at, revoked_at
+                 FROM minted WHERE handle = ?1",
+                params![handle.as_slice()],
+                |r| {
+                    Ok(Minted {
+                        token_ref: r.get(0)?,
+                        repository: r.get(1)?,
+                        phase: r.get(2)?,
+                        installation_id: r.get::<_, i64>(3)? as u64,
+                        expires_at: r.get(4)?,
+                        revoked_at: r.get(5)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(sql(&self.path))
+    }
+
+    /// Marks a minted token revoked.
+    pub fn mark_revoked(&self, handle: &[u8; 32], at: &str) -> Result<(), StoreError> {
+        self.lock()
+            .execute(
+                "UPDATE minted SET revoked_at = ?2 WHERE handle = ?1 AND revoked_at IS NULL",
+                params![handle.as_slice(), at],
+            )
+            .map(|_| ())
+            .map_err(sql(&self.path))
+    }
+
+    /// The installations not deleted, with their repositories.
+    pub fn installations(&self) -> Result<Vec<InstallationRow>, StoreError> {
+        self.read(|c| {
+            let mut s = c.prepare(
+                "SELECT id, account, suspended FROM installations WHERE deleted = 0 ORDER BY id",
+            )?;
+            let mut out: Vec<InstallationRow> = s
+                .query_map([], |r| {
+                    Ok(InstallationRow {
+                        id: r.get::<_, i64>(0)? as u64,
+                        account: r.get(1)?,
+                        suspended: r.get(2)?,
+                        repositories: Vec::new(),
+                    })
+                })?
+                .collect::<Result<_, _>>()?;
+            let mut repos = c.prepare(
+                "SELECT full_name, repo_id FROM installation_repos WHERE installation_id = ?1
+                 ORDER BY full_name",
+            )?;
+            for i in &mut out {
+                i.repositories = repos
+                    .query_map(params![i.id as i64], |r| {
+                        Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
+                    })?
+                    .collect::<Result<_, _>>()?;
+            }
+            Ok(out)
+        })
+    }
+
+    /// The installation (not deleted, not suspended) holding a repository.
+    pub fn installation_of(&self, full_name: &str) -> Result<Option<u64>, StoreError> {
+        self.read(|c| {
+            c.query_row(
+                "SELECT i.id FROM installations i JOIN installation_repos r
+                   ON r.installation_id = i.id
+                 WHERE i.deleted = 0 AND i.suspended = 0 AND r.full_name = ?1 COLLATE NOCASE
+                 ORDER BY i.id LIMIT 1",
+                params![full_name],
+                |r| r.get::<_, i64>(0).map(|v| v as u64),
+            )
+            .optional()
+        })
+    }
+}
+
+/// Opens a read-only connection to the database (for pages that must not
+/// wait behind the writer).
+pub fn open_reader(path: &Path) -> Result<Connection, StoreError> {
+    let c = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(sql(path))?;
+    c.busy_timeout(std::time::Duration::from_secs(5))
+        .map_err(sql(path))?;
+    Ok(c)
+}

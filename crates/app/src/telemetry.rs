@@ -1,0 +1,185 @@
+//! Logs and metrics.
+//!
+//! Logs go through `tracing` to standard error, as text or one JSON object
+//! a line. No log line carries a payload, a signature or a token: handlers
+//! log the delivery id, the event, the outcome and reason codes only.
+//!
+//! Metrics are Prometheus text from `prometheus-client`, served at
+//! `/metrics`:
+//! - `benchops_app_deliveries_total{event,outcome}`; `event` is one of the
+//!   handled events or `other`, so a sender cannot grow the label set;
+//! - `benchops_app_signature_failures_total`;
+//! - `benchops_app_queue_depth` (accepted, not yet processed);
+//! - `benchops_app_token_exchanges_total{kind,reason}`.
+
+use std::sync::atomic::{AtomicI64, AtomicU64};
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+use crate::config::LogFormat;
+use crate::events::HANDLED_EVENTS;
+
+/// Labels of a delivery.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct DeliveryLabels {
+    /// The event, or `other`.
+    pub event: &'static str,
+    /// accepted, duplicate, ignored, unauthorized, too_large, bad_request,
+    /// busy, error.
+    pub outcome: &'static str,
+}
+
+/// Labels of a token decision.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TokenLabels {
+    /// `exchange` or `revoke`.
+    pub kind: &'static str,
+    /// The reason code.
+    pub reason: &'static str,
+}
+
+/// The server's metrics.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    deliveries: Family<DeliveryLabels, Counter>,
+    signature_failures: Counter,
+    queue_depth: Gauge<i64, AtomicI64>,
+    tokens: Family<TokenLabels, Counter<u64, AtomicU64>>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// A registry with every metric at zero.
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("benchops_app");
+        let deliveries = Family::<DeliveryLabels, Counter>::default();
+        let signature_failures = Counter::default();
+        let queue_depth = Gauge::<i64, AtomicI64>::default();
+        let tokens = Family::<TokenLabels, Counter>::default();
+        registry.register(
+            "deliveries",
+            "Webhook deliveries by event and outcome",
+            deliveries.clone(),
+        );
+        registry.register(
+            "signature_failures",
+            "Webhook deliveries refused for a missing or bad signature",
+            signature_failures.clone(),
+        );
+        registry.register(
+            "queue_depth",
+            "Deliveries accepted and not yet processed",
+            queue_depth.clone(),
+        );
+        registry.register(
+            "token_exchanges",
+            "Token exchanges and revocations by reason code",
+            tokens.clone(),
+        );
+        Metrics {
+            registry,
+            deliveries,
+            signature_failures,
+            queue_depth,
+            tokens,
+        }
+    }
+
+    /// Counts a delivery.
+    pub fn delivery(&self, event: &str, outcome: &'static str) {
+        let event = HANDLED_EVENTS
+            .iter()
+            .find(|e| **e == event)
+            .copied()
+            .unwrap_or("other");
+        self.deliveries
+            .get_or_create(&DeliveryLabels { event, outcome })
+            .inc();
+    }
+
+    /// Counts a signature failure.
+    pub fn signature_failure(&self) {
+        self.signature_failures.inc();
+    }
+
+    /// Sets the queue depth.
+    pub fn set_queue_depth(&self, depth: usize) {
+        self.queue_depth.set(depth as i64);
+    }
+
+    /// Counts a token decision.
+    pub fn token(&self, kind: &'static str, reason: &'static str) {
+        self.tokens
+            .get_or_create(&TokenLabels { kind, reason })
+            .inc();
+    }
+
+    /// The Prometheus text exposition.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}
+
+/// Installs the global log subscriber (once; later calls do nothing).
+/// `RUST_LOG` filters, `info` by default.
+pub fn init_logging(format: LogFormat) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false);
+    let _ = match format {
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+        LogFormat::Text => builder.with_ansi(false).try_init(),
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_events_are_counted_as_other_and_the_text_names_every_metric() {
+        let m = Metrics::new();
+        m.delivery("push", "accepted");
+        m.delivery("an-event-nobody-sends", "ignored");
+        m.signature_failure();
+        m.set_queue_depth(3);
+        m.token("exchange", "granted");
+        let text = m.encode();
+        assert!(
+            text.contains(r#"benchops_app_deliveries_total{event="push",outcome="accepted"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"benchops_app_deliveries_total{event="other",outcome="ignored"} 1"#),
+            "{text}"
+        );
+        assert!(!text.contains("an-event-nobody-sends"));
+        assert!(
+            text.contains("benchops_app_signature_failures_total 1"),
+            "{text}"
+        );
+        assert!(text.contains("benchops_app_queue_depth 3"), "{text}");
+        assert!(
+            text.contains(
+                r#"benchops_app_token_exchanges_total{kind="exchange",reason="granted"} 1"#
+            ),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,286 @@
+//! `POST /webhook`: signature first, then dedupe, then the queue.
+//!
+//! 1. The body is capped by the router (413 above `max_body_bytes`).
+//! 2. `X-Hub-Signature-256` is checked before anything else is read: an
+//!    HMAC-SHA256 of the raw body under each configured secret (the current
+//!    one, and the previous one during a rotation), compared in constant
+//!    time (`Mac::verify_slice`). Missing or wrong: 401, nothing recorded,
+//!    and the log line names the delivery id only.
+//! 3. `X-GitHub-Delivery` and `X-GitHub-Event` are required (400).
+//! 4. The payload is routed ([`crate::events::route`]). For work, a queue
+//!    slot is reserved first: with the queue full the answer is 503 and
+//!    nothing is recorded, so GitHub's redelivery is not mistaken for a
+//!    duplicate. Then the delivery id and the work are committed in one
+//!    transaction ([`crate::store::Store::accept`]); a delivery id seen
+//!    before is acknowledged (200) and ignored.
+//! 5. The answer (202) is sent before the work is done.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use crate::AppState;
+use crate::config::Secret;
+use crate::events::{Route, route};
+use crate::store::Accepted;
+
+/// The signature header.
+pub const SIGNATURE_HEADER: &str = "x-hub-signature-256";
+/// The delivery id header.
+pub const DELIVERY_HEADER: &str = "x-github-delivery";
+/// The event header.
+pub const EVENT_HEADER: &str = "x-github-event";
+
+/// Why a signature was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureError {
+    /// No `X-Hub-Signature-256` header.
+    #[error("no X-Hub-Signature-256 header")]
+    Missing,
+    /// Not `sha256=` and 64 hex digits.
+    #[error("X-Hub-Signature-256 is not sha256=<64 hex digits>")]
+    Malformed,
+    /// No configured secret gives this signature.
+    #[error("X-Hub-Signature-256 does not match the body")]
+    Mismatch,
+}
+
+/// `sha256=<hex>` of `body` under `secret` (what GitHub sends).
+pub fn sign(secret: &[u8], body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key length");
+    mac.update(body);
+    let tag = mac.finalize().into_bytes();
+    let mut out = String::with_capacity(71);
+    out.push_str("sha256=");
+    for b in tag {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 15)]));
+    }
+    out
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+fn unhex(d: u8) -> Option<u8> {
+    match d {
+        b'0'..=b'9' => Some(d - b'0'),
+        b'a'..=b'f' => Some(d - b'a' + 10),
+        b'A'..=b'F' => Some(d - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Checks `header` against `body` under each secret, in constant time for
+/// each comparison.
+pub fn verify_signature(
+    secrets: &[Secret],
+    body: &[u8],
+    header: Option<&[u8]>,
+) -> Result<(), SignatureError> {
+    let header = header.ok_or(SignatureError::Missing)?;
+    let hex = header
+        .strip_prefix(b"sha256=")
+        .ok_or(SignatureError::Malformed)?;
+    if hex.len() != 64 {
+        return Err(SignatureError::Malformed);
+    }
+    let mut tag = [0u8; 32];
+    for (i, pair) in hex.chunks_exact(2).enumerate() {
+        let (Some(h), Some(l)) = (unhex(pair[0]), unhex(pair[1])) else {
+            return Err(SignatureError::Malformed);
+        };
+        tag[i] = (h << 4) | l;
+    }
+    let mut ok = false;
+    for secret in secrets {
+        let mut mac =
+            Hmac::<Sha256>::new_from_slice(secret.expose()).expect("HMAC takes any key length");
+        mac.update(body);
+        // verify_slice compares in constant time.
+        ok |= mac.verify_slice(&tag).is_ok();
+    }
+    if ok {
+        Ok(())
+    } else {
+        Err(SignatureError::Mismatch)
+    }
+}
+
+/// A header as text, if present, printable ASCII and at most `max` bytes.
+fn header_text<'h>(headers: &'h HeaderMap, name: &str, max: usize) -> Option<&'h str> {
+    let v = headers.get(name)?.to_str().ok()?;
+    (!v.is_empty() && v.len() <= max && v.bytes().all(|b| b.is_ascii_graphic())).then_some(v)
+}
+
+fn reply(status: StatusCode, text: &'static str) -> Response {
+    (status, text).into_response()
+}
+
+/// The handler.
+pub async fn receive(
+    State(app): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let delivery = header_text(&headers, DELIVERY_HEADER, 128).unwrap_or("-");
+    if let Err(e) = verify_signature(
+        &app.config.webhook_secrets,
+        &body,
+        headers.get(SIGNATURE_HEADER).map(|v| v.as_bytes()),
+    ) {
+        app.metrics.signature_failure();
+        app.metrics.delivery("-", "unauthorized");
+        tracing::warn!(delivery, reason = %e, bytes = body.len(), "webhook refused");
+        return reply(StatusCode::UNAUTHORIZED, "bad signature\n");
+    }
+    let (Some(delivery), Some(event)) = (
+        header_text(&headers, DELIVERY_HEADER, 128),
+        header_text(&headers, EVENT_HEADER, 64),
+    ) else {
+        app.metrics.delivery("-", "bad_request");
+        tracing::warn!(
+            delivery,
+            "webhook without X-GitHub-Delivery or X-GitHub-Event"
+        );
+        return reply(
+            StatusCode::BAD_REQUEST,
+            "X-GitHub-Delivery and X-GitHub-Event are required\n",
+        );
+    };
+    let now = jiff::Timestamp::now();
+    let routed = match route(event, &body, &app.rules, &now.to_string()) {
+        Ok(r) => r,
+        Err(e) => {
+            app.metrics.delivery(event, "bad_request");
+            tracing::warn!(delivery, event, reason = %e.reason, "webhook payload not understood");
+            return reply(StatusCode::BAD_REQUEST, "payload not understood\n");
+        }
+    };
+    let (extract, permit) = match &routed {
+        Route::Work(work) => {
+            let Ok(permit) = app.queue.try_reserve() else {
+                app.metrics.delivery(event, "busy");
+                tracing::warn!(delivery, event, "queue full: 503 for redelivery");
+                return reply(StatusCode::SERVICE_UNAVAILABLE, "busy, retry later\n");
+            };
+            let Ok(x) = serde_json::to_string(work) else {
+                return reply(StatusCode::INTERNAL_SERVER_ERROR, "internal error\n");
+            };
+            (Some(x), Some(permit))
+        }
+        _ => (None, None),
+    };
+    let accepted = app
+        .store
+        .accept(delivery, event, now.as_second(), extract.as_deref());
+    match accepted {
+        Err(e) => {
+            app.metrics.delivery(event, "error");
+            tracing::error!(delivery, event, error = %e, "could not record the delivery");
+            reply(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "cannot record, retry later\n",
+            )
+        }
+        Ok(Accepted::Duplicate) => {
+            app.metrics.delivery(event, "duplicate");
+            tracing::info!(delivery, event, "redelivery ignored");
+            reply(StatusCode::OK, "duplicate delivery, ignored\n")
+        }
+        Ok(Accepted::New(seq)) => match (routed, seq, permit) {
+            (Route::Ping, _, _) => {
+                app.metrics.delivery(event, "accepted");
+                tracing::info!(delivery, event, "ping");
+                reply(StatusCode::OK, "pong\n")
+            }
+            (Route::Work(_), Some(seq), Some(permit)) => {
+                permit.send(seq);
+                app.metrics.delivery(event, "accepted");
+                app.metrics
+                    .set_queue_depth(app.queue.max_capacity() - app.queue.capacity());
+                tracing::debug!(delivery, event, seq, "queued");
+                reply(StatusCode::ACCEPTED, "accepted\n")
+            }
+            (Route::NothingToDo(why), _, _) => {
+                app.metrics.delivery(event, "ignored");
+                tracing::info!(delivery, event, why, "nothing to do");
+                reply(StatusCode::ACCEPTED, "accepted, nothing to do\n")
+            }
+            _ => {
+                app.metrics.delivery(event, "ignored");
+                tracing::info!(delivery, event, "event not handled, ignored");
+                reply(StatusCode::ACCEPTED, "event not handled\n")
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GitHub's documented example: secret, payload and header.
+    #[test]
+    fn github_documented_vector() {
+        let secret = Secret::new("It's a Secret to Everybody");
+        let header = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17";
+        assert_eq!(sign(secret.expose(), b"Hello, World!"), header);
+        assert_eq!(
+            verify_signature(
+                std::slice::from_ref(&secret),
+                b"Hello, World!",
+                Some(header.as_bytes())
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            verify_signature(
+                std::slice::from_ref(&secret),
+                b"Hello, World?",
+                Some(header.as_bytes())
+            ),
+            Err(SignatureError::Mismatch)
+        );
+        let upper = header.to_ascii_uppercase().replace("SHA256=", "sha256=");
+        assert_eq!(
+            verify_signature(
+                std::slice::from_ref(&secret),
+                b"Hello, World!",
+                Some(upper.as_bytes())
+            ),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn malformed_missing_and_rotated_signatures() {
+        let old = Secret::new("old");
+        let new = Secret::new("new");
+        let body = b"{}";
+        let by_old = sign(b"old", body);
+        assert_eq!(
+            verify_signature(std::slice::from_ref(&new), body, Some(by_old.as_bytes())),
+            Err(SignatureError::Mismatch)
+        );
+        assert_eq!(
+            verify_signature(&[new.clone(), old], body, Some(by_old.as_bytes())),
+            Ok(())
+        );
+        assert_eq!(
+            verify_signature(std::slice::from_ref(&new), body, None),
+            Err(SignatureError::Missing)
+        );
+        for bad in ["sha1=00", "sha256=zz", "sha256=", "757107ea"] {
+            assert_eq!(
+                verify_signature(std::slice::from_ref(&new), body, Some(bad.as_bytes())),
+                Err(SignatureError::Malformed),
+                "{bad}"
+            );
+        }
+    }
+}

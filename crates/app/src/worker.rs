@@ -1,0 +1,419 @@
+//! The worker: does what deliveries asked for, after they were
+//! acknowledged, one at a time, in the order they were accepted.
+//!
+//! It starts by working off the inbox left by a previous process, then
+//! takes sequence numbers from the bounded queue; an item already done (its
+//! inbox row gone) is skipped, so an item met twice is done once. Each item
+//! ends in one transaction that writes the facts and deletes the inbox row.
+//!
+//! - `installation`, `installation_repositories`: the registry.
+//! - `issues` on a drift issue: who closed, reopened, labelled or
+//!   unlabelled it, and when (`/status` puts it next to the lanes that
+//!   still reproduce the drift). Comments stay the sweep's job.
+//! - `workflow_run` of the publication workflow: its outcome, for health.
+//! - `push` to `benchmark-history` by anyone but the App's bot: an audit
+//!   issue, opened once per pushed commit (a marker in its body is looked
+//!   for first, so a retry after a crash does not open a second one), with
+//!   an issues-phase token revoked right after.
+
+use std::time::Duration;
+
+use benchops::reconcile::{Place, inert};
+use benchops_github::{AppClient, GitHubClient, NewIssue, Phase, Repo, StateFilter};
+use rusqlite::params;
+use tokio::sync::{OnceCell, mpsc};
+
+use crate::events::Work;
+use crate::store::{InboxItem, Store};
+use crate::telemetry::Metrics;
+
+/// The label of audit issues.
+pub const AUDIT_LABEL: &str = "benchops-audit";
+/// How often an audit issue is tried before the item is left for later.
+const AUDIT_ATTEMPTS: u32 = 4;
+
+/// What the worker works with.
+#[derive(Debug)]
+pub struct Worker {
+    pub(crate) store: Store,
+    pub(crate) metrics: std::sync::Arc<Metrics>,
+    pub(crate) github: GitHubClient,
+    pub(crate) app_client: AppClient,
+    pub(crate) bot_login: std::sync::Arc<OnceCell<String>>,
+    pub(crate) capacity: usize,
+}
+
+impl Worker {
+    /// Works off the inbox, then the queue until it is closed and empty.
+    pub async fn run(self, mut rx: mpsc::Receiver<i64>) {
+        match self.store.inbox(usize::MAX >> 1) {
+            Ok(left) => {
+                if !left.is_empty() {
+                    tracing::info!(items = left.len(), "resuming the inbox of an earlier run");
+                }
+                for item in left {
+                    self.handle(item).await;
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "could not read the inbox"),
+        }
+        let mut since_prune = 0u32;
+        while let Some(seq) = rx.recv().await {
+            self.metrics.set_queue_depth(rx.len());
+            match self.store.inbox_item(seq) {
+                Ok(Some(item)) => self.handle(item).await,
+                Ok(None) => {}
+                Err(e) => tracing::error!(error = %e, seq, "could not read an inbox item"),
+            }
+            since_prune += 1;
+            if since_prune >= 1000 {
+                since_prune = 0;
+                self.prune();
+            }
+        }
+        self.metrics.set_queue_depth(0);
+        let _ = self.capacity;
+        tracing::info!("queue drained");
+    }
+
+    /// Forgets delivery ids older than 8 days (GitHub redelivers within 3)
+    /// beyond the newest 200,000.
+    pub fn prune(&self) {
+        let before = jiff::Timestamp::now().as_second() - 8 * 86_400;
+        match self.store.prune_deliveries(before, 200_000) {
+            Ok(n) if n > 0 => tracing::info!(removed = n, "pruned delivery ids"),
+            Ok(_) => {}
+            Err(e) => tracing::error!(error = %e, "could not prune delivery ids"),
+        }
+    }
+
+    async fn handle(&self, item: InboxItem) {
+        let work: Work = match serde_json::from_str(&item.extract) {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::error!(seq = item.seq, error = %e, "unreadable inbox item dropped");
+                let _ = self.store.finish(item.seq, |_| Ok(()));
+                return;
+            }
+        };
+        let delivery = item.delivery.clone();
+        let result = match work {
+            Work::HistoryPush { .. } => self.audit(&item, &work).await,
+            other => self
+                .store
+                .finish(item.seq, |tx| record(tx, &delivery, &other))
+                .map_err(|e| e.to_string()),
+        };
+        if let Err(e) = result {
+            tracing::error!(delivery = %item.delivery, event = %item.event, error = %e, "work failed; left in the inbox");
+        }
+    }
+
+    async fn bot(&self) -> Result<String, String> {
+        self.bot_login
+            .get_or_try_init(|| async {
+                self.app_client
+                    .get_app()
+                    .await
+                    .map(|a| a.bot_login())
+                    .map_err(|e| format!("GET /app: {e}"))
+            })
+            .await
+            .cloned()
+    }
+
+    async fn audit(&self, item: &InboxItem, work: &Work) -> Result<(), String> {
+        let Work::HistoryPush {
+            repository,
+            installation,
+            after,
+            forced,
+            sender,
+            sender_is_bot,
+        } = work
+        else {
+            return Ok(());
+        };
+        let bot = self.bot().await?;
+        if *sender_is_bot && *sender == bot {
+            return self
+                .store
+                .finish(item.seq, |_| Ok(()))
+                .map_err(|e| e.to_string());
+        }
+        let now = jiff::Timestamp::now().to_string();
+        self.store
+            .write(|tx| {
+                tx.execute(
+                    "INSERT OR IGNORE INTO audits (repository, after_sha, pusher, delivery, issue, at)
+                     VALUES (?1, ?2, ?3, ?4, NULL, ?5)",
+                    params![repository, after, sender, item.delivery, now],
+                )
+            })
+            .map_err(|e| e.to_string())?;
+        let mut last = String::new();
+        for attempt in 0..AUDIT_ATTEMPTS {
+            if attempt > 0 {
+                tokio::time::sleep(Duration::from_millis(500 << attempt)).await;
+            }
+            match self
+                .open_audit_issue(repository, *installation, after, *forced, sender)
+                .await
+            {
+                Ok(number) => {
+                    tracing::warn!(
+                        repository,
+                        after,
+                        sender,
+                        issue = number,
+                        "history pushed outside the publisher: audit issue"
+                    );
+                    return self
+                        .store
+                        .finish(item.seq, |tx| {
+                            tx.execute(
+                                "UPDATE audits SET issue = ?3 WHERE repository = ?1 AND after_sha = ?2",
+                                params![repository, after, number as i64],
+                            )
+                        })
+                        .map(|_| ())
+                        .map_err(|e| e.to_string());
+                }
+                Err(e) => last = e,
+            }
+        }
+        Err(format!(
+            "audit issue not opened after {AUDIT_ATTEMPTS} attempts: {last}"
+        ))
+    }
+
+    async fn open_audit_issue(
+        &self,
+        repository: &str,
+        installation: Option<u64>,
+        after: &str,
+        forced: bool,
+        sender: &str,
+    ) -> Result<u64, String> {
+        let repo = Repo::parse(repository).map_err(|e| e.to_string())?;
+        let installation = match installation {
+            Some(i) => benchops_github::InstallationId::new(i),
+            None => {
+                self.app_client
+                    .repo_installation(&repo)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .id
+            }
+        };
+        let token = self
+            .app_client
+            .create_installation_token(installation, Phase::Issues, std::slice::from_ref(&repo))
+            .await
+            .map_err(|e| format!("mint the issues-phase token: {e}"))?;
+        let gh = self.github.with_installation_token(&token);
+        let result = open_with(&gh, &repo, after, forced, sender).await;
+        if let Err(e) = gh.revoke_token().await {
+            tracing::warn!(error = %e, "could not revoke the audit token");
+        }
+        result
+    }
+}
+
+/// The marker that names the pushed commit in an audit issue.
+fn audit_marker(after: &str) -> String {
+    format!("<!-- benchops:audit after={after} -->")
+}
+
+async fn open_with(
+    gh: &GitHubClient,
+    repo: &Repo,
+    after: &str,
+    forced: bool,
+    sender: &str,
+) -> Result<u64, String> {
+    let marker = audit_marker(after);
+    let open = gh
+        .list_issues(repo, StateFilter::All, &[AUDIT_LABEL])
+        .await
+        .map_err(|e| e.to_string())?;
+    if let Some(i) = open
+        .iter()
+        .find(|i| i.body.as_deref().is_some_and(|b| b.contains(&marker)))
+    {
+        return Ok(i.number);
+    }
+    let who = inert(sender, Place::Code, 100);
+    let sha = inert(after, Place::Code, 80);
+    let body = format!(
+        "{marker}\n`benchmark-history` was pushed to by {who}, not by the publisher: the \
+         branch now points at {sha}{}.\n\nOnly `benchops-publish` writes this branch, and the \
+         repository's ruleset should have refused this push. Check the ruleset (restrict \
+         updates and force pushes to the App), then compare the branch with the last receipt \
+         under `receipts/`; the runbook `runbooks/app.md` says how.\n",
+        if forced { " (a forced push)" } else { "" }
+    );
+    let issue = NewIssue {
+        title: format!(
+            "benchmark-history pushed outside the publisher by {}",
+            inert(sender, Place::Plain, 100)
+        ),
+        body,
+        labels: vec![AUDIT_LABEL.to_owned()],
+    };
+    gh.ensure_labels(
+        repo,
+        &[benchops_github::LabelSpec {
+            name: AUDIT_LABEL.to_owned(),
+            color: "b60205".to_owned(),
+            description: Some("benchmark-history changed outside the publisher".to_owned()),
+        }],
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    gh.create_issue(repo, &issue)
+        .await
+        .map(|i| i.number)
+        .map_err(|e| e.to_string())
+}
+
+/// Writes the facts of one work item.
+fn record(tx: &rusqlite::Transaction<'_>, delivery: &str, work: &Work) -> rusqlite::Result<()> {
+    let now = jiff::Timestamp::now().to_string();
+    match work {
+        Work::Installation {
+            action,
+            id,
+            account,
+            repositories,
+        } => {
+            let id = *id as i64;
+            match action.as_str() {
+                "deleted" => {
+                    tx.execute(
+                        "UPDATE installations SET deleted = 1, updated_at = ?2 WHERE id = ?1",
+                        params![id, now],
+                    )?;
+                    tx.execute(
+                        "DELETE FROM installation_repos WHERE installation_id = ?1",
+                        params![id],
+                    )?;
+                }
+                _ => {
+                    let suspended = action == "suspend";
+                    tx.execute(
+                        "INSERT INTO installations (id, account, suspended, deleted, updated_at)
+                         VALUES (?1, ?2, ?3, 0, ?4)
+                         ON CONFLICT(id) DO UPDATE SET account = ?2, deleted = 0, updated_at = ?4,
+                           suspended = CASE WHEN ?5 THEN ?3 ELSE suspended END",
+                        params![
+                            id,
+                            account,
+                            suspended,
+                            now,
+                            action == "suspend" || action == "unsuspend"
+                        ],
+                    )?;
+                    if action == "created" {
+                        for r in repositories {
+                            tx.execute(
+                                "INSERT OR REPLACE INTO installation_repos (installation_id, repo_id, full_name)
+                                 VALUES (?1, ?2, ?3)",
+                                params![id, r.id as i64, r.full_name],
+                            )?;
+                        }
+                    }
+                }
+            }
+        }
+        Work::InstallationRepositories {
+            id,
+            account,
+            added,
+            removed,
+        } => {
+            let id = *id as i64;
+            tx.execute(
+                "INSERT INTO installations (id, account, suspended, deleted, updated_at)
+                 VALUES (?1, ?2, 0, 0, ?3)
+                 ON CONFLICT(id) DO UPDATE SET updated_at = ?3",
+                params![id, account, now],
+            )?;
+            for r in added {
+                tx.execute(
+                    "INSERT OR REPLACE INTO installation_repos (installation_id, repo_id, full_name)
+                     VALUES (?1, ?2, ?3)",
+                    params![id, r.id as i64, r.full_name],
+                )?;
+            }
+            for r in removed {
+                tx.execute(
+                    "DELETE FROM installation_repos WHERE installation_id = ?1 AND repo_id = ?2",
+                    params![id, r.id as i64],
+                )?;
+            }
+        }
+        Work::Issue {
+            repository,
+            number,
+            title,
+            drift_key,
+            action,
+            label,
+            actor,
+            actor_is_bot,
+            at,
+        } => {
+            tx.execute(
+                "INSERT OR IGNORE INTO issue_events
+                   (delivery, repository, issue, title, action, label, actor, actor_is_app, at,
+                    drift_key)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![
+                    delivery,
+                    repository,
+                    *number as i64,
+                    title,
+                    action,
+                    label,
+                    actor,
+                    actor_is_bot,
+                    at,
+                    drift_key
+                ],
+            )?;
+        }
+        Work::WorkflowRun {
+            repository,
+            run_id,
+            run_attempt,
+            workflow_path,
+            event,
+            status,
+            conclusion,
+            at,
+        } => {
+            // A later delivery for the same attempt replaces an earlier
+            // state, never the other way round.
+            tx.execute(
+                "INSERT INTO workflow_runs
+                   (repository, run_id, run_attempt, workflow_path, event, status, conclusion, at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                 ON CONFLICT(repository, run_id, run_attempt) DO UPDATE SET
+                   status = ?6, conclusion = ?7, at = ?8 WHERE ?8 >= workflow_runs.at",
+                params![
+                    repository,
+                    *run_id as i64,
+                    *run_attempt as i64,
+                    workflow_path,
+                    event,
+                    status,
+                    conclusion,
+                    at
+                ],
+            )?;
+        }
+        Work::HistoryPush { .. } => {}
+    }
+    Ok(())
+}
