@@ -653,7 +653,8 @@ impl LocalHistory {
     }
 
     /// The bytes of every blob in `oids`, in order, with one
-    /// `git cat-file --batch`.
+    /// `git cat-file --batch`, for any number of ids: the ids are written
+    /// while the answers are read ([`run`]).
     pub fn read_blobs(&self, oids: &[&str]) -> Result<Vec<Vec<u8>>, HistoryError> {
         if oids.is_empty() {
             return Ok(Vec::new());
@@ -925,17 +926,32 @@ fn run(mut c: Command, args: &[&str], input: Option<&[u8]>) -> Result<Output, Hi
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
     let mut child = c.spawn().map_err(spawn_err)?;
-    if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
-        // git reads all of its input before writing much output, so writing
-        // first cannot deadlock. A broken pipe means git stopped early; its
-        // exit status says why.
-        match stdin.write_all(bytes) {
+    let stdin = child.stdin.take();
+    // The input is written from its own thread while this one drains
+    // stdout and stderr: git may answer before it has read all of its
+    // input (`cat-file --batch` answers each line, `hash-object
+    // --stdin-paths` each path), and writing it all first would then fill
+    // both pipes and block both processes for good. The writer drops stdin
+    // when done, which is git's end of input.
+    std::thread::scope(|s| {
+        let writer = match (input, stdin) {
+            (Some(bytes), Some(mut stdin)) => Some(s.spawn(move || stdin.write_all(bytes))),
+            _ => None,
+        };
+        let out = child.wait_with_output();
+        let written = match writer.map(|w| w.join()) {
+            None => Ok(()),
+            Some(Ok(written)) => written,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+        };
+        match written {
             Ok(()) => {}
+            // A broken pipe means git stopped early; its exit status says why.
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
             Err(e) => return Err(spawn_err(e)),
         }
-    }
-    child.wait_with_output().map_err(spawn_err)
+        out.map_err(spawn_err)
+    })
 }
 
 fn run_checked(c: Command, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, HistoryError> {

@@ -1,0 +1,197 @@
+//! The local history store with thousands of files in one git call:
+//! reading every blob of a large tree back with one `cat-file --batch`, and
+//! writing thousands of new files in one commit (`hash-object
+//! --stdin-paths`). Both feed git far more than a pipe buffer holds while
+//! git answers as it reads, so writing all input before reading any output
+//! would block both processes forever. Each step runs under a deadline, so
+//! a regression fails instead of stalling the suite.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::process::{Command, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use benchops_publish::history::{HISTORY_REF, LocalHistory};
+use benchops_publish::sweep::{HistoryStore, TipIndex};
+
+/// How long one step may take before it is called hung. Far above what it
+/// needs, so that only a hang trips it.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// Runs `f` on its own thread; fails the test if it has not finished
+/// within [`DEADLINE`] (the thread is left behind, blocked).
+fn bounded<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    let started = Instant::now();
+    let worker = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(DEADLINE) {
+        Ok(v) => {
+            eprintln!("{what}: {:.2?}", started.elapsed());
+            v
+        }
+        Err(RecvTimeoutError::Timeout) => panic!(
+            "{what} did not finish within {} s: it hangs",
+            DEADLINE.as_secs()
+        ),
+        Err(RecvTimeoutError::Disconnected) => match worker.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => panic!("{what} ended without a result"),
+        },
+    }
+}
+
+/// The bytes of file `i`: distinct, of varied sizes, some with newlines
+/// and NUL bytes, and one of a MiB (more than a pipe buffer on its own).
+fn content(i: usize) -> Vec<u8> {
+    let mut b = format!("file {i}\n").into_bytes();
+    b.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, i % 300));
+    if i % 7 == 0 {
+        b.extend_from_slice(b"\0\nline\n\0");
+    }
+    if i == 1234 {
+        b.extend(std::iter::repeat_n(b'z', 1 << 20));
+    }
+    b
+}
+
+fn path(i: usize) -> String {
+    format!("data/{:02}/{i:05}.bin", i % 50)
+}
+
+fn fresh() -> (tempfile::TempDir, LocalHistory) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = LocalHistory::open_or_init(dir.path().join("history.git")).expect("init");
+    (dir, h)
+}
+
+/// Commits files `0..n` on the history branch with one `git fast-import`.
+fn import(dir: &tempfile::TempDir, h: &LocalHistory, n: usize) {
+    let mut stream = Vec::new();
+    for i in 0..n {
+        let bytes = content(i);
+        stream
+            .extend_from_slice(format!("blob\nmark :{}\ndata {}\n", i + 1, bytes.len()).as_bytes());
+        stream.extend_from_slice(&bytes);
+        stream.push(b'\n');
+    }
+    stream.extend_from_slice(
+        format!(
+            "commit {HISTORY_REF}\ncommitter test <test@localhost> 1796004005 +0000\ndata 5\nmany\n"
+        )
+        .as_bytes(),
+    );
+    for i in 0..n {
+        stream.extend_from_slice(format!("M 100644 :{} {}\n", i + 1, path(i)).as_bytes());
+    }
+    stream.extend_from_slice(b"done\n");
+    let file = dir.path().join("import.stream");
+    fs::write(&file, &stream).expect("writes the stream");
+    let out = Command::new("git")
+        .arg("--git-dir")
+        .arg(h.git_dir())
+        .args(["fast-import", "--quiet", "--done"])
+        .stdin(Stdio::from(
+            fs::File::open(&file).expect("opens the stream"),
+        ))
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "fast-import: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn every_blob_of_a_tree_with_thousands_of_files_reads_back_in_one_call() {
+    const FILES: usize = 3_000;
+    let (dir, h) = fresh();
+    import(&dir, &h, FILES);
+
+    let (tip, blobs) = bounded("tip_index and read_blobs", {
+        let h = h.clone();
+        move || {
+            let tip = h.tip_index().expect("tip");
+            let oids: Vec<&str> = tip.files.values().map(String::as_str).collect();
+            let blobs = h.read_blobs(&oids).expect("reads every blob");
+            (tip, blobs)
+        }
+    });
+    assert_eq!(tip.files.len(), FILES);
+    let want: BTreeMap<String, Vec<u8>> = (0..FILES).map(|i| (path(i), content(i))).collect();
+    let got: BTreeMap<String, Vec<u8>> = tip.files.keys().cloned().zip(blobs).collect();
+    assert!(got == want, "every blob reads back exactly, in order");
+
+    // The same through the store port the sweep reads history with, every
+    // id asked for twice.
+    let twice = bounded("HistoryStore::read_blobs", {
+        let mut h = h.clone();
+        let tip: TipIndex = tip.clone();
+        move || {
+            let wanted: Vec<(&str, &str)> = tip
+                .files
+                .iter()
+                .chain(&tip.files)
+                .map(|(p, b)| (p.as_str(), b.as_str()))
+                .collect();
+            benchops_publish::sweep::ready(HistoryStore::read_blobs(&mut h, &tip, &wanted))
+                .expect("reads")
+        }
+    });
+    assert_eq!(twice.len(), 2 * FILES);
+    let (first, second) = twice.split_at(FILES);
+    assert!(first == second, "the second round reads the same bytes");
+    assert!(
+        first.iter().eq(want.values()),
+        "the port reads the same bytes"
+    );
+}
+
+#[test]
+fn thousands_of_new_files_are_written_in_one_commit() {
+    const FILES: usize = 5_000;
+    let (_d, h) = fresh();
+    let files: Vec<(String, Vec<u8>)> = (0..FILES).map(|i| (path(i), content(i))).collect();
+    let (commit, tree) = bounded("write_commit", {
+        let h = h.clone();
+        let files = files.clone();
+        move || {
+            h.write_commit(&TipIndex::default(), &files, "many\n", 1_796_004_005)
+                .expect("writes the commit")
+        }
+    });
+    let listing = Command::new("git")
+        .arg("--git-dir")
+        .arg(h.git_dir())
+        .args(["ls-tree", "-r", "-z", &tree])
+        .output()
+        .expect("git runs");
+    assert!(listing.status.success());
+    let got: BTreeMap<String, String> = listing
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|e| !e.is_empty())
+        .map(|e| {
+            let text = std::str::from_utf8(e).expect("UTF-8");
+            let (meta, p) = text.split_once('\t').expect("an entry");
+            let oid = meta.rsplit(' ').next().expect("an id");
+            (p.to_owned(), oid.to_owned())
+        })
+        .collect();
+    let want: BTreeMap<String, String> = files
+        .iter()
+        .map(|(p, b)| (p.clone(), h.blob_id_of(b)))
+        .collect();
+    assert!(got == want, "every file is in the tree with its blob id");
+    let commit_tree = Command::new("git")
+        .arg("--git-dir")
+        .arg(h.git_dir())
+        .args(["rev-parse", &format!("{commit}^{{tree}}")])
+        .output()
+        .expect("git runs");
+    assert_eq!(String::from_utf8_lossy(&commit_tree.stdout).trim(), tree);
+    assert_eq!(h.tip().expect("tip"), None, "the branch did not move");
+}
