@@ -24,6 +24,7 @@
 
 pub mod config;
 pub mod events;
+pub mod intake;
 pub mod pages;
 pub mod policy;
 
@@ -61,6 +62,8 @@ pub struct AppState {
     pub config: Config,
     /// The database.
     pub store: Store,
+    /// The group-commit writer of deliveries.
+    pub intake: intake::Intake,
     /// The metrics.
     pub metrics: Arc<Metrics>,
     /// The queue to the worker.
@@ -89,6 +92,9 @@ pub enum BuildError {
     /// The OIDC settings.
     #[error("OIDC: {0}")]
     Oidc(#[from] benchops_github::oidc::OidcError),
+    /// The intake writer thread.
+    #[error("start the intake writer: {0}")]
+    Thread(#[from] std::io::Error),
     /// The App key file.
     #[error("{path}: {reason}")]
     Key {
@@ -136,8 +142,10 @@ pub fn build(config: Config) -> Result<(Arc<AppState>, WorkerHandle), BuildError
         bot_login: bot_login.clone(),
         capacity: config.queue_capacity,
     };
+    let intake = intake::Intake::start(store.clone())?;
     let state = Arc::new(AppState {
         config,
+        intake,
         store,
         metrics,
         queue: tx,

@@ -138,6 +138,15 @@ pub enum StoreError {
         /// The newest this build applies.
         known: usize,
     },
+    /// The database file could not be created or opened.
+    #[error("database {path}: {source}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The data directory could not be made.
     #[error("data directory {path}: {source}")]
     Dir {
@@ -147,6 +156,19 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// A verified delivery to record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    /// `X-GitHub-Delivery`.
+    pub id: String,
+    /// `X-GitHub-Event`.
+    pub event: String,
+    /// When it arrived, Unix seconds.
+    pub received_at: i64,
+    /// The work it asks for (JSON of [`crate::events::Work`]), if any.
+    pub extract: Option<String>,
 }
 
 /// Whether an accepted delivery is new.
@@ -251,6 +273,22 @@ impl Store {
             source,
         })?;
         let path = data_dir.join("app.db");
+        // The database holds the decision log and the registry: readable by
+        // the service user alone. SQLite gives its -wal and -shm files the
+        // database file's mode.
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o600)
+                .open(&path)
+                .map_err(|source| StoreError::File {
+                    path: path.clone(),
+                    source,
+                })?;
+        }
         let conn = Connection::open(&path).map_err(sql(&path))?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(sql(&path))?;
@@ -328,31 +366,57 @@ impl Store {
         received_at: i64,
         extract: Option<&str>,
     ) -> Result<Accepted, StoreError> {
+        let one = [Delivery {
+            id: delivery.to_owned(),
+            event: event.to_owned(),
+            received_at,
+            extract: extract.map(str::to_owned),
+        }];
+        Ok(self.accept_batch(&one)?[0])
+    }
+
+    /// [`Store::accept`] for several deliveries in ONE transaction (a group
+    /// commit): either every one is recorded or, on an error, none is. The
+    /// answers are in the order of `batch`; a delivery id met twice in the
+    /// batch is new the first time and a duplicate the second.
+    pub fn accept_batch(&self, batch: &[Delivery]) -> Result<Vec<Accepted>, StoreError> {
         let mut conn = self.lock();
         let e = sql(&self.path);
         let tx = conn.transaction().map_err(&e)?;
-        let inserted = tx
-            .prepare_cached(
-                "INSERT OR IGNORE INTO deliveries (id, event, received_at) VALUES (?1, ?2, ?3)",
-            )
-            .and_then(|mut s| s.execute(params![delivery, event, received_at]))
-            .map_err(&e)?;
-        if inserted == 0 {
-            return Ok(Accepted::Duplicate);
-        }
-        let seq = match extract {
-            Some(x) => {
-                tx.prepare_cached(
+        let mut out = Vec::with_capacity(batch.len());
+        {
+            let mut seen = tx
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO deliveries (id, event, received_at) VALUES (?1, ?2, ?3)",
+                )
+                .map_err(&e)?;
+            let mut inbox = tx
+                .prepare_cached(
                     "INSERT INTO inbox (delivery, event, extract, received_at) VALUES (?1, ?2, ?3, ?4)",
                 )
-                .and_then(|mut s| s.execute(params![delivery, event, x, received_at]))
                 .map_err(&e)?;
-                Some(tx.last_insert_rowid())
+            for d in batch {
+                let inserted = seen
+                    .execute(params![d.id, d.event, d.received_at])
+                    .map_err(&e)?;
+                if inserted == 0 {
+                    out.push(Accepted::Duplicate);
+                    continue;
+                }
+                let seq = match &d.extract {
+                    Some(x) => {
+                        inbox
+                            .execute(params![d.id, d.event, x, d.received_at])
+                            .map_err(&e)?;
+                        Some(tx.last_insert_rowid())
+                    }
+                    None => None,
+                };
+                out.push(Accepted::New(seq));
             }
-            None => None,
-        };
+        }
         tx.commit().map_err(&e)?;
-        Ok(Accepted::New(seq))
+        Ok(out)
     }
 
     /// Whether a delivery id is known.
@@ -636,4 +700,69 @@ pub fn open_reader(path: &Path) -> Result<Connection, StoreError> {
     c.busy_timeout(std::time::Duration::from_secs(5))
         .map_err(sql(path))?;
     Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::*;
+
+    #[test]
+    fn the_database_is_readable_by_its_owner_only_and_reopens_at_its_version() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("open");
+        let version = store.schema_version().expect("version");
+        assert_eq!(version, MIGRATIONS.len() as i64);
+        assert_eq!(
+            store.accept("d", "push", 1, Some("{}")).expect("accept"),
+            Accepted::New(Some(1))
+        );
+        for name in ["app.db", "app.db-wal"] {
+            let mode = std::fs::metadata(dir.path().join(name))
+                .expect("exists")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o077, 0, "{name} is {mode:o}");
+        }
+        drop(store);
+        let again = Store::open(dir.path()).expect("reopen");
+        assert_eq!(again.schema_version().expect("version"), version);
+        assert_eq!(
+            again.accept("d", "push", 2, None).expect("accept"),
+            Accepted::Duplicate
+        );
+    }
+
+    #[test]
+    fn a_batch_is_all_or_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("open");
+        let d = |id: &str, extract: Option<&str>| Delivery {
+            id: id.to_owned(),
+            event: "push".to_owned(),
+            received_at: 1,
+            extract: extract.map(str::to_owned),
+        };
+        let answers = store
+            .accept_batch(&[d("a", None), d("b", Some("{}")), d("a", Some("{}"))])
+            .expect("batch");
+        assert_eq!(
+            answers,
+            vec![
+                Accepted::New(None),
+                Accepted::New(Some(1)),
+                Accepted::Duplicate
+            ]
+        );
+        store
+            .write(|tx| tx.execute_batch("DROP TABLE inbox"))
+            .expect("break the inbox");
+        assert!(
+            store
+                .accept_batch(&[d("c", None), d("e", Some("{}"))])
+                .is_err()
+        );
+        assert!(!store.has_delivery("c").expect("lookup"), "rolled back");
+    }
 }

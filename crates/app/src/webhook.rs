@@ -27,7 +27,7 @@ use sha2::Sha256;
 use crate::AppState;
 use crate::config::Secret;
 use crate::events::{Route, route};
-use crate::store::Accepted;
+use crate::store::{Accepted, Delivery};
 
 /// The signature header.
 pub const SIGNATURE_HEADER: &str = "x-hub-signature-256";
@@ -176,8 +176,14 @@ pub async fn receive(
         _ => (None, None),
     };
     let accepted = app
-        .store
-        .accept(delivery, event, now.as_second(), extract.as_deref());
+        .intake
+        .accept(Delivery {
+            id: delivery.to_owned(),
+            event: event.to_owned(),
+            received_at: now.as_second(),
+            extract,
+        })
+        .await;
     match accepted {
         Err(e) => {
             app.metrics.delivery(event, "error");
@@ -208,7 +214,7 @@ pub async fn receive(
             }
             (Route::NothingToDo(why), _, _) => {
                 app.metrics.delivery(event, "ignored");
-                tracing::info!(delivery, event, why, "nothing to do");
+                tracing::debug!(delivery, event, why, "nothing to do");
                 reply(StatusCode::ACCEPTED, "accepted, nothing to do\n")
             }
             _ => {
