@@ -140,7 +140,6 @@ pub fn build(config: Config) -> Result<(Arc<AppState>, WorkerHandle), BuildError
         github: github.clone(),
         app_client: app_client.clone(),
         bot_login: bot_login.clone(),
-        capacity: config.queue_capacity,
     };
     let intake = intake::Intake::start(store.clone())?;
     let state = Arc::new(AppState {

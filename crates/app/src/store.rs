@@ -765,4 +765,30 @@ mod tests {
         );
         assert!(!store.has_delivery("c").expect("lookup"), "rolled back");
     }
+
+    #[test]
+    fn delivery_ids_are_pruned_by_age_and_by_count() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("open");
+        for i in 0..10 {
+            store
+                .accept(&format!("d{i}"), "push", 100 + i, None)
+                .expect("accept");
+        }
+        // Older than 103: d0..d2 go. Then only the newest 5 stay.
+        assert_eq!(store.prune_deliveries(103, 5).expect("prune"), 5);
+        assert_eq!(store.delivery_count().expect("count"), 5);
+        assert!(!store.has_delivery("d4").expect("lookup"));
+        assert!(store.has_delivery("d5").expect("lookup"));
+        assert!(store.has_delivery("d9").expect("lookup"));
+        // A pruned id is new again; a kept one is still a duplicate.
+        assert_eq!(
+            store.accept("d9", "push", 200, None).expect("accept"),
+            Accepted::Duplicate
+        );
+        assert_eq!(
+            store.accept("d0", "push", 200, None).expect("accept"),
+            Accepted::New(None)
+        );
+    }
 }

@@ -27,6 +27,9 @@ use crate::events::Work;
 use crate::store::{InboxItem, Store};
 use crate::telemetry::Metrics;
 
+/// How often delivery ids are pruned.
+const PRUNE_EVERY: Duration = Duration::from_secs(600);
+
 /// The label of audit issues.
 pub const AUDIT_LABEL: &str = "benchops-audit";
 /// How often an audit issue is tried before the item is left for later.
@@ -40,7 +43,6 @@ pub struct Worker {
     pub(crate) github: GitHubClient,
     pub(crate) app_client: AppClient,
     pub(crate) bot_login: std::sync::Arc<OnceCell<String>>,
-    pub(crate) capacity: usize,
 }
 
 impl Worker {
@@ -57,22 +59,31 @@ impl Worker {
             }
             Err(e) => tracing::error!(error = %e, "could not read the inbox"),
         }
-        let mut since_prune = 0u32;
-        while let Some(seq) = rx.recv().await {
+        // Delivery ids are pruned at start, then every ten minutes whatever
+        // the traffic (most deliveries never reach this queue).
+        self.prune();
+        let mut prune = tokio::time::interval(PRUNE_EVERY);
+        prune.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        prune.tick().await;
+        loop {
+            let seq = tokio::select! {
+                seq = rx.recv() => match seq {
+                    Some(seq) => seq,
+                    None => break,
+                },
+                _ = prune.tick() => {
+                    self.prune();
+                    continue;
+                }
+            };
             self.metrics.set_queue_depth(rx.len());
             match self.store.inbox_item(seq) {
                 Ok(Some(item)) => self.handle(item).await,
                 Ok(None) => {}
                 Err(e) => tracing::error!(error = %e, seq, "could not read an inbox item"),
             }
-            since_prune += 1;
-            if since_prune >= 1000 {
-                since_prune = 0;
-                self.prune();
-            }
         }
         self.metrics.set_queue_depth(0);
-        let _ = self.capacity;
         tracing::info!("queue drained");
     }
 
