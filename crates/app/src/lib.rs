@@ -154,7 +154,14 @@ pub fn build(config: Config) -> Result<(Arc<AppState>, WorkerHandle), BuildError
         app_client,
         bot_login,
     });
-    Ok((state, WorkerHandle { worker, rx }))
+    Ok((
+        state,
+        WorkerHandle {
+            worker,
+            rx,
+            housekeeping: worker::HOUSEKEEPING_EVERY,
+        },
+    ))
 }
 
 /// The worker and its end of the queue.
@@ -162,12 +169,20 @@ pub fn build(config: Config) -> Result<(Arc<AppState>, WorkerHandle), BuildError
 pub struct WorkerHandle {
     worker: Worker,
     rx: mpsc::Receiver<i64>,
+    housekeeping: Duration,
 }
 
 impl WorkerHandle {
+    /// How often the worker prunes delivery ids and retries failed items
+    /// ([`worker::HOUSEKEEPING_EVERY`] unless set).
+    pub fn housekeeping_every(mut self, every: Duration) -> WorkerHandle {
+        self.housekeeping = every;
+        self
+    }
+
     /// Runs the worker until every sender is gone and the queue is empty.
     pub async fn run(self) {
-        self.worker.run(self.rx).await
+        self.worker.run(self.rx, self.housekeeping).await
     }
 }
 

@@ -5,6 +5,9 @@
 //! takes sequence numbers from the bounded queue; an item already done (its
 //! inbox row gone) is skipped, so an item met twice is done once. Each item
 //! ends in one transaction that writes the facts and deletes the inbox row.
+//! An item whose work failed (GitHub refused the audit issue) stays in the
+//! inbox and is tried again at the next housekeeping tick (every ten
+//! minutes, when delivery ids are also pruned) and at the next start.
 //!
 //! - `installation`, `installation_repositories`: the registry.
 //! - `issues` on a drift issue: who closed, reopened, labelled or
@@ -27,8 +30,10 @@ use crate::events::Work;
 use crate::store::{InboxItem, Store};
 use crate::telemetry::Metrics;
 
-/// How often delivery ids are pruned.
-const PRUNE_EVERY: Duration = Duration::from_secs(600);
+/// How often delivery ids are pruned and failed items tried again.
+pub const HOUSEKEEPING_EVERY: Duration = Duration::from_secs(600);
+/// The most failed items tried again at one tick.
+const RETRY_BATCH: usize = 100;
 
 /// The label of audit issues.
 pub const AUDIT_LABEL: &str = "benchops-audit";
@@ -47,36 +52,42 @@ pub struct Worker {
 
 impl Worker {
     /// Works off the inbox, then the queue until it is closed and empty.
-    pub async fn run(self, mut rx: mpsc::Receiver<i64>) {
+    /// Every `housekeeping` it prunes delivery ids and tries again the
+    /// items that failed (an audit issue GitHub refused), oldest first.
+    pub async fn run(self, mut rx: mpsc::Receiver<i64>, housekeeping: Duration) {
+        let mut tried_up_to = 0i64;
         match self.store.inbox(usize::MAX >> 1) {
             Ok(left) => {
                 if !left.is_empty() {
                     tracing::info!(items = left.len(), "resuming the inbox of an earlier run");
                 }
                 for item in left {
+                    tried_up_to = tried_up_to.max(item.seq);
                     self.handle(item).await;
                 }
             }
             Err(e) => tracing::error!(error = %e, "could not read the inbox"),
         }
-        // Delivery ids are pruned at start, then every ten minutes whatever
-        // the traffic (most deliveries never reach this queue).
+        // Delivery ids are pruned at start, then at every tick whatever the
+        // traffic (most deliveries never reach this queue).
         self.prune();
-        let mut prune = tokio::time::interval(PRUNE_EVERY);
-        prune.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        prune.tick().await;
+        let mut tick = tokio::time::interval(housekeeping);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
         loop {
             let seq = tokio::select! {
                 seq = rx.recv() => match seq {
                     Some(seq) => seq,
                     None => break,
                 },
-                _ = prune.tick() => {
+                _ = tick.tick() => {
                     self.prune();
+                    self.retry_failed(tried_up_to).await;
                     continue;
                 }
             };
             self.metrics.set_queue_depth(rx.len());
+            tried_up_to = tried_up_to.max(seq);
             match self.store.inbox_item(seq) {
                 Ok(Some(item)) => self.handle(item).await,
                 Ok(None) => {}
@@ -85,6 +96,26 @@ impl Worker {
         }
         self.metrics.set_queue_depth(0);
         tracing::info!("queue drained");
+    }
+
+    /// Tries again the inbox items up to `seq` that were tried already and
+    /// are still there (their work failed); later ones wait for the queue.
+    async fn retry_failed(&self, up_to: i64) {
+        let left = match self.store.inbox(RETRY_BATCH) {
+            Ok(left) => left,
+            Err(e) => {
+                tracing::error!(error = %e, "could not read the inbox");
+                return;
+            }
+        };
+        let failed: Vec<InboxItem> = left.into_iter().filter(|i| i.seq <= up_to).collect();
+        if failed.is_empty() {
+            return;
+        }
+        tracing::info!(items = failed.len(), "trying failed inbox items again");
+        for item in failed {
+            self.handle(item).await;
+        }
     }
 
     /// Forgets delivery ids older than 8 days (GitHub redelivers within 3)

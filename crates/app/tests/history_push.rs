@@ -6,12 +6,13 @@
 mod common;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use benchops_app::AppState;
-use benchops_testkit::sim::GitHubSim;
 use benchops_testkit::sim::auth::TEST_APP_PRIVATE_KEY_PEM;
+use benchops_testkit::sim::{Fault, FaultRule, GitHubSim};
 use serde_json::json;
 use tower::ServiceExt as _;
 
@@ -148,4 +149,55 @@ async fn a_push_to_history_by_a_person_opens_one_audit_issue_per_commit() {
     let tokens = sim.tokens();
     assert!(!tokens.is_empty());
     assert!(tokens.iter().all(|t| t.revoked), "{tokens:#?}");
+}
+
+#[tokio::test]
+async fn an_audit_issue_github_refused_is_tried_again_at_the_next_housekeeping_tick() {
+    let sim = GitHubSim::start().await;
+    let repo_id = sim.create_repo("octo", "bench");
+    // Every attempt of the first round is refused (a 422 is not retried by
+    // the client); the next round gets through.
+    sim.push_fault(FaultRule {
+        times: 4,
+        ..FaultRule::on_operation("issues/create", Fault::Status(422))
+    });
+    let s = setup(&Options {
+        api_url: Some(sim.base_url()),
+        app_id: sim.app_id(),
+        key_pem: TEST_APP_PRIVATE_KEY_PEM.as_bytes().to_vec(),
+        repo_id,
+        ..Options::default()
+    });
+    let cfg = benchops_app::config::load(&s.config).expect("config");
+    let (app, worker) = benchops_app::build(cfg).expect("build");
+    let worker = tokio::spawn(worker.housekeeping_every(Duration::from_secs(1)).run());
+    let a = "d".repeat(40);
+    deliver(
+        &app,
+        "push",
+        "retry-1",
+        push("refs/heads/benchmark-history", &a, "octocat", "User", false),
+    )
+    .await;
+    // The first round takes 1 + 2 + 4 s of backoff; the retry follows.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while sim.issues("octo", "bench").is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the refused audit issue was never tried again"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let store = app.store.clone();
+    drop(app);
+    worker.await.expect("worker");
+    let issues = sim.issues("octo", "bench");
+    assert_eq!(issues.len(), 1, "{issues:#?}");
+    assert!(store.inbox(10).expect("inbox").is_empty());
+    let creates = sim
+        .requests()
+        .iter()
+        .filter(|r| r.operation == Some("issues/create"))
+        .count();
+    assert_eq!(creates, 5, "four refused, one created");
 }
