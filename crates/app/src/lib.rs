@@ -78,6 +78,8 @@ pub struct AppState {
     pub app_client: AppClient,
     /// The App's bot login, once known.
     pub bot_login: Arc<OnceCell<String>>,
+    /// The last status page built.
+    pub status_cache: pages::StatusCache,
 }
 
 /// Why the server could not be built.
@@ -153,6 +155,7 @@ pub fn build(config: Config) -> Result<(Arc<AppState>, WorkerHandle), BuildError
         github,
         app_client,
         bot_login,
+        status_cache: pages::StatusCache::default(),
     });
     Ok((
         state,

@@ -9,10 +9,15 @@
 //! - `GET /status`, `GET /status.json`: the status page and its data
 //!   ([`crate::status`]), built from the publisher's history reader over
 //!   the configured local `benchmark-history` repository and the facts the
-//!   webhooks recorded. Built on a blocking thread: it runs `git`.
+//!   webhooks recorded. Built on a blocking thread: it runs `git`. The
+//!   built status is cached ([`StatusCache`]): one build at a time, and a
+//!   request reuses the last one while the history tip and the recorded
+//!   facts are unchanged and it is under a minute old, so reloading the
+//!   page cannot make the server read history again and again.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use axum::extract::State;
 use axum::http::{StatusCode, header};
@@ -119,21 +124,58 @@ fn facts(app: &AppState) -> Result<(Vec<IssueDecision>, Vec<WorkflowRunFact>), S
         .map_err(|e| e.to_string())
 }
 
-fn build_status(app: &AppState) -> Result<status::Status, String> {
-    let (decisions, runs) = facts(app)?;
-    let history = match &app.config.history {
+/// How long a built status is reused while nothing it depends on changed
+/// (the ages it shows are at most this stale).
+pub const STATUS_MAX_AGE: Duration = Duration::from_secs(60);
+
+/// What a built status depends on: the history tip and the facts recorded.
+type StatusKey = (Option<String>, i64, i64, String);
+
+/// The last built status, behind a lock that also makes builds one at a
+/// time.
+#[derive(Debug, Default)]
+pub struct StatusCache {
+    last: tokio::sync::Mutex<Option<(StatusKey, Instant, Arc<status::Status>)>>,
+}
+
+fn open_history(app: &AppState) -> Result<Option<benchops_publish::history::LocalHistory>, String> {
+    match &app.config.history {
         Some(path) if path.join("HEAD").exists() || path.join(".git").exists() => Some(
             benchops_publish::history::LocalHistory::open_or_init(path)
-                .map_err(|e| format!("history {}: {e}", path.display()))?,
-        ),
-        Some(path) => {
-            return Err(format!(
-                "history {} is not a git repository",
-                path.display()
-            ));
-        }
+                .map_err(|e| format!("history {}: {e}", path.display())),
+        )
+        .transpose(),
+        Some(path) => Err(format!(
+            "history {} is not a git repository",
+            path.display()
+        )),
+        None => Ok(None),
+    }
+}
+
+fn status_key(app: &AppState) -> Result<StatusKey, String> {
+    let tip = match open_history(app)? {
+        Some(h) => h.tip().map_err(|e| format!("history tip: {e}"))?,
         None => None,
     };
+    let (events, runs, last_run) = app
+        .store
+        .read(|c| {
+            c.query_row(
+                "SELECT (SELECT ifnull(max(seq), 0) FROM issue_events),
+                        (SELECT count(*) FROM workflow_runs),
+                        (SELECT ifnull(max(at), '') FROM workflow_runs)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+        })
+        .map_err(|e| e.to_string())?;
+    Ok((tip, events, runs, last_run))
+}
+
+fn build_status(app: &AppState) -> Result<status::Status, String> {
+    let (decisions, runs) = facts(app)?;
+    let history = open_history(app)?;
     let inputs = StatusInputs {
         history: history.as_ref(),
         manifest: None,
@@ -146,19 +188,39 @@ fn build_status(app: &AppState) -> Result<status::Status, String> {
     status::collect(&inputs).map_err(|e| e.to_string())
 }
 
-async fn status_of(app: Arc<AppState>) -> Result<status::Status, Response> {
-    match tokio::task::spawn_blocking(move || build_status(&app)).await {
-        Ok(Ok(s)) => Ok(s),
-        Ok(Err(e)) => {
-            tracing::error!(error = %e, "status page");
-            Err((
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "status unavailable: see the server log\n",
-            )
-                .into_response())
-        }
-        Err(_) => Err((StatusCode::INTERNAL_SERVER_ERROR, "status unavailable\n").into_response()),
+async fn status_of(app: Arc<AppState>) -> Result<Arc<status::Status>, Response> {
+    let mut last = app.status_cache.last.lock().await;
+    let a = app.clone();
+    let key = match tokio::task::spawn_blocking(move || status_key(&a)).await {
+        Ok(Ok(k)) => k,
+        Ok(Err(e)) => return Err(unavailable(&e)),
+        Err(_) => return Err(unavailable("the status task failed")),
+    };
+    if let Some((k, at, s)) = last.as_ref()
+        && *k == key
+        && at.elapsed() < STATUS_MAX_AGE
+    {
+        return Ok(s.clone());
     }
+    let a = app.clone();
+    match tokio::task::spawn_blocking(move || build_status(&a)).await {
+        Ok(Ok(s)) => {
+            let s = Arc::new(s);
+            *last = Some((key, Instant::now(), s.clone()));
+            Ok(s)
+        }
+        Ok(Err(e)) => Err(unavailable(&e)),
+        Err(_) => Err(unavailable("the status task failed")),
+    }
+}
+
+fn unavailable(e: &str) -> Response {
+    tracing::error!(error = %e, "status page");
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "status unavailable: see the server log\n",
+    )
+        .into_response()
 }
 
 /// `GET /status`.
@@ -182,7 +244,7 @@ pub async fn status_html(State(app): State<Arc<AppState>>) -> Response {
 /// `GET /status.json`.
 pub async fn status_json(State(app): State<Arc<AppState>>) -> Response {
     match status_of(app).await {
-        Ok(s) => axum::Json(s).into_response(),
+        Ok(s) => axum::Json(&*s).into_response(),
         Err(r) => r,
     }
 }
