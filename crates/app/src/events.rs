@@ -70,8 +70,14 @@ pub enum Work {
         number: u64,
         /// Its title.
         title: String,
-        /// The drift key its body's marker names (`<case>/<metric>`), if any.
+        /// The drift key its body's marker names (`<case>/<metric>`), if any,
+        /// read only when a bot opened the issue (a person's issue could
+        /// carry a copied marker); `/status` trusts it only when that bot
+        /// is this App's.
         drift_key: Option<String>,
+        /// Who opened the issue.
+        #[serde(default)]
+        author: Option<String>,
         /// closed, reopened, labeled, unlabeled.
         action: String,
         /// The label added or removed.
@@ -174,6 +180,7 @@ struct IssueObj {
     #[serde(default)]
     labels: Vec<Label>,
     updated_at: Option<String>,
+    user: Option<Sender>,
 }
 #[derive(Deserialize)]
 struct InstallationPayload {
@@ -321,7 +328,9 @@ pub fn route(
                 .map(|s| (s.login.unwrap_or_default(), s.kind))
                 .unwrap_or_default();
             let title = p.issue.title.unwrap_or_default();
-            let drift_key = p.issue.body.and_then(|body| {
+            let (author, author_kind) = p.issue.user.map(|u| (u.login, u.kind)).unwrap_or_default();
+            let by_a_bot = author_kind.as_deref() == Some("Bot");
+            let drift_key = p.issue.body.filter(|_| by_a_bot).and_then(|body| {
                 benchops::reconcile::ActualIssue::from_body(
                     p.issue.number,
                     title.clone(),
@@ -338,6 +347,7 @@ pub fn route(
                 number: p.issue.number,
                 title,
                 drift_key,
+                author,
                 action: p.action,
                 label,
                 actor,
@@ -427,6 +437,35 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_drift_marker_is_read_only_from_an_issue_a_bot_opened() {
+        let body = |kind: &str| {
+            serde_json::json!({
+                "action": "closed",
+                "issue": {"number": 4, "title": "t", "labels": [{"name": "benchmark-drift"}],
+                          "body": "<!-- benchops:drift key=parse/large/wall_s -->\ntext",
+                          "user": {"login": "someone", "type": kind}},
+                "repository": {"full_name": "o/r"},
+                "sender": {"login": "octocat", "type": "User"}
+            })
+            .to_string()
+        };
+        let key_of = |kind: &str| match route("issues", body(kind).as_bytes(), &rules(), "t") {
+            Ok(Route::Work(Work::Issue {
+                drift_key, author, ..
+            })) => (drift_key, author),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            key_of("Bot"),
+            (
+                Some("parse/large/wall_s".to_owned()),
+                Some("someone".to_owned())
+            )
+        );
+        assert_eq!(key_of("User"), (None, Some("someone".to_owned())));
     }
 
     #[test]

@@ -84,9 +84,13 @@ fn facts(app: &AppState) -> Result<(Vec<IssueDecision>, Vec<WorkflowRunFact>), S
     app.store
         .read(|c| {
             let mut s = c.prepare(
-                "SELECT repository, issue, action, label, actor, actor_is_app, at, title, drift_key
+                "SELECT repository, issue, action, label, actor, actor_is_app, at, title, drift_key,
+                        author
                  FROM issue_events ORDER BY seq DESC LIMIT ?1",
             )?;
+            // A marker counts only in an issue this App's bot opened (when
+            // its login is known yet; intake kept markers of bots only).
+            let bot = app.bot_login.get().cloned();
             let decisions = s
                 .query_map(params![FACTS as i64], |r| {
                     Ok(IssueDecision {
@@ -98,7 +102,10 @@ fn facts(app: &AppState) -> Result<(Vec<IssueDecision>, Vec<WorkflowRunFact>), S
                         actor_is_app: r.get(5)?,
                         at: r.get(6)?,
                         title: r.get(7)?,
-                        drift_key: r.get(8)?,
+                        drift_key: r.get::<_, Option<String>>(8)?.filter(|_| {
+                            let author: Option<String> = r.get(9).ok().flatten();
+                            bot.is_none() || author == bot
+                        }),
                     })
                 })?
                 .collect::<Result<Vec<_>, _>>()?;

@@ -89,7 +89,8 @@ const MIGRATIONS: &[&str] = &[
         actor TEXT NOT NULL,
         actor_is_app INTEGER NOT NULL,
         at TEXT NOT NULL,
-        drift_key TEXT
+        drift_key TEXT,
+        author TEXT
      );
      CREATE TABLE workflow_runs (
         repository TEXT NOT NULL,

@@ -400,6 +400,7 @@ fn record(tx: &rusqlite::Transaction<'_>, delivery: &str, work: &Work) -> rusqli
             number,
             title,
             drift_key,
+            author,
             action,
             label,
             actor,
@@ -409,8 +410,8 @@ fn record(tx: &rusqlite::Transaction<'_>, delivery: &str, work: &Work) -> rusqli
             tx.execute(
                 "INSERT OR IGNORE INTO issue_events
                    (delivery, repository, issue, title, action, label, actor, actor_is_app, at,
-                    drift_key)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    drift_key, author)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 params![
                     delivery,
                     repository,
@@ -421,7 +422,8 @@ fn record(tx: &rusqlite::Transaction<'_>, delivery: &str, work: &Work) -> rusqli
                     actor,
                     actor_is_bot,
                     at,
-                    drift_key
+                    drift_key,
+                    author
                 ],
             )?;
         }

@@ -112,3 +112,61 @@ async fn the_status_is_reused_until_history_or_the_facts_change() {
     drop(app);
     worker.await.expect("worker");
 }
+
+#[tokio::test]
+async fn a_drift_marker_counts_only_in_an_issue_this_apps_bot_opened() {
+    let s = setup(&Options::default());
+    let cfg = benchops_app::config::load(&s.config).expect("config");
+    let (app, worker) = benchops_app::build(cfg).expect("build");
+    app.bot_login
+        .set("benchops[bot]".to_owned())
+        .expect("bot login unset");
+    let worker = tokio::spawn(worker.run());
+    for (n, author) in [(1u64, "benchops[bot]"), (2, "other-app[bot]")] {
+        let body = serde_json::to_vec(&json!({
+            "action": "closed",
+            "issue": {"number": n, "title": "drift", "labels": [{"name": "benchmark-drift"}],
+                      "body": "<!-- benchops:drift key=parse/large/wall_s -->\nbody",
+                      "user": {"login": author, "type": "Bot"},
+                      "updated_at": "2026-11-30T10:00:00Z"},
+            "repository": {"full_name": "octo/bench"},
+            "sender": {"login": "octocat", "type": "User"}
+        }))
+        .expect("json");
+        let resp = benchops_app::router(app.clone())
+            .oneshot(
+                Request::post("/webhook")
+                    .header("x-github-event", "issues")
+                    .header("x-github-delivery", format!("issue-{n}"))
+                    .header("x-hub-signature-256", sign(&body))
+                    .body(Body::from(body))
+                    .expect("request"),
+            )
+            .await
+            .expect("infallible");
+        assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    }
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    let rows = loop {
+        let now = get_json(&app).await;
+        let rows = now["decisions"]["items"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if rows.len() == 2 {
+            break rows;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{now}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let key_of = |n: u64| {
+        rows.iter()
+            .find(|r| r["issue"] == n)
+            .map(|r| r["drift_key"].clone())
+            .expect("row")
+    };
+    assert_eq!(key_of(1), json!("parse/large/wall_s"));
+    assert_eq!(key_of(2), Value::Null, "another App's issue carries no key");
+    drop(app);
+    worker.await.expect("worker");
+}
