@@ -52,6 +52,10 @@ use crate::store::Store;
 use crate::telemetry::Metrics;
 use crate::worker::Worker;
 
+/// At most this many "webhook refused" lines a second; the rest are counted
+/// (`held_back` on the next line, and in the metrics).
+pub const REFUSALS_LOGGED_PER_SECOND: u32 = 10;
+
 /// The drift label when the configuration names none.
 pub const DEFAULT_DRIFT_LABEL: &str = "benchmark-drift";
 
@@ -80,6 +84,8 @@ pub struct AppState {
     pub bot_login: Arc<OnceCell<String>>,
     /// The last status page built.
     pub status_cache: pages::StatusCache,
+    /// The bound on "webhook refused" log lines.
+    pub refusal_log: telemetry::LogLimiter,
 }
 
 /// Why the server could not be built.
@@ -156,6 +162,7 @@ pub fn build(config: Config) -> Result<(Arc<AppState>, WorkerHandle), BuildError
         app_client,
         bot_login,
         status_cache: pages::StatusCache::default(),
+        refusal_log: telemetry::LogLimiter::new(REFUSALS_LOGGED_PER_SECOND),
     });
     Ok((
         state,

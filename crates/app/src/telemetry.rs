@@ -148,6 +148,58 @@ pub fn init_logging(format: LogFormat) {
     };
 }
 
+/// A bound on how many lines one kind of event may log per second, so that
+/// a flood (of bad signatures, say) cannot flood the log or slow the
+/// server with writes. What is held back is counted and reported with the
+/// next line let through; the metrics still count every event.
+#[derive(Debug)]
+pub struct LogLimiter {
+    per_second: u32,
+    state: std::sync::Mutex<LimiterState>,
+}
+
+#[derive(Debug)]
+struct LimiterState {
+    window: std::time::Instant,
+    logged: u32,
+    held_back: u64,
+}
+
+impl LogLimiter {
+    /// At most `per_second` lines a second.
+    pub fn new(per_second: u32) -> LogLimiter {
+        LogLimiter {
+            per_second,
+            state: std::sync::Mutex::new(LimiterState {
+                window: std::time::Instant::now(),
+                logged: 0,
+                held_back: 0,
+            }),
+        }
+    }
+
+    /// `Some(n)` when this event may be logged, `n` being how many were
+    /// held back since the last line; `None` when it is held back.
+    pub fn admit(&self) -> Option<u64> {
+        self.admit_at(std::time::Instant::now())
+    }
+
+    fn admit_at(&self, now: std::time::Instant) -> Option<u64> {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if now.duration_since(s.window) >= std::time::Duration::from_secs(1) {
+            s.window = now;
+            s.logged = 0;
+        }
+        if s.logged < self.per_second {
+            s.logged += 1;
+            Some(std::mem::take(&mut s.held_back))
+        } else {
+            s.held_back += 1;
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,5 +233,20 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_log_limiter_holds_back_beyond_its_rate_and_reports_how_many() {
+        let l = LogLimiter::new(3);
+        let t0 = std::time::Instant::now();
+        let first: Vec<Option<u64>> = (0..5).map(|_| l.admit_at(t0)).collect();
+        assert_eq!(first, vec![Some(0), Some(0), Some(0), None, None]);
+        let t1 = t0 + std::time::Duration::from_millis(1500);
+        assert_eq!(
+            l.admit_at(t1),
+            Some(2),
+            "the held-back count comes with the next line"
+        );
+        assert_eq!(l.admit_at(t1), Some(0));
     }
 }

@@ -135,7 +135,15 @@ pub async fn receive(
     ) {
         app.metrics.signature_failure();
         app.metrics.delivery("-", "unauthorized");
-        tracing::warn!(delivery, reason = %e, bytes = body.len(), "webhook refused");
+        if let Some(held_back) = app.refusal_log.admit() {
+            tracing::warn!(
+                delivery,
+                reason = %e,
+                bytes = body.len(),
+                held_back,
+                "webhook refused"
+            );
+        }
         return reply(StatusCode::UNAUTHORIZED, "bad signature\n");
     }
     let (Some(delivery), Some(event)) = (
