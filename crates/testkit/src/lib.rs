@@ -16,8 +16,21 @@ pub mod sim;
 pub use sim::GitHubSim;
 
 /// The workspace root (for reading `examples/`, `schemas/` and fixtures).
+///
+/// Found at run time from the package under test (cargo and nextest set
+/// `CARGO_MANIFEST_DIR` for the test process): the nearest directory with a
+/// `Cargo.lock`. The directory this crate was compiled in is only the
+/// fallback, since a build directory shared by several checkouts can hold
+/// an artifact compiled elsewhere.
 pub fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .and_then(|dir| {
+            dir.ancestors()
+                .find(|d| d.join("Cargo.lock").is_file())
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
 }
 
 /// Reads a file under the workspace root.
