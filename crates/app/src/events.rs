@@ -259,6 +259,11 @@ pub struct RouteRules {
 }
 
 fn parse<'a, T: Deserialize<'a>>(event: &str, body: &'a [u8]) -> Result<T, PayloadError> {
+    // The fast path; only a payload that does not parse is read again, to
+    // name the JSON path of the problem.
+    if let Ok(v) = serde_json::from_slice(body) {
+        return Ok(v);
+    }
     let de = &mut serde_json::Deserializer::from_slice(body);
     serde_path_to_error::deserialize(de).map_err(|e| PayloadError {
         event: event.to_owned(),
