@@ -4,6 +4,8 @@
 //! - **Migrations** are numbered SQL scripts applied in order, each in its
 //!   own transaction, with `PRAGMA user_version` recording the last one; a
 //!   database newer than this binary is refused rather than guessed at.
+//! - **Checkpoints** run every second on a thread of their own
+//!   (`PASSIVE`), never inside a commit that deliveries wait on.
 //! - **Durability**: WAL journal, `synchronous = NORMAL` (a committed
 //!   transaction survives the process being killed; only a power cut can
 //!   lose the last ones), foreign keys on, a busy timeout so that a second
@@ -257,6 +259,65 @@ pub struct InstallationRow {
 pub struct Store {
     path: PathBuf,
     conn: Arc<Mutex<Connection>>,
+    _checkpointer: Arc<Checkpointer>,
+}
+
+/// How often the checkpointer copies the WAL into the database.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The writer's own automatic checkpoint, in pages: only a safety net for a
+/// checkpointer that cannot keep up (about 256 MiB of WAL).
+const AUTOCHECKPOINT_PAGES: i64 = 65_536;
+
+/// A thread with its own connection that checkpoints the WAL every second
+/// (`PASSIVE`: it never blocks the writer). A checkpoint is the only step
+/// that syncs to disk, so done inside a commit it would stall every
+/// delivery waiting on that commit; here it stalls none. It stops, after a
+/// last checkpoint, when the last [`Store`] clone is dropped.
+#[derive(Debug)]
+struct Checkpointer {
+    stop: Mutex<Option<std::sync::mpsc::Sender<()>>>,
+}
+
+impl Checkpointer {
+    fn start(path: &Path) -> Result<Checkpointer, StoreError> {
+        let conn = Connection::open(path).map_err(sql(path))?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(sql(path))?;
+        let (stop, rx) = std::sync::mpsc::channel::<()>();
+        let shown = path.display().to_string();
+        std::thread::Builder::new()
+            .name("benchops-app-checkpoint".into())
+            .spawn(move || {
+                loop {
+                    let last = matches!(
+                        rx.recv_timeout(CHECKPOINT_EVERY),
+                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) | Ok(())
+                    );
+                    if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+                    {
+                        tracing::warn!(database = %shown, error = %e, "WAL checkpoint failed");
+                    }
+                    if last {
+                        break;
+                    }
+                }
+            })
+            .map_err(|source| StoreError::File {
+                path: path.to_owned(),
+                source,
+            })?;
+        Ok(Checkpointer {
+            stop: Mutex::new(Some(stop)),
+        })
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        // Dropping the sender wakes the thread for its last checkpoint.
+        self.stop.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
 }
 
 fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
@@ -297,9 +358,13 @@ impl Store {
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
         )
         .map_err(sql(&path))?;
+        conn.pragma_update(None, "wal_autocheckpoint", AUTOCHECKPOINT_PAGES)
+            .map_err(sql(&path))?;
+        let checkpointer = Checkpointer::start(&path)?;
         let store = Store {
             path,
             conn: Arc::new(Mutex::new(conn)),
+            _checkpointer: Arc::new(checkpointer),
         };
         store.migrate()?;
         Ok(store)
@@ -791,5 +856,32 @@ mod tests {
             store.accept("d0", "push", 200, None).expect("accept"),
             Accepted::New(None)
         );
+    }
+
+    #[test]
+    fn the_wal_is_checkpointed_off_the_writers_path() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("open");
+        let db = dir.path().join("app.db");
+        let before = std::fs::metadata(&db).expect("db").len();
+        let batch: Vec<Delivery> = (0..5000)
+            .map(|i| Delivery {
+                id: format!("delivery-{i:08}"),
+                event: "push".to_owned(),
+                received_at: i,
+                extract: None,
+            })
+            .collect();
+        store.accept_batch(&batch).expect("batch");
+        // The writer's own auto-checkpoint is far away: only the
+        // checkpointer thread can move these pages into the database file.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::fs::metadata(&db).expect("db").len() <= before {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the WAL was never checkpointed"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
     }
 }
