@@ -135,7 +135,11 @@ impl ScratchIndex {
 impl Drop for ScratchIndex {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
-        let _ = std::fs::remove_file(self.0.with_extension("lock"));
+        // Git's lock is `<index>.lock` (not a replaced extension: the
+        // name's last dot-separated part is a number).
+        let mut lock = self.0.clone().into_os_string();
+        lock.push(".lock");
+        let _ = std::fs::remove_file(lock);
     }
 }
 
