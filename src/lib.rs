@@ -27,6 +27,7 @@ pub mod receipt;
 pub mod reconcile;
 pub mod record;
 pub mod scan;
+pub mod schedule;
 pub mod schema;
 pub mod seal;
 pub mod spelling;

@@ -1,14 +1,10 @@
 //! The default slot of a lane run: the latest instant at or before now at
-//! which the lane's cron fires, evaluated in the lane's time zone.
-//!
-//! croner evaluates the expression over civil (wall-clock) time; jiff's
-//! time-zone database maps civil times to instants. A civil time that does
-//! not exist (skipped by a daylight-saving change) maps forward by the gap,
-//! and a repeated one to its first instant: jiff's "compatible" rule.
+//! which the lane's cron fires, evaluated in the lane's time zone by the
+//! core's [`benchops::schedule`] (the same rule the watchdog expects slots
+//! by: a civil time skipped by a daylight-saving change fires once after the
+//! gap, a repeated one once at its first instant).
 
-use std::str::FromStr as _;
-
-use chrono::{Datelike as _, Timelike as _};
+use benchops::schedule::{Schedule, ScheduleError};
 
 /// Why the slot could not be computed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,56 +48,25 @@ pub fn latest_slot(
     tz: &str,
     now: jiff::Timestamp,
 ) -> Result<String, SlotError> {
-    let c = croner::Cron::from_str(cron).map_err(|e| SlotError::Cron {
-        lane: lane.into(),
-        cron: cron.into(),
-        reason: e.to_string(),
-    })?;
-    let zone = jiff::tz::TimeZone::get(tz).map_err(|e| SlotError::TimeZone {
-        lane: lane.into(),
-        tz: tz.into(),
-        reason: e.to_string(),
-    })?;
-    let civil = now.to_zoned_datetime(zone.clone()).datetime();
-    let never = || SlotError::Never {
-        lane: lane.into(),
-        cron: cron.into(),
-        now: now.to_string(),
-    };
-    // Civil time carried as if it were UTC, so that croner walks wall-clock
-    // fields only.
-    let wall = chrono::NaiveDate::from_ymd_opt(
-        i32::from(civil.year()),
-        civil.month() as u32,
-        civil.day() as u32,
-    )
-    .and_then(|d| {
-        d.and_hms_opt(
-            civil.hour() as u32,
-            civil.minute() as u32,
-            civil.second() as u32,
-        )
-    })
-    .ok_or_else(never)?
-    .and_utc();
-    let found = c
-        .find_previous_occurrence(&wall, true)
-        .map_err(|_| never())?;
-    let civil = jiff::civil::DateTime::new(
-        i16::try_from(found.year()).map_err(|_| never())?,
-        found.month() as i8,
-        found.day() as i8,
-        found.hour() as i8,
-        found.minute() as i8,
-        found.second() as i8,
-        0,
-    )
-    .map_err(|_| never())?;
-    let t = civil
-        .to_zoned_datetime(zone)
-        .map_err(|_| never())?
-        .timestamp();
-    Ok(format!("{t}"))
+    let slot = Schedule::parse(cron, tz).and_then(|s| s.latest_at_or_before(now));
+    match slot {
+        Ok(t) => Ok(t.to_string()),
+        Err(ScheduleError::Cron { reason, .. }) => Err(SlotError::Cron {
+            lane: lane.into(),
+            cron: cron.into(),
+            reason,
+        }),
+        Err(ScheduleError::TimeZone { reason, .. }) => Err(SlotError::TimeZone {
+            lane: lane.into(),
+            tz: tz.into(),
+            reason,
+        }),
+        Err(ScheduleError::Never { .. } | ScheduleError::TooMany { .. }) => Err(SlotError::Never {
+            lane: lane.into(),
+            cron: cron.into(),
+            now: now.to_string(),
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,292 @@
+//! When a lane is due: the firing instants of its five-field cron
+//! expression, evaluated in its IANA time zone.
+//!
+//! `croner` walks the expression over civil (wall-clock) time and jiff's
+//! bundled time-zone database maps each civil time to an instant, so the
+//! result does not depend on the machine's zone files. Across a
+//! daylight-saving change:
+//!
+//! - a civil time that does not exist (the skipped hour) fires once, at the
+//!   instant the clock reaches it after the gap (`02:30` on a spring-forward
+//!   night of one hour fires at `03:30` local): jiff's "compatible" rule;
+//! - a civil time that exists twice (the repeated hour) fires once, at its
+//!   first instant;
+//! - two civil times that land on one instant are one slot.
+//!
+//! Every list is bounded ([`MAX_SLOTS`]): a lookback too long for the
+//! expression is refused with an error that names it, never truncated in
+//! silence.
+
+use std::str::FromStr as _;
+
+use chrono::{Datelike as _, Timelike as _};
+use jiff::Timestamp;
+use jiff::civil::DateTime;
+use jiff::tz::TimeZone;
+
+/// The most slots [`Schedule::slots_between`] returns.
+pub const MAX_SLOTS: usize = 10_000;
+
+/// Why a schedule could not be read or evaluated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScheduleError {
+    /// The cron expression is invalid.
+    #[error("cron {cron:?} is not a valid five-field expression: {reason}")]
+    Cron {
+        /// The expression.
+        cron: String,
+        /// croner's message.
+        reason: String,
+    },
+    /// The time zone is unknown.
+    #[error("time zone {tz:?} is not a known IANA time zone: {reason}")]
+    TimeZone {
+        /// The zone.
+        tz: String,
+        /// jiff's message.
+        reason: String,
+    },
+    /// No firing time at or before the instant (an expression that never
+    /// fires, such as `0 0 30 2 *`).
+    #[error("cron {cron:?} fires at no time at or before {at}")]
+    Never {
+        /// The expression.
+        cron: String,
+        /// The instant searched back from.
+        at: String,
+    },
+    /// More than [`MAX_SLOTS`] slots in the interval.
+    #[error(
+        "cron {cron:?} fires more than {max} times between {from} and {to}: shorten the lookback"
+    )]
+    TooMany {
+        /// The expression.
+        cron: String,
+        /// The start of the interval.
+        from: String,
+        /// Its end.
+        to: String,
+        /// [`MAX_SLOTS`].
+        max: usize,
+    },
+}
+
+/// A lane's cron expression in its time zone.
+#[derive(Debug, Clone)]
+pub struct Schedule {
+    text: String,
+    cron: croner::Cron,
+    zone: TimeZone,
+}
+
+fn wall(civil: DateTime) -> Option<chrono::DateTime<chrono::Utc>> {
+    // Civil time carried as if it were UTC, so that croner walks wall-clock
+    // fields only.
+    chrono::NaiveDate::from_ymd_opt(
+        i32::from(civil.year()),
+        u32::try_from(civil.month()).ok()?,
+        u32::try_from(civil.day()).ok()?,
+    )?
+    .and_hms_opt(
+        u32::try_from(civil.hour()).ok()?,
+        u32::try_from(civil.minute()).ok()?,
+        u32::try_from(civil.second()).ok()?,
+    )
+    .map(|d| d.and_utc())
+}
+
+fn civil(wall: &chrono::DateTime<chrono::Utc>) -> Option<DateTime> {
+    DateTime::new(
+        i16::try_from(wall.year()).ok()?,
+        i8::try_from(wall.month()).ok()?,
+        i8::try_from(wall.day()).ok()?,
+        i8::try_from(wall.hour()).ok()?,
+        i8::try_from(wall.minute()).ok()?,
+        i8::try_from(wall.second()).ok()?,
+        0,
+    )
+    .ok()
+}
+
+impl Schedule {
+    /// Reads `cron` (five fields) in the IANA zone `tz`.
+    pub fn parse(cron: &str, tz: &str) -> Result<Schedule, ScheduleError> {
+        let c = croner::Cron::from_str(cron).map_err(|e| ScheduleError::Cron {
+            cron: cron.into(),
+            reason: e.to_string(),
+        })?;
+        let zone = TimeZone::get(tz).map_err(|e| ScheduleError::TimeZone {
+            tz: tz.into(),
+            reason: e.to_string(),
+        })?;
+        Ok(Schedule {
+            text: cron.to_owned(),
+            cron: c,
+            zone,
+        })
+    }
+
+    /// The expression as written.
+    pub fn cron(&self) -> &str {
+        &self.text
+    }
+
+    fn instant(&self, civil: DateTime) -> Option<Timestamp> {
+        // `to_timestamp` follows the compatible rule: forward over a gap, the
+        // earlier instant in a fold.
+        self.zone.to_timestamp(civil).ok()
+    }
+
+    /// The latest firing at or before `at`.
+    pub fn latest_at_or_before(&self, at: Timestamp) -> Result<Timestamp, ScheduleError> {
+        let never = || ScheduleError::Never {
+            cron: self.text.clone(),
+            at: at.to_string(),
+        };
+        let mut from = wall(self.zone.to_datetime(at)).ok_or_else(never)?;
+        // A civil time inside a gap maps to an instant after `at`: step back
+        // until a firing lands at or before it (at most a few steps).
+        for _ in 0..8 {
+            let found = self
+                .cron
+                .find_previous_occurrence(&from, true)
+                .map_err(|_| never())?;
+            let t = civil(&found)
+                .and_then(|c| self.instant(c))
+                .ok_or_else(never)?;
+            if t <= at {
+                return Ok(t);
+            }
+            from = found - chrono::Duration::seconds(1);
+        }
+        Err(never())
+    }
+
+    /// Every firing in `(from, to]`, ascending, each instant once.
+    pub fn slots_between(
+        &self,
+        from: Timestamp,
+        to: Timestamp,
+    ) -> Result<Vec<Timestamp>, ScheduleError> {
+        let mut out: Vec<Timestamp> = Vec::new();
+        if to <= from {
+            return Ok(out);
+        }
+        let too_many = || ScheduleError::TooMany {
+            cron: self.text.clone(),
+            from: from.to_string(),
+            to: to.to_string(),
+            max: MAX_SLOTS,
+        };
+        // Start a day early in civil time: a fold or a gap can move a civil
+        // time's instant by the size of the change, never by a day.
+        let start = self
+            .zone
+            .to_datetime(from)
+            .checked_sub(jiff::Span::new().days(1))
+            .ok()
+            .and_then(wall);
+        let end = self
+            .zone
+            .to_datetime(to)
+            .checked_add(jiff::Span::new().days(1))
+            .ok()
+            .and_then(wall);
+        let (Some(start), Some(end)) = (start, end) else {
+            return Ok(out);
+        };
+        for found in self
+            .cron
+            .iter_from(start, croner::Direction::Forward)
+            .take_while(|w| *w <= end)
+        {
+            let Some(t) = civil(&found).and_then(|c| self.instant(c)) else {
+                continue;
+            };
+            if t <= from || t > to {
+                continue;
+            }
+            if out.len() > MAX_SLOTS {
+                return Err(too_many());
+            }
+            out.push(t);
+        }
+        out.sort();
+        out.dedup();
+        if out.len() > MAX_SLOTS {
+            return Err(too_many());
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().expect("timestamp")
+    }
+
+    fn slots(cron: &str, tz: &str, from: &str, to: &str) -> Vec<String> {
+        Schedule::parse(cron, tz)
+            .expect("schedule")
+            .slots_between(at(from), at(to))
+            .expect("slots")
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn daily_slots_in_the_lanes_zone_over_an_interval() {
+        // 01:00 in Jerusalem in winter (UTC+2) is 23:00 UTC the day before.
+        assert_eq!(
+            slots(
+                "0 1 * * *",
+                "Asia/Jerusalem",
+                "2026-11-28T00:00:00Z",
+                "2026-12-01T00:00:00Z"
+            ),
+            vec![
+                "2026-11-28T23:00:00Z",
+                "2026-11-29T23:00:00Z",
+                "2026-11-30T23:00:00Z"
+            ]
+        );
+        // The interval is half-open: a firing at `from` is not in it.
+        assert_eq!(
+            slots(
+                "0 * * * *",
+                "UTC",
+                "2026-12-01T10:00:00Z",
+                "2026-12-01T12:00:00Z"
+            ),
+            vec!["2026-12-01T11:00:00Z", "2026-12-01T12:00:00Z"]
+        );
+    }
+
+    #[test]
+    fn the_latest_firing_and_bad_input() {
+        let s = Schedule::parse("0 1 * * *", "Asia/Jerusalem").expect("schedule");
+        assert_eq!(
+            s.latest_at_or_before(at("2026-12-01T12:00:00Z"))
+                .expect("slot")
+                .to_string(),
+            "2026-11-30T23:00:00Z"
+        );
+        assert!(matches!(
+            Schedule::parse("not a cron", "UTC"),
+            Err(ScheduleError::Cron { .. })
+        ));
+        assert!(matches!(
+            Schedule::parse("0 1 * * *", "Mars/Olympus"),
+            Err(ScheduleError::TimeZone { .. })
+        ));
+        let minutely = Schedule::parse("* * * * *", "UTC").expect("schedule");
+        assert!(matches!(
+            minutely.slots_between(at("2026-01-01T00:00:00Z"), at("2026-12-01T00:00:00Z")),
+            Err(ScheduleError::TooMany { .. })
+        ));
+    }
+}
