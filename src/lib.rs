@@ -33,6 +33,7 @@ pub mod seal;
 pub mod spelling;
 pub mod stats;
 pub mod time;
+pub mod watchdog;
 
 pub use digest::Sha256Digest;
 pub use names::{CaseId, LaneName};
