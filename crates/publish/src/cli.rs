@@ -149,4 +149,58 @@ pub enum Command {
         #[arg(long, value_name = "SECONDS", default_value_t = 60)]
         lock_wait: u64,
     },
+    /// The missed-run watchdog: each manifest lane's expected slots over the
+    /// lookback, classified on_time, late, missed, failed or pending, from
+    /// the history branch's record paths and the metadata of the records
+    /// inside the lookback. Reads only; runs and changes nothing.
+    ///
+    /// A lane's slots count from its first record on; a lane with no record
+    /// is expected over the whole lookback. A slot is late when its record
+    /// finished after the completion window, or when none is there yet but
+    /// the grace period after the window has not run out; missed when the
+    /// grace period is over too; failed when its record says every case
+    /// errored or fewer than half of its runs succeeded.
+    ///
+    /// Exit status: 0 nothing missed or failed, 1 a lane has a missed or
+    /// failed slot, a bad schedule, or a record could not be read, 2 usage
+    /// error or no readable history.
+    #[command(
+        after_help = "Examples:\n  benchops-publish watchdog --local .benchops --manifest schedule.toml\n  benchops-publish watchdog --local --manifest schedule.toml --json\n  benchops-publish watchdog --local --manifest schedule.toml --markdown >> \"$GITHUB_STEP_SUMMARY\"\n  benchops-publish watchdog --local --manifest schedule.toml --annotations --lookback-hours 168\n\nSee docs/cli/watchdog.md for the classes, the JSON report and the annotations."
+    )]
+    Watchdog {
+        /// The sweep directory whose DIR/history.git is read. `--local`
+        /// alone means `.benchops`.
+        #[arg(
+            long,
+            value_name = "DIR",
+            num_args = 0..=1,
+            default_missing_value = ".benchops",
+            required = true
+        )]
+        local: Option<PathBuf>,
+        /// The schedule manifest (TOML): each lane's cron, time zone and
+        /// completion window.
+        #[arg(long, value_name = "FILE")]
+        manifest: PathBuf,
+        /// Slots of the last HOURS hours are expected.
+        #[arg(long, value_name = "HOURS", default_value_t = benchops::watchdog::DEFAULT_LOOKBACK_HOURS, value_parser = clap::value_parser!(u32).range(1..=8784))]
+        lookback_hours: u32,
+        /// Minutes after a completion window before a slot without a record
+        /// is missed (until then it is late).
+        #[arg(long, value_name = "MINUTES", default_value_t = benchops::watchdog::DEFAULT_GRACE_MINUTES)]
+        grace_minutes: u32,
+        /// Look as of this instant (RFC 3339) instead of now.
+        #[arg(long, value_name = "TIME")]
+        now: Option<String>,
+        /// Print the watchdog-report/v1 JSON document.
+        #[arg(long, conflicts_with_all = ["markdown", "annotations"])]
+        json: bool,
+        /// Print markdown for $GITHUB_STEP_SUMMARY.
+        #[arg(long, conflicts_with = "annotations")]
+        markdown: bool,
+        /// Print GitHub Actions annotations (::error for a missed or failed
+        /// slot, ::warning for a late one) after the text.
+        #[arg(long)]
+        annotations: bool,
+    },
 }

@@ -12,3 +12,4 @@ pub mod ledger;
 pub mod local;
 pub mod sweep;
 pub mod validate;
+pub mod watch;

@@ -46,7 +46,7 @@ use std::process::ExitCode;
 
 use benchops_publish::exit::{ATTENTION, BUSY, FAILED, OK};
 use benchops_publish::sweep::{SweepError, SweepReport, error_line, render_summary};
-use benchops_publish::{github, local, validate};
+use benchops_publish::{github, local, validate, watch};
 use clap::Parser;
 
 use cli::{Cli, Command};
@@ -59,6 +59,25 @@ fn main() -> ExitCode {
             json,
             max_record_bytes,
         } => run_validate(&paths, json, max_record_bytes),
+        Command::Watchdog {
+            local,
+            manifest,
+            lookback_hours,
+            grace_minutes,
+            now,
+            json,
+            markdown,
+            annotations,
+        } => run_watchdog(
+            &local.unwrap_or_else(|| PathBuf::from(".benchops")),
+            &manifest,
+            lookback_hours,
+            grace_minutes,
+            now.as_deref(),
+            json,
+            markdown,
+            annotations,
+        ),
         Command::Sweep {
             local,
             github,
@@ -123,6 +142,65 @@ fn main() -> ExitCode {
             finish_sweep(swept, receipt_out.as_deref())
         }
     })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_watchdog(
+    dir: &Path,
+    manifest: &Path,
+    lookback_hours: u32,
+    grace_minutes: u32,
+    now: Option<&str>,
+    json: bool,
+    markdown: bool,
+    annotations: bool,
+) -> u8 {
+    let now = match now {
+        Some(t) => match t.parse::<jiff::Timestamp>() {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: --now {t:?} is not an RFC 3339 time: {e}");
+                return FAILED;
+            }
+        },
+        None => jiff::Timestamp::now(),
+    };
+    let manifest = match benchops_publish::sweep::load_manifest(manifest) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {}: {}", e.step, error_line(&*e.cause));
+            return FAILED;
+        }
+    };
+    let settings = watch::settings(now, lookback_hours, grace_minutes);
+    let report = match watch::watch_local(&dir.join("history.git"), &manifest, &settings) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return FAILED;
+        }
+    };
+    if json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(j) => println!("{j}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return FAILED;
+            }
+        }
+    } else if markdown {
+        print!("{}", watch::render_markdown(&report));
+    } else {
+        print!("{}", watch::render_text(&report));
+        if annotations {
+            print!("{}", watch::render_annotations(&report));
+        }
+    }
+    if report.needs_attention() {
+        ATTENTION
+    } else {
+        OK
+    }
 }
 
 fn run_validate(paths: &[PathBuf], json: bool, max_record_bytes: u64) -> u8 {

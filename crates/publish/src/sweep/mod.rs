@@ -303,6 +303,7 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
     };
 
     // 4. Report.
+    let watchdog = report::watchdog(manifest, &history, &finished_at);
     Ok(SweepReport {
         target: inputs.target.clone(),
         history: store.describe(),
@@ -331,6 +332,7 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
         notes: outcome.notes,
         foreign_issues: outcome.foreign,
         health: report::health(manifest, &history),
+        watchdog,
         tokens: progress.tokens.clone(),
         requests: (inputs.request_summary)(),
     })

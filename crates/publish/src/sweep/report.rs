@@ -10,6 +10,9 @@ use benchops::receipt::{BaselineChange, PersistedRecord};
 use benchops::reconcile::Note;
 use benchops::record::CaseCounts;
 use benchops::time::{Utc, order_key};
+use benchops::watchdog::{
+    DEFAULT_GRACE_MINUTES, DEFAULT_LOOKBACK_HOURS, LaneWatch, SlotClass, SlotMeta, WatchSettings,
+};
 use benchops::{LaneName, SealedRecord, Sha256Digest};
 use serde::Serialize;
 
@@ -66,6 +69,29 @@ pub struct LaneHealth {
     pub in_manifest: bool,
     /// Its latest record in history (None: no record yet).
     pub latest: Option<LatestRecord>,
+}
+
+/// The missed-run watchdog over history: the slots of the last
+/// [`DEFAULT_LOOKBACK_HOURS`] before `now`, with the default grace period,
+/// from the records' metadata. Empty when `now` is not a time.
+pub fn watchdog(
+    manifest: &Manifest,
+    records: &[(String, SealedRecord)],
+    now: &str,
+) -> Vec<LaneWatch> {
+    let Ok(now) = now.parse::<jiff::Timestamp>() else {
+        return Vec::new();
+    };
+    let metas: Vec<SlotMeta> = records
+        .iter()
+        .filter_map(|(_, s)| SlotMeta::of(s.record(), &s.digest().to_string()))
+        .collect();
+    let settings = WatchSettings {
+        now,
+        since: now - jiff::SignedDuration::from_hours(i64::from(DEFAULT_LOOKBACK_HOURS)),
+        grace_minutes: DEFAULT_GRACE_MINUTES,
+    };
+    benchops::watchdog::watch(manifest, &metas, &settings)
 }
 
 /// The latest record of every lane, from the records in memory: the
@@ -187,6 +213,9 @@ pub struct SweepReport {
     pub foreign_issues: Vec<ForeignIssue>,
     /// The latest record of every lane (manifest lanes first).
     pub health: Vec<LaneHealth>,
+    /// The missed-run watchdog over the default lookback, per manifest lane
+    /// ([`watchdog`]).
+    pub watchdog: Vec<LaneWatch>,
     /// The phase tokens, in order (GitHub mode).
     pub tokens: Vec<PhaseToken>,
     /// Request totals.
@@ -255,6 +284,25 @@ impl SweepReport {
     pub fn reopened(&self) -> usize {
         self.count(|a| matches!(a, Applied::Reopened { .. }))
     }
+}
+
+/// One line per lane: its slot counts and what needs a person.
+pub fn watch_line(w: &LaneWatch) -> String {
+    if let Some(p) = &w.problem {
+        return format!("{:<16} cannot be watched: {p}", w.lane);
+    }
+    let c = &w.counts;
+    let mut line = format!(
+        "{:<16} {} on time, {} late, {} missed, {} failed, {} pending",
+        w.lane, c.on_time, c.late, c.missed, c.failed, c.pending
+    );
+    if w.consecutive_missed > 0 {
+        let _ = write!(line, "; the last {} in a row missed", w.consecutive_missed);
+    }
+    if let Some(last) = w.slots.iter().rev().find(|x| x.class == SlotClass::Missed) {
+        let _ = write!(line, "; latest missed {}", last.slot);
+    }
+    line
 }
 
 fn short(d: &Sha256Digest) -> String {
@@ -546,8 +594,11 @@ pub fn render_summary(r: &SweepReport) -> String {
     }
     let _ = writeln!(
         s,
-        "  (missed scheduled runs are not checked here: the watchdog comes in a later version)"
+        "watchdog (slots of the last {DEFAULT_LOOKBACK_HOURS} h; grace {DEFAULT_GRACE_MINUTES} min)"
     );
+    for w in &r.watchdog {
+        let _ = writeln!(s, "  {}", terminal_text(&watch_line(w)));
+    }
 
     // Credentials and traffic.
     for t in &r.tokens {
