@@ -11,7 +11,7 @@
 //! - `GET /status`, `GET /status.json` ([`status`]).
 //!
 //! State is one SQLite file ([`store`]); configuration is one TOML file
-//! plus environment variables ([`config`]). [`serve`] runs the whole
+//! plus environment variables ([`config`]). [`serve_on`] runs the whole
 //! server until SIGTERM or SIGINT, then drains the queue.
 //!
 //! ```no_run

@@ -17,7 +17,7 @@
 //!   `<hex>.json`), read at the commit they were listed at; once their
 //!   records are in history, each is deleted if it still points at that
 //!   commit (a ref that moved is left for the next sweep).
-//! - [`GitHubTracker`] ([`IssueTracker`]) works in the **issues phase**
+//! - [`GitHubTracker`] ([`IssueTracker`](crate::sweep::IssueTracker)) works in the **issues phase**
 //!   (token minted in `begin`, revoked in `end`). It lists the issues
 //!   carrying the drift label, in every state, and their comments. An
 //!   issue counts as benchops's only when the App's bot opened it

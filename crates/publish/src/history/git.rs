@@ -658,7 +658,7 @@ impl LocalHistory {
 
     /// The bytes of every blob in `oids`, in order, with one
     /// `git cat-file --batch`, for any number of ids: the ids are written
-    /// while the answers are read ([`run`]).
+    /// while the answers are read (by a writer thread).
     pub fn read_blobs(&self, oids: &[&str]) -> Result<Vec<Vec<u8>>, HistoryError> {
         if oids.is_empty() {
             return Ok(Vec::new());
