@@ -165,7 +165,7 @@ pub enum Command {
     /// failed slot, a bad schedule, or a record could not be read, 2 usage
     /// error or no readable history.
     #[command(
-        after_help = "Examples:\n  benchops-publish watchdog --local .benchops --manifest schedule.toml\n  benchops-publish watchdog --local --manifest schedule.toml --json\n  benchops-publish watchdog --local --manifest schedule.toml --markdown >> \"$GITHUB_STEP_SUMMARY\"\n  benchops-publish watchdog --local --manifest schedule.toml --annotations --lookback-hours 168\n\nSee docs/cli/watchdog.md for the classes, the JSON report and the annotations."
+        after_help = "Examples:\n  benchops-publish watchdog --local .benchops --manifest schedule.toml\n  benchops-publish watchdog --local --manifest schedule.toml --json\n  benchops-publish watchdog --local --manifest schedule.toml --markdown >> \"$GITHUB_STEP_SUMMARY\"\n  benchops-publish watchdog --local --manifest schedule.toml --annotations --lookback-hours 168\n  benchops-publish watchdog --history \"$RUNNER_TEMP/history\" --manifest schedule.toml --markdown\n\nSee docs/cli/watchdog.md for the classes, the JSON report and the annotations."
     )]
     Watchdog {
         /// The sweep directory whose DIR/history.git is read. `--local`
@@ -175,9 +175,16 @@ pub enum Command {
             value_name = "DIR",
             num_args = 0..=1,
             default_missing_value = ".benchops",
-            required = true
+            required_unless_present = "history",
+            conflicts_with = "history"
         )]
         local: Option<PathBuf>,
+        /// A git repository (bare or not) with a local benchmark-history
+        /// branch, for example one fetched in a workflow with the read-only
+        /// GITHUB_TOKEN: `git fetch --depth=1 origin
+        /// benchmark-history:benchmark-history`.
+        #[arg(long, value_name = "REPO")]
+        history: Option<PathBuf>,
         /// The schedule manifest (TOML): each lane's cron, time zone and
         /// completion window.
         #[arg(long, value_name = "FILE")]

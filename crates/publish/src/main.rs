@@ -61,6 +61,7 @@ fn main() -> ExitCode {
         } => run_validate(&paths, json, max_record_bytes),
         Command::Watchdog {
             local,
+            history,
             manifest,
             lookback_hours,
             grace_minutes,
@@ -69,7 +70,11 @@ fn main() -> ExitCode {
             markdown,
             annotations,
         } => run_watchdog(
-            &local.unwrap_or_else(|| PathBuf::from(".benchops")),
+            &history.unwrap_or_else(|| {
+                local
+                    .unwrap_or_else(|| PathBuf::from(".benchops"))
+                    .join("history.git")
+            }),
             &manifest,
             lookback_hours,
             grace_minutes,
@@ -146,7 +151,7 @@ fn main() -> ExitCode {
 
 #[allow(clippy::too_many_arguments)]
 fn run_watchdog(
-    dir: &Path,
+    history: &Path,
     manifest: &Path,
     lookback_hours: u32,
     grace_minutes: u32,
@@ -173,7 +178,7 @@ fn run_watchdog(
         }
     };
     let settings = watch::settings(now, lookback_hours, grace_minutes);
-    let report = match watch::watch_local(&dir.join("history.git"), &manifest, &settings) {
+    let report = match watch::watch_local(history, &manifest, &settings) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

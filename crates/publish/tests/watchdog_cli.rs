@@ -210,3 +210,46 @@ fn no_history_and_a_bad_now_are_usage_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--now"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn a_fetched_history_branch_in_a_plain_clone_is_read_with_history() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    history(tmp.path());
+    // As a workflow does with its read-only token.
+    let clone = tmp.path().join("fetched");
+    let git = |args: &[&str]| {
+        let out = Command::new("git").args(args).output().expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+    };
+    git(&["init", "-q", clone.to_str().expect("utf-8")]);
+    let source = tmp.path().join("history.git");
+    git(&[
+        "-C",
+        clone.to_str().expect("utf-8"),
+        "fetch",
+        "-q",
+        "--depth=1",
+        source.to_str().expect("utf-8"),
+        "benchmark-history:benchmark-history",
+    ]);
+    let manifest = tmp.path().join("schedule.toml");
+    std::fs::write(&manifest, MANIFEST).expect("manifest");
+    let out = Command::new(env!("CARGO_BIN_EXE_benchops-publish"))
+        .args(["watchdog", "--history"])
+        .arg(&clone)
+        .arg("--manifest")
+        .arg(&manifest)
+        .args([
+            "--now",
+            "2026-12-02T02:00:00Z",
+            "--lookback-hours",
+            "30",
+            "--json",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["lanes"][0]["counts"]["on_time"], 1, "{report}");
+    assert_eq!(report["records_read"], 1);
+}
