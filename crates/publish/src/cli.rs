@@ -210,4 +210,55 @@ pub enum Command {
         #[arg(long)]
         annotations: bool,
     },
+    /// Lane health: per manifest lane, the watchdog's last on-time slot,
+    /// last success and misses in a row, the latest run durations and
+    /// their trend, the open drift issues of the cases it covers (from the
+    /// local ledger) with the change point of each key's series, and the
+    /// baseline's age; for the branch, the history growth trigger (packed
+    /// size over 100 MB or a file over 10 MB). Reads only.
+    ///
+    /// Exit status: 0 all well, 1 a lane has a missed or failed slot or
+    /// cannot be watched, or the growth trigger is reached, 2 usage error or
+    /// no readable history.
+    #[command(
+        after_help = "Examples:\n  benchops-publish health --local .benchops --manifest schedule.toml\n  benchops-publish health --local --manifest schedule.toml --json\n  benchops-publish health --history \"$RUNNER_TEMP/history\" --manifest schedule.toml --markdown >> \"$GITHUB_STEP_SUMMARY\"\n\nSee docs/cli/health.md."
+    )]
+    Health {
+        /// The sweep directory: DIR/history.git and the ledger
+        /// DIR/issues.json. `--local` alone means `.benchops`.
+        #[arg(
+            long,
+            value_name = "DIR",
+            num_args = 0..=1,
+            default_missing_value = ".benchops",
+            required_unless_present = "history",
+            conflicts_with = "history"
+        )]
+        local: Option<PathBuf>,
+        /// A git repository with a local benchmark-history branch (issues
+        /// are then not read, unless --ledger names a ledger).
+        #[arg(long, value_name = "REPO")]
+        history: Option<PathBuf>,
+        /// With --history: an issue ledger to read drift issues from.
+        #[arg(long, value_name = "FILE", requires = "history")]
+        ledger: Option<PathBuf>,
+        /// The schedule manifest (TOML).
+        #[arg(long, value_name = "FILE")]
+        manifest: PathBuf,
+        /// Slots of the last HOURS hours are checked by the watchdog.
+        #[arg(long, value_name = "HOURS", default_value_t = benchops::watchdog::DEFAULT_LOOKBACK_HOURS, value_parser = clap::value_parser!(u32).range(1..=8784))]
+        lookback_hours: u32,
+        /// Minutes after a completion window before a slot is missed.
+        #[arg(long, value_name = "MINUTES", default_value_t = benchops::watchdog::DEFAULT_GRACE_MINUTES)]
+        grace_minutes: u32,
+        /// Look as of this instant (RFC 3339) instead of now.
+        #[arg(long, value_name = "TIME")]
+        now: Option<String>,
+        /// Print the health-report/v1 JSON document.
+        #[arg(long, conflicts_with = "markdown")]
+        json: bool,
+        /// Print markdown for $GITHUB_STEP_SUMMARY.
+        #[arg(long)]
+        markdown: bool,
+    },
 }

@@ -7,6 +7,7 @@
 
 pub mod exit;
 pub mod github;
+pub mod health;
 pub mod history;
 pub mod ledger;
 pub mod local;

@@ -46,7 +46,7 @@ use std::process::ExitCode;
 
 use benchops_publish::exit::{ATTENTION, BUSY, FAILED, OK};
 use benchops_publish::sweep::{SweepError, SweepReport, error_line, render_summary};
-use benchops_publish::{github, local, validate, watch};
+use benchops_publish::{github, health, local, validate, watch};
 use clap::Parser;
 
 use cli::{Cli, Command};
@@ -59,6 +59,35 @@ fn main() -> ExitCode {
             json,
             max_record_bytes,
         } => run_validate(&paths, json, max_record_bytes),
+        Command::Health {
+            local,
+            history,
+            ledger,
+            manifest,
+            lookback_hours,
+            grace_minutes,
+            now,
+            json,
+            markdown,
+        } => {
+            let (history, ledger) = match history {
+                Some(h) => (h, ledger),
+                None => {
+                    let dir = local.unwrap_or_else(|| PathBuf::from(".benchops"));
+                    (dir.join("history.git"), Some(dir.join("issues.json")))
+                }
+            };
+            run_health(&HealthArgs {
+                history,
+                ledger,
+                manifest,
+                lookback_hours,
+                grace_minutes,
+                now,
+                json,
+                markdown,
+            })
+        }
         Command::Watchdog {
             local,
             history,
@@ -200,6 +229,67 @@ fn run_watchdog(
         if annotations {
             print!("{}", watch::render_annotations(&report));
         }
+    }
+    if report.needs_attention() {
+        ATTENTION
+    } else {
+        OK
+    }
+}
+
+struct HealthArgs {
+    history: PathBuf,
+    ledger: Option<PathBuf>,
+    manifest: PathBuf,
+    lookback_hours: u32,
+    grace_minutes: u32,
+    now: Option<String>,
+    json: bool,
+    markdown: bool,
+}
+
+fn parse_now(now: Option<&str>) -> Result<jiff::Timestamp, u8> {
+    match now {
+        Some(t) => t.parse::<jiff::Timestamp>().map_err(|e| {
+            eprintln!("error: --now {t:?} is not an RFC 3339 time: {e}");
+            FAILED
+        }),
+        None => Ok(jiff::Timestamp::now()),
+    }
+}
+
+fn run_health(a: &HealthArgs) -> u8 {
+    let now = match parse_now(a.now.as_deref()) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let manifest = match benchops_publish::sweep::load_manifest(&a.manifest) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {}: {}", e.step, error_line(&*e.cause));
+            return FAILED;
+        }
+    };
+    let settings = watch::settings(now, a.lookback_hours, a.grace_minutes);
+    let report = match health::health_local(&a.history, a.ledger.as_deref(), &manifest, &settings) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return FAILED;
+        }
+    };
+    if a.json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(j) => println!("{j}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return FAILED;
+            }
+        }
+    } else if a.markdown {
+        print!("{}", health::render_markdown(&report));
+    } else {
+        print!("{}", health::render_text(&report));
     }
     if report.needs_attention() {
         ATTENTION

@@ -197,12 +197,13 @@ fn class_name(c: SlotClass) -> &'static str {
     }
 }
 
-/// Text safe in a markdown table cell: no pipe, no markup, one line.
-fn cell(t: &str) -> String {
+/// Text safe in a markdown table cell: no pipe, no markup, no mention or
+/// reference, one line, at most 200 characters.
+pub(crate) fn cell(t: &str) -> String {
     t.chars()
         .take(200)
         .map(|c| match c {
-            '|' | '<' | '>' | '`' | '*' | '_' | '[' | ']' | '\\' => ' ',
+            '|' | '<' | '>' | '`' | '*' | '[' | ']' | '\\' | '@' | '#' => ' ',
             c if c.is_control() => ' ',
             c => c,
         })

@@ -1,0 +1,509 @@
+//! `benchops-publish health`: per lane, what the watchdog says (last
+//! on-time slot, last success, misses in a row), how long its runs take
+//! and whether that is rising, the open drift issues of the cases it covers
+//! with the change point of each key's series, and its baseline's age; for
+//! the branch, the history growth trigger (packed size over 100 MB, or a
+//! file over 10 MB). As text, JSON (`health-report/v1`) and markdown.
+//!
+//! Read-only. Issues come from the local ledger (`DIR/issues.json`) when
+//! there is one; with `--history` alone they are not read, and the report
+//! says so (`issues_read: false`) instead of showing none.
+
+use std::fmt::Write as _;
+use std::io::Read as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use benchops::LaneName;
+use benchops::layout::{RESULTS_DIR, RecordEntry};
+use benchops::manifest::Manifest;
+use benchops::reconcile::{ActualIssue, HistoryRecord, IssueState, RecordRef, latest_change};
+use benchops::seal::SealedRecord;
+use benchops::watchdog::{LaneWatch, SlotMeta, WatchSettings, watch};
+use jiff::Timestamp;
+use serde::Serialize;
+
+use crate::history::LocalHistory;
+use crate::ledger::{Ledger, LedgerState};
+use crate::watch::{WatchError, cell};
+
+/// The schema tag of the JSON report.
+pub const HEALTH_SCHEMA: &str = "health-report/v1";
+/// The packed size of the branch above which history should move (F14).
+pub const PACK_LIMIT_BYTES: u64 = 100 * 1000 * 1000;
+/// The file size above which history should move (F14).
+pub const FILE_LIMIT_BYTES: u64 = 10 * 1000 * 1000;
+/// Durations shown per lane (the latest).
+pub const DURATION_POINTS: usize = 20;
+
+/// One run's duration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DurationPoint {
+    /// The slot.
+    pub slot: String,
+    /// `finished_at − started_at`, seconds; `None` when a time is unreadable.
+    pub seconds: Option<f64>,
+}
+
+/// An open drift issue of a case the lane covers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DriftIssue {
+    /// The issue number.
+    pub number: u64,
+    /// `<case>/<metric>` from its marker.
+    pub key: String,
+    /// Where the key's series in this lane last changed, if it did.
+    pub change_point: Option<String>,
+}
+
+/// A lane's baseline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BaselineAge {
+    /// The record, `sha256:<hex>`.
+    pub record: String,
+    /// Its slot.
+    pub slot: String,
+    /// Hours from its slot to now.
+    pub age_hours: Option<f64>,
+}
+
+/// One lane.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LaneHealthReport {
+    /// The lane.
+    pub lane: String,
+    /// The watchdog's view.
+    pub watchdog: LaneWatch,
+    /// The latest runs' durations, oldest first.
+    pub durations: Vec<DurationPoint>,
+    /// `rising`, `falling` or `flat`: the median of the newer half of
+    /// [`Self::durations`] against the older half (±10%); `None` with fewer
+    /// than four durations.
+    pub duration_trend: Option<String>,
+    /// Open drift issues of the cases the lane covers (`None`: issues not
+    /// read).
+    pub open_drift: Option<Vec<DriftIssue>>,
+    /// The baseline pointer, if the lane has one.
+    pub baseline: Option<BaselineAge>,
+}
+
+/// The history growth trigger.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Growth {
+    /// The branch's objects packed (`git pack-objects`), bytes.
+    pub packed_bytes: u64,
+    /// The largest file at the tip, and its size in bytes.
+    pub largest_file: Option<(String, u64)>,
+    /// [`PACK_LIMIT_BYTES`].
+    pub pack_limit_bytes: u64,
+    /// [`FILE_LIMIT_BYTES`].
+    pub file_limit_bytes: u64,
+    /// The branch is over the pack limit or holds a file over the file
+    /// limit: time to move history (runbook `history-growth.md`).
+    pub triggered: bool,
+}
+
+/// The report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HealthReport {
+    /// [`HEALTH_SCHEMA`].
+    pub schema: &'static str,
+    /// When it looked.
+    pub now: String,
+    /// Whether issues were read (a ledger was there).
+    pub issues_read: bool,
+    /// Per manifest lane.
+    pub lanes: Vec<LaneHealthReport>,
+    /// The growth trigger.
+    pub growth: Growth,
+}
+
+impl HealthReport {
+    /// A lane needs a person, or the growth trigger fired.
+    pub fn needs_attention(&self) -> bool {
+        self.growth.triggered || self.lanes.iter().any(|l| l.watchdog.needs_attention())
+    }
+}
+
+fn git_err(path: &Path, what: &str, e: impl std::fmt::Display) -> WatchError {
+    WatchError::History {
+        path: path.to_path_buf(),
+        reason: format!("{what}: {e}"),
+    }
+}
+
+/// The packed size of the branch's objects and the largest file at its tip.
+pub fn growth(history: &Path) -> Result<Growth, WatchError> {
+    let branch = benchops::layout::HISTORY_REF;
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(history)
+        .args(["pack-objects", "--revs", "--stdout", "-q"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| git_err(history, "git pack-objects", e))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write as _;
+        let _ = writeln!(stdin, "{branch}");
+    }
+    let mut packed = 0u64;
+    if let Some(mut out) = child.stdout.take() {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match out.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => packed += n as u64,
+                Err(e) => return Err(git_err(history, "read the pack", e)),
+            }
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| git_err(history, "git pack-objects", e))?;
+    if !status.success() {
+        return Err(git_err(history, "git pack-objects", status));
+    }
+    let tree = Command::new("git")
+        .arg("-C")
+        .arg(history)
+        .args(["ls-tree", "-r", "-l", "-z", "--full-tree", branch])
+        .output()
+        .map_err(|e| git_err(history, "git ls-tree", e))?;
+    if !tree.status.success() {
+        return Err(git_err(history, "git ls-tree", tree.status));
+    }
+    // `<mode> blob <oid> <size>\t<path>` per entry, NUL-terminated.
+    let largest = tree
+        .stdout
+        .split(|b| *b == 0)
+        .filter_map(|entry| {
+            let text = std::str::from_utf8(entry).ok()?;
+            let (meta, path) = text.split_once('\t')?;
+            let size: u64 = meta.split_whitespace().nth(3)?.parse().ok()?;
+            Some((path.to_owned(), size))
+        })
+        .max_by_key(|(p, s)| (*s, std::cmp::Reverse(p.clone())));
+    let triggered =
+        packed > PACK_LIMIT_BYTES || largest.as_ref().is_some_and(|(_, s)| *s > FILE_LIMIT_BYTES);
+    Ok(Growth {
+        packed_bytes: packed,
+        largest_file: largest,
+        pack_limit_bytes: PACK_LIMIT_BYTES,
+        file_limit_bytes: FILE_LIMIT_BYTES,
+        triggered,
+    })
+}
+
+fn seconds(r: &SealedRecord) -> Option<f64> {
+    let s: Timestamp = r.record().started_at.parse().ok()?;
+    let f: Timestamp = r.record().finished_at.parse().ok()?;
+    Some((f - s).as_secs_f64())
+}
+
+fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+fn trend(points: &[DurationPoint]) -> Option<String> {
+    let values: Vec<f64> = points.iter().filter_map(|p| p.seconds).collect();
+    if values.len() < 4 {
+        return None;
+    }
+    let half = values.len() / 2;
+    let old = median(&mut values[..half].to_vec())?;
+    let new = median(&mut values[values.len() - half..].to_vec())?;
+    Some(
+        if new > old * 1.1 {
+            "rising"
+        } else if new < old * 0.9 {
+            "falling"
+        } else {
+            "flat"
+        }
+        .to_owned(),
+    )
+}
+
+/// The health of every manifest lane over the history at `history`, with
+/// the drift issues of `ledger` when given.
+pub fn health_local(
+    history: &Path,
+    ledger: Option<&Path>,
+    manifest: &Manifest,
+    settings: &WatchSettings,
+) -> Result<HealthReport, WatchError> {
+    if !(history.join("HEAD").is_file() || history.join(".git").exists()) {
+        return Err(WatchError::NoHistory(history.to_path_buf()));
+    }
+    let err = |e: crate::history::HistoryError| WatchError::History {
+        path: history.to_path_buf(),
+        reason: e.to_string(),
+    };
+    let h = LocalHistory::open_or_init(history).map_err(err)?;
+    let tip = h.tip_index().map_err(err)?;
+    let paths: Vec<(&String, &String)> = tip
+        .files
+        .iter()
+        .filter(|(p, _)| p.starts_with(RESULTS_DIR) && RecordEntry::parse(p).is_ok())
+        .collect();
+    let blobs: Vec<&str> = paths.iter().map(|(_, b)| b.as_str()).collect();
+    let mut records: Vec<SealedRecord> = Vec::new();
+    for bytes in h.read_blobs(&blobs).map_err(err)? {
+        if let Ok(s) = benchops::seal::verify(&bytes, None) {
+            records.push(s);
+        }
+    }
+    records.sort_by(|a, b| {
+        (&a.record().slot, &a.record().finished_at)
+            .cmp(&(&b.record().slot, &b.record().finished_at))
+    });
+    let metas: Vec<SlotMeta> = records
+        .iter()
+        .filter_map(|s| SlotMeta::of(s.record(), &s.digest().to_string()))
+        .collect();
+    let watches = watch(manifest, &metas, settings);
+    let issues: Option<Vec<ActualIssue>> = match ledger {
+        Some(path) => match Ledger::load(path) {
+            Ok(Some((l, _))) => Some(
+                l.issues
+                    .iter()
+                    .filter(|i| i.state == LedgerState::Open)
+                    .filter(|i| i.labels.iter().any(|x| x == &manifest.labels.drift))
+                    .map(|i| {
+                        ActualIssue::from_body(
+                            i.number,
+                            i.title.clone(),
+                            i.body.clone(),
+                            IssueState::Open,
+                            None,
+                            Vec::new(),
+                        )
+                    })
+                    .collect(),
+            ),
+            Ok(None) => None,
+            Err(e) => {
+                return Err(WatchError::History {
+                    path: path.to_path_buf(),
+                    reason: e.to_string(),
+                });
+            }
+        },
+        None => None,
+    };
+    let history_records: Vec<HistoryRecord<'_>> = records.iter().map(HistoryRecord::from).collect();
+    let refs: Vec<&HistoryRecord<'_>> = history_records.iter().collect();
+    let to_ref = |h: &HistoryRecord<'_>| RecordRef {
+        lane: h.record.lane.clone(),
+        slot: h.record.slot.clone(),
+        finished_at: h.record.finished_at.clone(),
+        digest: h.digest,
+    };
+    let mut lanes = Vec::new();
+    for (lane, w) in manifest.lanes.iter().zip(watches) {
+        let mine: Vec<&SealedRecord> = records
+            .iter()
+            .filter(|r| r.record().lane == lane.name)
+            .collect();
+        let durations: Vec<DurationPoint> = mine
+            .iter()
+            .rev()
+            .take(DURATION_POINTS)
+            .rev()
+            .map(|r| DurationPoint {
+                slot: r.record().slot.clone(),
+                seconds: seconds(r),
+            })
+            .collect();
+        let baseline = h.baseline(&lane.name).ok().flatten().map(|p| BaselineAge {
+            record: p.record.to_string(),
+            age_hours: p
+                .slot
+                .parse::<Timestamp>()
+                .ok()
+                .map(|t| (settings.now - t).as_secs_f64() / 3600.0),
+            slot: p.slot,
+        });
+        let open_drift = issues.as_ref().map(|all| {
+            all.iter()
+                .filter_map(|i| {
+                    let key = i.key.as_ref()?;
+                    lane.covers(key.case.as_str()).then(|| DriftIssue {
+                        number: i.number,
+                        key: key.marker_value(),
+                        change_point: change_text(&refs, &lane.name, key, to_ref),
+                    })
+                })
+                .collect()
+        });
+        lanes.push(LaneHealthReport {
+            lane: lane.name.to_string(),
+            duration_trend: trend(&durations),
+            durations,
+            watchdog: w,
+            open_drift,
+            baseline,
+        });
+    }
+    Ok(HealthReport {
+        schema: HEALTH_SCHEMA,
+        now: settings.now.to_string(),
+        issues_read: issues.is_some(),
+        lanes,
+        growth: growth(history)?,
+    })
+}
+
+fn change_text(
+    refs: &[&HistoryRecord<'_>],
+    lane: &LaneName,
+    key: &benchops::reconcile::DriftKey,
+    to_ref: impl Fn(&HistoryRecord<'_>) -> RecordRef,
+) -> Option<String> {
+    let c = latest_change(refs, lane, key, to_ref)?;
+    let rel = c
+        .relative()
+        .map(|r| format!(" ({:+.1}%)", r * 100.0))
+        .unwrap_or_default();
+    Some(format!(
+        "changed between {} and {}{rel}, p = {:.1e}",
+        c.before.0.slot, c.after.0.slot, c.p
+    ))
+}
+
+fn mb(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+/// The report as markdown, for `$GITHUB_STEP_SUMMARY`.
+pub fn render_markdown(r: &HealthReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "### Benchmark lane health\n\nAs of {}.\n", r.now);
+    let _ = writeln!(
+        s,
+        "| lane | last on time | last success | missed in a row | duration (latest, trend) | open drift | baseline age |"
+    );
+    let _ = writeln!(s, "|---|---|---|--:|---|---|---|");
+    for l in &r.lanes {
+        let w = &l.watchdog;
+        let latest = l
+            .durations
+            .last()
+            .and_then(|d| d.seconds)
+            .map_or("n/a".to_owned(), |x| format!("{x:.0} s"));
+        let drift = match &l.open_drift {
+            None => "not read".to_owned(),
+            Some(v) if v.is_empty() => "none".to_owned(),
+            Some(v) => v
+                .iter()
+                .map(|d| format!("#{} {}", d.number, cell(&d.key)))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {}, {} | {} | {} |",
+            cell(&l.lane),
+            w.last_on_time.as_deref().unwrap_or("never"),
+            w.last_success.as_deref().unwrap_or("never"),
+            w.consecutive_missed,
+            latest,
+            l.duration_trend.as_deref().unwrap_or("n/a"),
+            drift,
+            l.baseline
+                .as_ref()
+                .and_then(|b| b.age_hours)
+                .map_or("none".to_owned(), |h| format!("{:.0} h", h))
+        );
+    }
+    let g = &r.growth;
+    let _ = writeln!(
+        s,
+        "\nHistory: {} packed (limit {}), largest file {}{}.",
+        mb(g.packed_bytes),
+        mb(g.pack_limit_bytes),
+        g.largest_file
+            .as_ref()
+            .map_or("none".to_owned(), |(p, b)| format!(
+                "{} ({})",
+                cell(p),
+                mb(*b)
+            )),
+        if g.triggered {
+            " — **growth trigger reached: move history (runbook history-growth)**"
+        } else {
+            ""
+        }
+    );
+    s
+}
+
+/// The report as text for a terminal.
+pub fn render_text(r: &HealthReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "health at {}", r.now);
+    for l in &r.lanes {
+        let w = &l.watchdog;
+        let _ = writeln!(
+            s,
+            "  {:<16} last on time {}, last success {}, {} missed in a row, duration trend {}, baseline {}",
+            crate::validate::escape_text(&l.lane),
+            w.last_on_time.as_deref().unwrap_or("never"),
+            w.last_success.as_deref().unwrap_or("never"),
+            w.consecutive_missed,
+            l.duration_trend.as_deref().unwrap_or("n/a"),
+            l.baseline
+                .as_ref()
+                .and_then(|b| b.age_hours)
+                .map_or("none".to_owned(), |h| format!("{h:.0} h old"))
+        );
+        match &l.open_drift {
+            None => {}
+            Some(v) => {
+                for d in v {
+                    let _ = writeln!(
+                        s,
+                        "    drift #{} {}{}",
+                        d.number,
+                        crate::validate::escape_text(&d.key),
+                        d.change_point
+                            .as_deref()
+                            .map(|c| format!(": {c}"))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+        }
+    }
+    let g = &r.growth;
+    let _ = writeln!(
+        s,
+        "  history: {} packed (limit {}), largest file {}{}",
+        mb(g.packed_bytes),
+        mb(g.pack_limit_bytes),
+        g.largest_file
+            .as_ref()
+            .map_or("none".to_owned(), |(p, b)| format!(
+                "{} ({})",
+                crate::validate::escape_text(p),
+                mb(*b)
+            )),
+        if g.triggered {
+            "; GROWTH TRIGGER REACHED"
+        } else {
+            ""
+        }
+    );
+    s
+}

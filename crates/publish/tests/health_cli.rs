@@ -1,0 +1,170 @@
+//! `benchops-publish health` end to end on a local sweep directory built
+//! by a real local sweep: the watchdog's view, durations and their trend,
+//! the open drift issue of a covered case from the ledger, the baseline's
+//! age, the growth figures; the growth trigger on a branch with a file over
+//! 10 MB; markdown; exit codes.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use benchops_publish::local::{LocalSweepOptions, sweep_local};
+use benchops_publish::sweep::Clock;
+use benchops_testkit::records::{TWO_LANE_MANIFEST, clean, draft, seal, with_lane_slot};
+use serde_json::{Value, json};
+
+fn drift_taking(lane: &str, slot: &str, finished: &str) -> benchops::seal::SealedRecord {
+    let mut v = with_lane_slot(draft(), lane, slot);
+    v["finished_at"] = json!(finished);
+    seal(&v)
+}
+
+/// `nightly` runs on 26–30 Nov (clean, then drifting with longer and longer
+/// runs); `sentinel` never ran.
+fn swept(dir: &Path) {
+    let sealed = dir.join("sealed");
+    std::fs::create_dir_all(&sealed).expect("sealed");
+    let records = [
+        clean("nightly", "2026-11-26T01:00:00Z"),
+        drift_taking("nightly", "2026-11-27T01:00:00Z", "2026-11-27T01:10:00Z"),
+        drift_taking("nightly", "2026-11-28T01:00:00Z", "2026-11-28T01:10:00Z"),
+        drift_taking("nightly", "2026-11-29T01:00:00Z", "2026-11-29T01:40:00Z"),
+        drift_taking("nightly", "2026-11-30T01:00:00Z", "2026-11-30T01:45:00Z"),
+    ];
+    for r in &records {
+        std::fs::write(sealed.join(r.file_name()), r.bytes()).expect("handoff");
+    }
+    let manifest = dir.join("schedule.toml");
+    std::fs::write(&manifest, TWO_LANE_MANIFEST).expect("manifest");
+    let mut o = LocalSweepOptions::new(dir, &manifest);
+    o.clock = Clock::fixed("2026-11-30T03:00:00.000Z");
+    sweep_local(&o).expect("sweep");
+}
+
+fn health(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_benchops-publish"))
+        .arg("health")
+        .arg("--local")
+        .arg(dir)
+        .arg("--manifest")
+        .arg(dir.join("schedule.toml"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn a_lane_with_a_drift_and_slower_runs_and_a_lane_that_never_ran() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join(".benchops");
+    swept(&dir);
+    let out = health(&dir, &["--now", "2026-11-30T06:00:00Z", "--json"]);
+    // The sentinel lane never ran: every hourly slot of the lookback is missed.
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(r["schema"], "health-report/v1");
+    let schema = |name: &str| -> Value {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas").join(name);
+        serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("json")
+    };
+    let registry = jsonschema::Registry::new()
+        .add(
+            "https://benchops.dev/schemas/watchdog-report.v1.schema.json",
+            schema("watchdog-report.v1.schema.json"),
+        )
+        .expect("uri")
+        .prepare()
+        .expect("registry");
+    let validator = jsonschema::options()
+        .with_registry(&registry)
+        .build(&schema("health-report.v1.schema.json"))
+        .expect("schema compiles");
+    let errors: Vec<String> = validator.iter_errors(&r).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(r["issues_read"], true);
+    let sentinel = &r["lanes"][0];
+    assert_eq!(sentinel["lane"], "sentinel");
+    assert!(
+        sentinel["watchdog"]["consecutive_missed"]
+            .as_u64()
+            .expect("n")
+            > 50
+    );
+    let nightly = &r["lanes"][1];
+    assert_eq!(nightly["watchdog"]["last_on_time"], "2026-11-30T01:00:00Z");
+    assert_eq!(nightly["durations"].as_array().expect("durations").len(), 5);
+    assert_eq!(nightly["durations"][4]["seconds"], 2700.0);
+    assert_eq!(nightly["duration_trend"], "rising");
+    let drift = nightly["open_drift"].as_array().expect("issues read");
+    assert_eq!(drift.len(), 1, "{drift:?}");
+    assert_eq!(drift[0]["key"], "parse/large/wall_s");
+    assert_eq!(drift[0]["number"], 1);
+    // The clean record of the 26th is the baseline: 4 days and 5 hours old.
+    assert_eq!(nightly["baseline"]["slot"], "2026-11-26T01:00:00Z");
+    assert_eq!(nightly["baseline"]["age_hours"], 101.0);
+    let g = &r["growth"];
+    assert!(g["packed_bytes"].as_u64().expect("bytes") > 1000, "{g}");
+    assert!(
+        g["largest_file"][0]
+            .as_str()
+            .expect("path")
+            .starts_with("results/nightly/"),
+        "{g}"
+    );
+    assert_eq!(g["triggered"], false);
+
+    let md = text(&health(&dir, &["--now", "2026-11-30T06:00:00Z", "--markdown"]).stdout);
+    assert!(md.contains("| nightly | 2026-11-30T01:00:00Z | 2026-11-30T01:00:00Z | 0 | 2700 s, rising | #1 parse/large/wall_s | 101 h |"), "{md}");
+}
+
+#[test]
+fn a_file_over_ten_megabytes_reaches_the_growth_trigger() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join(".benchops");
+    swept(&dir);
+    let repo = dir.join("history.git");
+    let git = |args: &[&str], input: Option<&[u8]>| -> String {
+        use std::io::Write as _;
+        let mut c = Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("git");
+        if let Some(i) = input {
+            c.stdin.take().expect("stdin").write_all(i).expect("write");
+        } else {
+            drop(c.stdin.take());
+        }
+        let out = c.wait_with_output().expect("git");
+        assert!(out.status.success(), "git {args:?}");
+        text(&out.stdout).trim().to_owned()
+    };
+    // A commit on the branch that adds an 11 MB file (as a person could).
+    let big = vec![b'x'; 11_000_000];
+    let blob = git(&["hash-object", "-w", "--stdin"], Some(&big));
+    let tip = git(&["rev-parse", "refs/heads/benchmark-history"], None);
+    let base = git(&["rev-parse", &format!("{tip}^{{tree}}")], None);
+    let listing = git(&["ls-tree", &base], None);
+    let tree = git(
+        &["mktree"],
+        Some(format!("{listing}\n100644 blob {blob}\tbig.bin\n").as_bytes()),
+    );
+    let commit = git(&["commit-tree", &tree, "-p", &tip, "-m", "big"], None);
+    git(
+        &["update-ref", "refs/heads/benchmark-history", &commit, &tip],
+        None,
+    );
+    let out = health(&dir, &["--now", "2026-11-30T06:00:00Z", "--json"]);
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(r["growth"]["triggered"], true, "{}", r["growth"]);
+    assert_eq!(r["growth"]["largest_file"][0], "big.bin");
+    assert_eq!(r["growth"]["largest_file"][1], 11_000_000);
+    let t = text(&health(&dir, &["--now", "2026-11-30T06:00:00Z"]).stdout);
+    assert!(t.contains("GROWTH TRIGGER REACHED"), "{t}");
+}
