@@ -138,21 +138,6 @@ pub(crate) fn capture(program: &Path, args: &[&str], echo: bool) -> Result<Strin
     Ok(stdout)
 }
 
-/// The civil date (`YYYY-MM-DD`) of a day counted from 1970-01-01.
-pub(crate) fn civil(days: i64) -> String {
-    // Howard Hinnant's days-to-civil algorithm.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
 /// Times the Slurm backend as a user sees it: whole processes of the
 /// release CLI. Every submitted array is cancelled right after, so the
 /// cluster is left idle.

@@ -8,7 +8,12 @@
 //!    re-runs it, confirms the drift and seals it; the sweep opens an issue
 //!    in the local ledger;
 //! 3. a commit fixes it: the lane run re-runs the drifting case to confirm
-//!    the clear; the sweep closes the issue and prints health.
+//!    the clear; the sweep closes the issue and prints health and the
+//!    watchdog.
+//!
+//! The runs fill the lane's last three nightly slots, replayed now: the
+//! watchdog calls them late (each finished after its completion window),
+//! and the `sentinel` lane, which the demo never runs, missed.
 //!
 //! Everything lives in `.benchops/lane-demo/`, made afresh on every run.
 
@@ -52,15 +57,26 @@ fn commit_speed(subject: &Path, small_ms: u32, large_ms: u32, message: &str) -> 
     Ok(())
 }
 
-/// The slot `days_back` days before today, at midnight UTC.
-fn day_slot(days_back: u64) -> Result<String> {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .context("clock before 1970")?
-        .as_secs();
-    let day = (secs / 86_400).saturating_sub(days_back);
-    let minute = crate::civil(day as i64);
-    Ok(format!("{minute}T00:00:00Z"))
+/// The `comprehensive` lane's slot `days_back` days ago: the latest firing
+/// of its cron (in its time zone) at or before that instant, so that the
+/// replayed runs fill the slots the watchdog expects.
+fn nightly_slot(days_back: u64) -> Result<String> {
+    let text = std::fs::read_to_string(MANIFEST).with_context(|| format!("read {MANIFEST}"))?;
+    let manifest = benchops::manifest::from_toml(&text, MANIFEST)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .manifest;
+    let lane = manifest
+        .lanes
+        .iter()
+        .find(|l| l.name.as_str() == "comprehensive")
+        .context("the demo manifest has no comprehensive lane")?;
+    let schedule = benchops::schedule::Schedule::parse(&lane.cron, &lane.timezone)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let back = jiff::SignedDuration::from_hours(24 * i64::try_from(days_back)?);
+    let slot = schedule
+        .latest_at_or_before(jiff::Timestamp::now() - back)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(slot.to_string())
 }
 
 /// Runs the demo; see the module docs.
@@ -126,12 +142,12 @@ pub fn pipeline() -> Result<()> {
 
     eprintln!("\nxtask: 1/3 the first lane run: no baseline yet, so it proposes one");
     commit_speed(&subject, 50, 100, "widgets: first version")?;
-    lane_run(&day_slot(2)?)?;
+    lane_run(&nightly_slot(2)?)?;
     sweep()?;
 
     eprintln!("\nxtask: 2/3 a commit makes the large case 30% slower");
     commit_speed(&subject, 50, 130, "widgets: a slower large path")?;
-    let out = lane_run(&day_slot(1)?)?;
+    let out = lane_run(&nightly_slot(1)?)?;
     if !out.contains("confirmed_regression") {
         bail!("the lane run did not confirm the injected regression");
     }
@@ -142,7 +158,7 @@ pub fn pipeline() -> Result<()> {
 
     eprintln!("\nxtask: 3/3 a commit fixes it; the lane run confirms the clear");
     commit_speed(&subject, 50, 100, "widgets: the large path is fast again")?;
-    lane_run(&day_slot(0)?)?;
+    lane_run(&nightly_slot(0)?)?;
     let report = sweep()?;
     if !report.contains("closed 1") {
         bail!("the sweep did not close the issue after the fix");
