@@ -67,7 +67,9 @@ fn a_lane_with_a_drift_and_slower_runs_and_a_lane_that_never_ran() {
     let r: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(r["schema"], "health-report/v1");
     let schema = |name: &str| -> Value {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas").join(name);
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../schemas")
+            .join(name);
         serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("json")
     };
     let registry = jsonschema::Registry::new()
