@@ -844,7 +844,7 @@ fn check_contracts(doc: &Value, text: &str) -> Vec<String> {
         }
         let script = runs(job);
         for needed in [
-            "benchops-publish watchdog",
+            "benchops-publish check-manifest",
             "check-jsonschema --check-metaschema",
             "benchops-publish validate",
             "git diff --name-only",

@@ -261,4 +261,18 @@ pub enum Command {
         #[arg(long)]
         markdown: bool,
     },
+    /// Check schedule manifests: the TOML, the schema, the rules the
+    /// sweep applies when it loads one, and that every lane's cron and IANA
+    /// time zone can be evaluated. Reads only.
+    ///
+    /// Exit status: 0 every manifest valid, 1 a manifest is invalid (each
+    /// problem is printed, with the file), 2 usage error.
+    #[command(
+        after_help = "Examples:\n  benchops-publish check-manifest schedule.toml\n  benchops-publish check-manifest benchmarks/*.toml\n\nSee docs/cli/benchops-publish.md."
+    )]
+    CheckManifest {
+        /// Manifest files (TOML).
+        #[arg(required = true, value_name = "FILE")]
+        manifests: Vec<PathBuf>,
+    },
 }

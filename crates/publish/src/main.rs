@@ -59,6 +59,7 @@ fn main() -> ExitCode {
             json,
             max_record_bytes,
         } => run_validate(&paths, json, max_record_bytes),
+        Command::CheckManifest { manifests } => run_check_manifest(&manifests),
         Command::Health {
             local,
             history,
@@ -296,6 +297,52 @@ fn run_health(a: &HealthArgs) -> u8 {
     } else {
         OK
     }
+}
+
+fn run_check_manifest(paths: &[PathBuf]) -> u8 {
+    let mut status = OK;
+    for path in paths {
+        let shown = validate::escape_text(&path.display().to_string());
+        let manifest = match benchops_publish::sweep::load_manifest(path) {
+            Ok(m) => m,
+            Err(e) => {
+                let unreadable =
+                    matches!(*e.cause, benchops_publish::sweep::Cause::ReadFile { .. });
+                if unreadable {
+                    eprintln!("error: {}", error_line(&*e.cause));
+                    status = FAILED;
+                } else {
+                    println!(
+                        "{shown}: invalid: {}",
+                        validate::escape_text(&error_line(&*e.cause))
+                    );
+                    if status == OK {
+                        status = ATTENTION;
+                    }
+                }
+                continue;
+            }
+        };
+        let mut problems = 0;
+        for lane in &manifest.lanes {
+            if let Err(e) = benchops::schedule::Schedule::parse(&lane.cron, &lane.timezone) {
+                println!(
+                    "{shown}: lane {}: {}",
+                    validate::escape_text(lane.name.as_str()),
+                    validate::escape_text(&e.to_string())
+                );
+                problems += 1;
+            }
+        }
+        if problems > 0 {
+            if status == OK {
+                status = ATTENTION;
+            }
+        } else {
+            println!("{shown}: valid, {} lane(s)", manifest.lanes.len());
+        }
+    }
+    status
 }
 
 fn run_validate(paths: &[PathBuf], json: bool, max_record_bytes: u64) -> u8 {

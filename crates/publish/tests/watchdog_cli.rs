@@ -253,3 +253,41 @@ fn a_fetched_history_branch_in_a_plain_clone_is_read_with_history() {
     assert_eq!(report["lanes"][0]["counts"]["on_time"], 1, "{report}");
     assert_eq!(report["records_read"], 1);
 }
+
+#[test]
+fn check_manifest_names_every_problem_and_its_file() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let good = tmp.path().join("good.toml");
+    std::fs::write(&good, MANIFEST).expect("write");
+    let zone = tmp.path().join("zone.toml");
+    std::fs::write(&zone, MANIFEST.replace("Asia/Jerusalem", "Mars/Olympus")).expect("write");
+    let cron = tmp.path().join("cron.toml");
+    std::fs::write(&cron, MANIFEST.replace("0 1 * * *", "0 25 * * *")).expect("write");
+    let schema = tmp.path().join("schema.toml");
+    std::fs::write(&schema, "schema = 3\n").expect("write");
+    let run = |paths: &[&Path]| {
+        Command::new(env!("CARGO_BIN_EXE_benchops-publish"))
+            .arg("check-manifest")
+            .args(paths)
+            .output()
+            .expect("runs")
+    };
+    let ok = run(&[&good]);
+    assert_eq!(ok.status.code(), Some(0));
+    assert!(text(&ok.stdout).contains("valid, 2 lane(s)"));
+    let bad = run(&[&good, &zone, &cron, &schema]);
+    assert_eq!(bad.status.code(), Some(1));
+    let out = text(&bad.stdout);
+    assert!(
+        out.contains("zone.toml: lane weekly: time zone \"Mars/Olympus\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("cron.toml: lane nightly: cron \"0 25 * * *\""),
+        "{out}"
+    );
+    assert!(out.contains("schema.toml: invalid:"), "{out}");
+    let missing = run(&[&tmp.path().join("absent.toml")]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(text(&missing.stderr).contains("absent.toml"));
+}
