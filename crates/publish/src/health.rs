@@ -85,6 +85,9 @@ pub struct LaneHealthReport {
     pub open_drift: Option<Vec<DriftIssue>>,
     /// The baseline pointer, if the lane has one.
     pub baseline: Option<BaselineAge>,
+    /// Why the baseline pointer could not be read, if it could not (then
+    /// `baseline` is null without meaning "no baseline").
+    pub baseline_problem: Option<String>,
 }
 
 /// The history growth trigger.
@@ -119,9 +122,14 @@ pub struct HealthReport {
 }
 
 impl HealthReport {
-    /// A lane needs a person, or the growth trigger fired.
+    /// A lane needs a person (its watchdog, or an unreadable baseline
+    /// pointer), or the growth trigger fired.
     pub fn needs_attention(&self) -> bool {
-        self.growth.triggered || self.lanes.iter().any(|l| l.watchdog.needs_attention())
+        self.growth.triggered
+            || self
+                .lanes
+                .iter()
+                .any(|l| l.watchdog.needs_attention() || l.baseline_problem.is_some())
     }
 }
 
@@ -326,7 +334,11 @@ pub fn health_local(
                 seconds: seconds(r),
             })
             .collect();
-        let baseline = h.baseline(&lane.name).ok().flatten().map(|p| BaselineAge {
+        let (pointer, baseline_problem) = match h.baseline(&lane.name) {
+            Ok(p) => (p, None),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        let baseline = pointer.map(|p| BaselineAge {
             record: p.record.to_string(),
             age_hours: p
                 .slot
@@ -354,6 +366,7 @@ pub fn health_local(
             watchdog: w,
             open_drift,
             baseline,
+            baseline_problem,
         });
     }
     Ok(HealthReport {

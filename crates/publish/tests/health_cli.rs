@@ -170,3 +170,73 @@ fn a_file_over_ten_megabytes_reaches_the_growth_trigger() {
     let t = text(&health(&dir, &["--now", "2026-11-30T06:00:00Z"]).stdout);
     assert!(t.contains("GROWTH TRIGGER REACHED"), "{t}");
 }
+
+/// Commits `bytes` at `path` on the history branch, as a person could.
+fn commit_file(repo: &Path, path: &str, bytes: &[u8]) {
+    let git = |args: &[&str], input: Option<&[u8]>| -> String {
+        use std::io::Write as _;
+        let mut c = Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("git");
+        let mut stdin = c.stdin.take().expect("stdin");
+        if let Some(i) = input {
+            stdin.write_all(i).expect("write");
+        }
+        drop(stdin);
+        let out = c.wait_with_output().expect("git");
+        assert!(out.status.success(), "git {args:?}");
+        text(&out.stdout).trim().to_owned()
+    };
+    let blob = git(&["hash-object", "-w", "--stdin"], Some(bytes));
+    let tip = git(&["rev-parse", "refs/heads/benchmark-history"], None);
+    let index = repo.join("scratch-index");
+    let env_git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .env("GIT_INDEX_FILE", &index)
+            .args(args)
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+        text(&out.stdout).trim().to_owned()
+    };
+    env_git(&["read-tree", &tip]);
+    env_git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("100644,{blob},{path}"),
+    ]);
+    let tree = env_git(&["write-tree"]);
+    let commit = git(&["commit-tree", &tree, "-p", &tip, "-m", "hand edit"], None);
+    git(
+        &["update-ref", "refs/heads/benchmark-history", &commit, &tip],
+        None,
+    );
+}
+
+#[test]
+fn an_unreadable_baseline_pointer_is_a_problem_not_an_absent_baseline() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join(".benchops");
+    swept(&dir);
+    commit_file(
+        &dir.join("history.git"),
+        "baselines/nightly.json",
+        b"{\"schema\": 7}",
+    );
+    let out = health(&dir, &["--now", "2026-11-30T06:00:00Z", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let nightly = &r["lanes"][1];
+    assert_eq!(nightly["baseline"], Value::Null);
+    let problem = nightly["baseline_problem"].as_str().expect("a problem");
+    assert!(problem.contains("nightly"), "{problem}");
+    assert_eq!(r["lanes"][0]["baseline_problem"], Value::Null);
+}
