@@ -5,14 +5,15 @@
 //!    HMAC-SHA256 of the raw body under each configured secret (the current
 //!    one, and the previous one during a rotation), compared in constant
 //!    time (`Mac::verify_slice`). Missing or wrong: 401, nothing recorded,
-//!    and the log line names the delivery id only.
+//!    and the log line names the delivery id only (at most
+//!    [`crate::REFUSALS_LOGGED_PER_SECOND`] such lines a second).
 //! 3. `X-GitHub-Delivery` and `X-GitHub-Event` are required (400).
 //! 4. The payload is routed ([`crate::events::route`]). For work, a queue
 //!    slot is reserved first: with the queue full the answer is 503 and
 //!    nothing is recorded, so GitHub's redelivery is not mistaken for a
-//!    duplicate. Then the delivery id and the work are committed in one
-//!    transaction ([`crate::store::Store::accept`]); a delivery id seen
-//!    before is acknowledged (200) and ignored.
+//!    duplicate. Then the delivery id and the work are committed by the
+//!    intake's group commit ([`crate::intake`]), and only then answered; a
+//!    delivery id seen before is acknowledged (200) and ignored.
 //! 5. The answer (202) is sent before the work is done.
 
 use std::sync::Arc;
