@@ -23,9 +23,8 @@ use benchops::watchdog::{LaneWatch, SlotMeta, WatchSettings, watch};
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::history::LocalHistory;
 use crate::ledger::{Ledger, LedgerState};
-use crate::watch::{WatchError, cell};
+use crate::watch::{WatchError, cell, history_error, open_history};
 
 /// The schema tag of the JSON report.
 pub const HEALTH_SCHEMA: &str = "health-report/v1";
@@ -251,15 +250,8 @@ pub fn health_local(
     manifest: &Manifest,
     settings: &WatchSettings,
 ) -> Result<HealthReport, WatchError> {
-    if !(history.join("HEAD").is_file() || history.join(".git").exists()) {
-        return Err(WatchError::NoHistory(history.to_path_buf()));
-    }
-    let err = |e: crate::history::HistoryError| WatchError::History {
-        path: history.to_path_buf(),
-        reason: e.to_string(),
-    };
-    let h = LocalHistory::open_or_init(history).map_err(err)?;
-    let tip = h.tip_index().map_err(err)?;
+    let (h, tip) = open_history(history)?;
+    let err = history_error(history);
     let paths: Vec<(&String, &String)> = tip
         .files
         .iter()

@@ -190,22 +190,13 @@ fn run_watchdog(
     markdown: bool,
     annotations: bool,
 ) -> u8 {
-    let now = match now {
-        Some(t) => match t.parse::<jiff::Timestamp>() {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("error: --now {t:?} is not an RFC 3339 time: {e}");
-                return FAILED;
-            }
-        },
-        None => jiff::Timestamp::now(),
+    let now = match parse_now(now) {
+        Ok(t) => t,
+        Err(code) => return code,
     };
-    let manifest = match benchops_publish::sweep::load_manifest(manifest) {
+    let manifest = match load_manifest(manifest) {
         Ok(m) => m,
-        Err(e) => {
-            eprintln!("error: {}: {}", e.step, error_line(&*e.cause));
-            return FAILED;
-        }
+        Err(code) => return code,
     };
     let settings = watch::settings(now, lookback_hours, grace_minutes);
     let report = match watch::watch_local(history, &manifest, &settings) {
@@ -216,12 +207,8 @@ fn run_watchdog(
         }
     };
     if json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(j) => println!("{j}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return FAILED;
-            }
+        if let Err(code) = print_json(&report) {
+            return code;
         }
     } else if markdown {
         print!("{}", watch::render_markdown(&report));
@@ -236,6 +223,24 @@ fn run_watchdog(
     } else {
         OK
     }
+}
+
+/// The schedule manifest, or the exit code after saying why not.
+fn load_manifest(path: &Path) -> Result<benchops::manifest::Manifest, u8> {
+    benchops_publish::sweep::load_manifest(path).map_err(|e| {
+        eprintln!("error: {}: {}", e.step, error_line(&*e.cause));
+        FAILED
+    })
+}
+
+/// Prints `value` as pretty JSON, or the exit code after saying why not.
+fn print_json(value: &impl serde::Serialize) -> Result<(), u8> {
+    let j = serde_json::to_string_pretty(value).map_err(|e| {
+        eprintln!("error: {e}");
+        FAILED
+    })?;
+    println!("{j}");
+    Ok(())
 }
 
 struct HealthArgs {
@@ -264,12 +269,9 @@ fn run_health(a: &HealthArgs) -> u8 {
         Ok(t) => t,
         Err(code) => return code,
     };
-    let manifest = match benchops_publish::sweep::load_manifest(&a.manifest) {
+    let manifest = match load_manifest(&a.manifest) {
         Ok(m) => m,
-        Err(e) => {
-            eprintln!("error: {}: {}", e.step, error_line(&*e.cause));
-            return FAILED;
-        }
+        Err(code) => return code,
     };
     let settings = watch::settings(now, a.lookback_hours, a.grace_minutes);
     let report = match health::health_local(&a.history, a.ledger.as_deref(), &manifest, &settings) {
@@ -280,12 +282,8 @@ fn run_health(a: &HealthArgs) -> u8 {
         }
     };
     if a.json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(j) => println!("{j}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return FAILED;
-            }
+        if let Err(code) = print_json(&report) {
+            return code;
         }
     } else if a.markdown {
         print!("{}", health::render_markdown(&report));

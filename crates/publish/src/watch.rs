@@ -63,21 +63,37 @@ pub enum WatchError {
     },
 }
 
+/// The error of a history read at `path`.
+pub(crate) fn history_error(
+    path: &Path,
+) -> impl Fn(crate::history::HistoryError) -> WatchError + '_ {
+    move |e| WatchError::History {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    }
+}
+
+/// Opens an existing repository holding the history branch (never creates
+/// one: a wrong path is [`WatchError::NoHistory`]) and reads its tip.
+pub(crate) fn open_history(
+    history: &Path,
+) -> Result<(LocalHistory, crate::sweep::TipIndex), WatchError> {
+    if !(history.join("HEAD").is_file() || history.join(".git").exists()) {
+        return Err(WatchError::NoHistory(history.to_path_buf()));
+    }
+    let h = LocalHistory::open_or_init(history).map_err(history_error(history))?;
+    let tip = h.tip_index().map_err(history_error(history))?;
+    Ok((h, tip))
+}
+
 /// Watches the local history at `history` (a `history.git` repository).
 pub fn watch_local(
     history: &Path,
     manifest: &Manifest,
     settings: &WatchSettings,
 ) -> Result<WatchReport, WatchError> {
-    if !(history.join("HEAD").is_file() || history.join(".git").exists()) {
-        return Err(WatchError::NoHistory(history.to_path_buf()));
-    }
-    let err = |e: crate::history::HistoryError| WatchError::History {
-        path: history.to_path_buf(),
-        reason: e.to_string(),
-    };
-    let h = LocalHistory::open_or_init(history).map_err(err)?;
-    let tip = h.tip_index().map_err(err)?;
+    let (h, tip) = open_history(history)?;
+    let err = history_error(history);
     // Lanes' first slots come from paths; records inside the lookback are
     // read for their times and counts.
     let mut before: Vec<SlotMeta> = Vec::new();
