@@ -326,3 +326,117 @@ fn classify(
         report(SlotClass::Missed, "no record".into(), None)
     }
 }
+
+/// The hidden marker of a lane's missed-run issue, on a line of its own.
+pub fn missed_run_marker(lane: &str) -> String {
+    format!("<!-- benchops:missed-run lane={lane} -->")
+}
+
+/// The lane whose missed-run marker stands on a line of `body`, if any.
+pub fn missed_run_lane(body: &str) -> Option<&str> {
+    body.lines().find_map(|l| {
+        l.trim_end()
+            .strip_prefix("<!-- benchops:missed-run lane=")?
+            .strip_suffix(" -->")
+            .filter(|lane| LaneName::new(*lane).is_ok())
+    })
+}
+
+fn missed_run_body(w: &LaneWatch) -> String {
+    use crate::reconcile::{Place, inert};
+    let missed: Vec<&SlotReport> = w
+        .slots
+        .iter()
+        .filter(|s| s.class == SlotClass::Missed)
+        .collect();
+    let mut body = format!(
+        "{}\nLane {} has missed its last {} scheduled slot(s): no record arrived within the completion window ({} min) and the grace period ({} min).\n\n| slot | due by |\n|---|---|\n",
+        missed_run_marker(&w.lane),
+        inert(&w.lane, Place::Code, 100),
+        w.consecutive_missed,
+        w.completion_window_minutes,
+        w.grace_minutes
+    );
+    for s in missed
+        .iter()
+        .rev()
+        .take(w.consecutive_missed as usize)
+        .rev()
+        .take(20)
+    {
+        body.push_str(&format!("| {} | {} |\n", s.slot, s.due_by));
+    }
+    body.push_str(&format!(
+        "\nLast on time: {}. Last success: {}.\n\nbenchops never re-runs a missed slot. This issue closes itself when the lane is on time again; see the runbook `runbooks/missed-run.md`.\n",
+        w.last_on_time.as_deref().unwrap_or("never"),
+        w.last_success.as_deref().unwrap_or("never"),
+    ));
+    body
+}
+
+/// The lane's latest decided slot (pending and not-yet-missed ones
+/// skipped) has a record that did not fail.
+fn on_time_again(w: &LaneWatch) -> bool {
+    w.slots
+        .iter()
+        .rev()
+        .find(|r| {
+            !(r.class == SlotClass::Pending || (r.class == SlotClass::Late && r.record.is_none()))
+        })
+        .is_some_and(|r| {
+            matches!(r.class, SlotClass::OnTime | SlotClass::Late) && r.record.is_some()
+        })
+}
+
+/// The missed-run issue actions for `watches` against the issues that
+/// carry `label` (`issues`: benchops's own, any state): a lane whose last
+/// slots are missed gets one open issue (opened, or its body brought up to
+/// date); a lane whose latest closed slot has a record again has its open
+/// issue closed. A lane that cannot be watched is left alone.
+pub fn plan_missed_runs(
+    watches: &[LaneWatch],
+    issues: &[crate::reconcile::ActualIssue],
+    label: &str,
+) -> Vec<crate::reconcile::Action> {
+    use crate::reconcile::{Action, IssueState};
+    let mut out = Vec::new();
+    for w in watches.iter().filter(|w| w.problem.is_none()) {
+        let open = issues
+            .iter()
+            .filter(|i| i.state == IssueState::Open && i.labels.iter().any(|l| l == label))
+            .filter(|i| missed_run_lane(&i.body) == Some(w.lane.as_str()))
+            .min_by_key(|i| i.number);
+        let body = missed_run_body(w);
+        match (w.consecutive_missed > 0, open) {
+            (true, None) => out.push(Action::OpenNotice {
+                title: format!(
+                    "Missed benchmark runs: lane {}",
+                    crate::reconcile::inert(&w.lane, crate::reconcile::Place::Plain, 100)
+                ),
+                body,
+                labels: vec![label.to_owned()],
+            }),
+            (true, Some(i)) if i.body.trim_end() != body.trim_end() => {
+                out.push(Action::UpdateBody {
+                    issue: i.number,
+                    body,
+                });
+            }
+            (false, Some(i)) if on_time_again(w) => {
+                let closed = format!(
+                    "{}\nLane {} is on time again: slot {} has its record.\n",
+                    missed_run_marker(&w.lane),
+                    crate::reconcile::inert(&w.lane, crate::reconcile::Place::Code, 100),
+                    w.last_success.as_deref().unwrap_or_default()
+                );
+                out.push(Action::Close {
+                    issue: i.number,
+                    clearing: Vec::new(),
+                    body: closed,
+                });
+            }
+            _ => {}
+        }
+    }
+    out
+}

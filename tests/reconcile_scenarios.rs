@@ -298,6 +298,7 @@ impl Ledger {
                     },
                 );
             }
+            Action::OpenNotice { .. } => panic!("the drift reconcile never opens a notice"),
             Action::AddLabels { issue, labels } => {
                 self.get(*issue).labels.extend(labels.iter().cloned());
             }
@@ -466,6 +467,7 @@ impl World {
                 Action::Open { key, labels, .. } => {
                     format!("open {} [{}]", key.marker_value(), labels.join(", "))
                 }
+                Action::OpenNotice { title, .. } => format!("open notice {title}"),
                 Action::AddLabels { issue, labels } => {
                     format!("label #{issue} [{}]", labels.join(", "))
                 }

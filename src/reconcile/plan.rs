@@ -30,6 +30,17 @@ pub enum Action {
         /// Labels, sorted.
         labels: Vec<String>,
     },
+    /// Create an open issue that tracks no drift key (a missed-run issue,
+    /// [`crate::watchdog::plan_missed_runs`]); its body carries its own
+    /// marker.
+    OpenNotice {
+        /// Title.
+        title: String,
+        /// Body.
+        body: String,
+        /// Labels, sorted.
+        labels: Vec<String>,
+    },
     /// Add labels (never removes any).
     AddLabels {
         /// The issue.

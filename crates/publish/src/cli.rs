@@ -148,6 +148,13 @@ pub enum Command {
         /// having read and written nothing. 0: do not wait.
         #[arg(long, value_name = "SECONDS", default_value_t = 60)]
         lock_wait: u64,
+        /// After the drift issues, keep one missed-run issue per lane with
+        /// this label (default benchmark-missed-run): opened while the
+        /// watchdog says the lane's last slots are missed (last 72 h, 60 min
+        /// grace), its body kept up to date, closed when the lane's latest
+        /// slot has a good record again.
+        #[arg(long, value_name = "LABEL", num_args = 0..=1, default_missing_value = "benchmark-missed-run")]
+        missed_run_issues: Option<String>,
     },
     /// The missed-run watchdog: each manifest lane's expected slots over the
     /// lookback, classified on_time, late, missed, failed or pending, from

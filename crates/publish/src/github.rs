@@ -115,6 +115,8 @@ pub struct GitHubSweepOptions {
     /// Get the phase tokens from benchops-app's OIDC exchange instead of
     /// the App key (`app_id` and `app_key_file` are then unused).
     pub token_service: Option<TokenServiceOptions>,
+    /// Keep one missed-run issue per lane with this label (`None`: off).
+    pub missed_run_label: Option<String>,
 }
 
 /// Where phase tokens come from when no App key is held.
@@ -157,6 +159,7 @@ impl GitHubSweepOptions {
             max_actions: None,
             client: ClientSettings::default(),
             token_service: None,
+            missed_run_label: None,
         }
     }
 
@@ -772,6 +775,7 @@ pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, Swee
     let metrics_client = client.clone();
     let summary_client = client;
     let inputs = Inputs {
+        missed_run_label: opts.missed_run_label.clone(),
         target: format!("(github) {repo}"),
         manifest,
         clock: opts.clock.clone(),

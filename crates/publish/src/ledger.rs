@@ -478,6 +478,11 @@ impl Ledger {
                 body,
                 labels,
                 ..
+            }
+            | Action::OpenNotice {
+                title,
+                body,
+                labels,
             } => {
                 let number = self.next_number;
                 self.next_number += 1;

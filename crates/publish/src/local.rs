@@ -99,6 +99,8 @@ pub struct LocalSweepOptions {
     /// sweep lock before stopping with [`HistoryError::SweepLocked`]
     /// (zero: do not wait).
     pub lock_wait: Duration,
+    /// Keep one missed-run issue per lane with this label (`None`: off).
+    pub missed_run_label: Option<String>,
 }
 
 impl LocalSweepOptions {
@@ -113,6 +115,7 @@ impl LocalSweepOptions {
             history_base_url: String::new(),
             after_ledger_write: None,
             lock_wait: DEFAULT_LOCK_WAIT,
+            missed_run_label: None,
         }
     }
 
@@ -485,6 +488,7 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
     let mut tracker =
         LedgerTracker::new(opts.ledger_path()).with_after_write(opts.after_ledger_write.clone());
     let inputs = Inputs {
+        missed_run_label: opts.missed_run_label.clone(),
         target: format!("(local) {}", opts.dir.display()),
         manifest,
         clock: opts.clock.clone(),

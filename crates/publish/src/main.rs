@@ -127,6 +127,7 @@ fn main() -> ExitCode {
             receipt_out,
             lock_wait,
             max_record_bytes,
+            missed_run_issues,
         } => {
             let swept = if github {
                 let credentials = match (token_service, app_id, app_key_file) {
@@ -155,11 +156,13 @@ fn main() -> ExitCode {
                 opts.trigger = trigger;
                 opts.workflow_run = run;
                 opts.history_base_url = github::history_base_url(&server, &opts.repo);
+                opts.missed_run_label = missed_run_issues;
                 github::sweep_github_blocking(&opts)
             } else if let Some(dir) = local {
                 let mut opts = local::LocalSweepOptions::new(dir, manifest);
                 opts.lock_wait = std::time::Duration::from_secs(lock_wait);
                 opts.max_record_bytes = max_record_bytes;
+                opts.missed_run_label = missed_run_issues;
                 match local::sweep_local(&opts) {
                     Err(e) if local::is_locked_out(&e) => {
                         eprintln!("error: {}", error_line(&e));

@@ -72,7 +72,7 @@ impl GitHubTracker {
 
 fn target(action: &Action) -> Option<u64> {
     match action {
-        Action::Open { .. } => None,
+        Action::Open { .. } | Action::OpenNotice { .. } => None,
         Action::AddLabels { issue, .. }
         | Action::Comment { issue, .. }
         | Action::UpdateBody { issue, .. }
@@ -210,6 +210,11 @@ impl IssueTracker for GitHubTracker {
                 body,
                 labels,
                 ..
+            }
+            | Action::OpenNotice {
+                title,
+                body,
+                labels,
             } => {
                 let issue = gh
                     .create_issue(

@@ -151,6 +151,10 @@ pub struct Inputs {
     pub max_actions: Option<usize>,
     /// How issue text links history files.
     pub render: RenderOptions,
+    /// Keep one missed-run issue per lane with this label (opened while the
+    /// lane's last slots are missed, closed when it is on time again);
+    /// `None`: no missed-run issues.
+    pub missed_run_label: Option<String>,
     /// The request metrics so far (None: this mode makes no requests).
     pub requests: Arc<dyn Fn() -> Option<RequestMetrics> + Send + Sync>,
     /// The request totals for the report.
@@ -454,7 +458,10 @@ pub fn label_needs(manifest: &Manifest, actions: &[Action]) -> Vec<LabelNeed> {
         names.insert(format!("{}{}", l.lane_prefix, lane.name));
     }
     for a in actions {
-        if let Action::Open { labels, .. } | Action::AddLabels { labels, .. } = a {
+        if let Action::Open { labels, .. }
+        | Action::OpenNotice { labels, .. }
+        | Action::AddLabels { labels, .. } = a
+        {
             names.extend(labels.iter().cloned());
         }
     }
@@ -489,6 +496,7 @@ pub fn label_needs(manifest: &Manifest, actions: &[Action]) -> Vec<LabelNeed> {
 pub fn describe(a: &Action) -> String {
     match a {
         Action::Open { key, .. } => format!("open an issue for {key}"),
+        Action::OpenNotice { title, .. } => format!("open an issue: {title}"),
         Action::AddLabels { issue, .. } => format!("add labels to #{issue}"),
         Action::Comment { issue, .. } => format!("comment on #{issue}"),
         Action::UpdateBody { issue, .. } => format!("update the body of #{issue}"),
@@ -562,7 +570,74 @@ async fn reconcile_phase<T: IssueTracker>(
         }
         break;
     }
+    if let Some(label) = &inputs.missed_run_label
+        && out.pending == 0
+    {
+        missed_runs(inputs, tracker, records, label, progress).await?;
+    }
     Ok(out)
+}
+
+/// The color of the missed-run label.
+const MISSED_RUN_COLOR: &str = "fbca04";
+
+/// One missed-run issue per lane ([`benchops::watchdog::plan_missed_runs`])
+/// from the watchdog over the records in memory, after the drift issues.
+/// An action whose issue changed under the sweep is left for the next one.
+async fn missed_runs<T: IssueTracker>(
+    inputs: &Inputs,
+    tracker: &mut T,
+    records: &[SealedRecord],
+    label: &str,
+    progress: &mut Progress,
+) -> Result<(), StepError> {
+    let Ok(now) = inputs.clock.now().parse::<jiff::Timestamp>() else {
+        return Ok(());
+    };
+    let metas: Vec<benchops::watchdog::SlotMeta> = records
+        .iter()
+        .filter_map(|s| benchops::watchdog::SlotMeta::of(s.record(), &s.digest().to_string()))
+        .collect();
+    let settings = benchops::watchdog::WatchSettings {
+        now,
+        since: now
+            - jiff::SignedDuration::from_hours(i64::from(
+                benchops::watchdog::DEFAULT_LOOKBACK_HOURS,
+            )),
+        grace_minutes: benchops::watchdog::DEFAULT_GRACE_MINUTES,
+    };
+    let watches = benchops::watchdog::watch(&inputs.manifest, &metas, &settings);
+    let listing = tracker.list(label).await?;
+    let actions = benchops::watchdog::plan_missed_runs(&watches, &listing.issues, label);
+    if actions.is_empty() {
+        return Ok(());
+    }
+    tracker
+        .prepare_labels(&[LabelNeed {
+            name: label.to_owned(),
+            color: MISSED_RUN_COLOR.to_owned(),
+            description: "A benchmark lane missed its scheduled runs".to_owned(),
+        }])
+        .await?;
+    progress.planned += actions.len();
+    for action in &actions {
+        if inputs
+            .max_actions
+            .is_some_and(|max| progress.applied.len() >= max)
+        {
+            break;
+        }
+        if !tracker.still_current(action).await? {
+            continue;
+        }
+        let step = format!("apply the missed-run action ({})", describe(action));
+        let applied = tracker.apply(action).await.map_err(|e| StepError {
+            step,
+            cause: e.cause,
+        })?;
+        progress.applied.push(applied);
+    }
+    Ok(())
 }
 
 /// Runs a future to completion on a fresh single-threaded Tokio runtime
