@@ -357,13 +357,11 @@ fn missed_run_body(w: &LaneWatch) -> String {
         w.completion_window_minutes,
         w.grace_minutes
     );
-    for s in missed
-        .iter()
-        .rev()
-        .take(w.consecutive_missed as usize)
-        .rev()
-        .take(20)
-    {
+    // The latest 20 of the run of misses, oldest first.
+    let shown = usize::try_from(w.consecutive_missed)
+        .unwrap_or(usize::MAX)
+        .min(20);
+    for s in missed.iter().rev().take(shown).rev() {
         body.push_str(&format!("| {} | {} |\n", s.slot, s.due_by));
     }
     body.push_str(&format!(

@@ -243,3 +243,63 @@ fn a_new_york_hourly_lane_has_23_slots_on_the_spring_day_and_24_on_the_autumn_da
     assert_eq!(day("2026-11-01T04:00:00Z", "2026-11-02T05:00:00Z"), 24);
     assert_eq!(day("2026-12-01T05:00:00Z", "2026-12-02T05:00:00Z"), 24);
 }
+
+#[test]
+fn a_long_outage_opens_one_issue_listing_its_latest_twenty_slots() {
+    use benchops::reconcile::{Action, ActualIssue, IssueState};
+    use benchops::watchdog::{missed_run_lane, missed_run_marker, plan_missed_runs};
+    let m = manifest(&[("hourly", "0 * * * *", "UTC", 30)]);
+    let ws = watch(
+        &m,
+        &[],
+        &settings("2026-12-01T12:00:00Z", "2026-11-28T12:00:00Z"),
+    );
+    assert_eq!(ws[0].consecutive_missed, 70);
+    let actions = plan_missed_runs(&ws, &[], "benchmark-missed-run");
+    let [
+        Action::OpenNotice {
+            title,
+            body,
+            labels,
+        },
+    ] = actions.as_slice()
+    else {
+        panic!("{actions:?}");
+    };
+    assert_eq!(title, "Missed benchmark runs: lane hourly");
+    assert_eq!(labels, &vec!["benchmark-missed-run".to_owned()]);
+    assert_eq!(missed_run_lane(body), Some("hourly"));
+    assert_eq!(
+        body.lines().filter(|l| l.starts_with("| 2026-")).count(),
+        20,
+        "{body}"
+    );
+    // The latest missed slot (10:00: 11:00 is in its grace period) is last.
+    assert!(
+        body.contains("| 2026-12-01T10:00:00Z | 2026-12-01T10:30:00Z |\n\n"),
+        "{body}"
+    );
+    // An open issue with the marker but without the label is not this
+    // lane's issue; one with both is, and is only updated.
+    let issue = |labels: Vec<String>| {
+        ActualIssue::from_body(
+            7,
+            "t",
+            format!("{}\nold text", missed_run_marker("hourly")),
+            IssueState::Open,
+            None,
+            labels,
+        )
+    };
+    let unlabelled = plan_missed_runs(&ws, &[issue(vec![])], "benchmark-missed-run");
+    assert!(matches!(unlabelled.as_slice(), [Action::OpenNotice { .. }]));
+    let labelled = plan_missed_runs(
+        &ws,
+        &[issue(vec!["benchmark-missed-run".into()])],
+        "benchmark-missed-run",
+    );
+    assert!(
+        matches!(labelled.as_slice(), [Action::UpdateBody { issue: 7, .. }]),
+        "{labelled:?}"
+    );
+}
