@@ -175,37 +175,9 @@ pub enum Command {
         after_help = "Examples:\n  benchops-publish watchdog --local .benchops --manifest schedule.toml\n  benchops-publish watchdog --local --manifest schedule.toml --json\n  benchops-publish watchdog --local --manifest schedule.toml --markdown >> \"$GITHUB_STEP_SUMMARY\"\n  benchops-publish watchdog --local --manifest schedule.toml --annotations --lookback-hours 168\n  benchops-publish watchdog --history \"$RUNNER_TEMP/history\" --manifest schedule.toml --markdown\n\nSee docs/cli/watchdog.md for the classes, the JSON report and the annotations."
     )]
     Watchdog {
-        /// The sweep directory whose DIR/history.git is read. `--local`
-        /// alone means `.benchops`.
-        #[arg(
-            long,
-            value_name = "DIR",
-            num_args = 0..=1,
-            default_missing_value = ".benchops",
-            required_unless_present = "history",
-            conflicts_with = "history"
-        )]
-        local: Option<PathBuf>,
-        /// A git repository (bare or not) with a local benchmark-history
-        /// branch, for example one fetched in a workflow with the read-only
-        /// GITHUB_TOKEN: `git fetch --depth=1 origin
-        /// benchmark-history:benchmark-history`.
-        #[arg(long, value_name = "REPO")]
-        history: Option<PathBuf>,
-        /// The schedule manifest (TOML): each lane's cron, time zone and
-        /// completion window.
-        #[arg(long, value_name = "FILE")]
-        manifest: PathBuf,
-        /// Slots of the last HOURS hours are expected.
-        #[arg(long, value_name = "HOURS", default_value_t = benchops::watchdog::DEFAULT_LOOKBACK_HOURS, value_parser = clap::value_parser!(u32).range(1..=8784))]
-        lookback_hours: u32,
-        /// Minutes after a completion window before a slot without a record
-        /// is missed (until then it is late).
-        #[arg(long, value_name = "MINUTES", default_value_t = benchops::watchdog::DEFAULT_GRACE_MINUTES)]
-        grace_minutes: u32,
-        /// Look as of this instant (RFC 3339) instead of now.
-        #[arg(long, value_name = "TIME")]
-        now: Option<String>,
+        /// Where to look, and over which slots.
+        #[command(flatten)]
+        look: Look,
         /// Print the watchdog-report/v1 JSON document.
         #[arg(long, conflicts_with_all = ["markdown", "annotations"])]
         json: bool,
@@ -231,36 +203,13 @@ pub enum Command {
         after_help = "Examples:\n  benchops-publish health --local .benchops --manifest schedule.toml\n  benchops-publish health --local --manifest schedule.toml --json\n  benchops-publish health --history \"$RUNNER_TEMP/history\" --manifest schedule.toml --markdown >> \"$GITHUB_STEP_SUMMARY\"\n\nSee docs/cli/health.md."
     )]
     Health {
-        /// The sweep directory: DIR/history.git and the ledger
-        /// DIR/issues.json. `--local` alone means `.benchops`.
-        #[arg(
-            long,
-            value_name = "DIR",
-            num_args = 0..=1,
-            default_missing_value = ".benchops",
-            required_unless_present = "history",
-            conflicts_with = "history"
-        )]
-        local: Option<PathBuf>,
-        /// A git repository with a local benchmark-history branch (issues
-        /// are then not read, unless --ledger names a ledger).
-        #[arg(long, value_name = "REPO")]
-        history: Option<PathBuf>,
-        /// With --history: an issue ledger to read drift issues from.
+        /// Where to look, and over which slots.
+        #[command(flatten)]
+        look: Look,
+        /// With --history: an issue ledger to read drift issues from
+        /// (with --local it is DIR/issues.json).
         #[arg(long, value_name = "FILE", requires = "history")]
         ledger: Option<PathBuf>,
-        /// The schedule manifest (TOML).
-        #[arg(long, value_name = "FILE")]
-        manifest: PathBuf,
-        /// Slots of the last HOURS hours are checked by the watchdog.
-        #[arg(long, value_name = "HOURS", default_value_t = benchops::watchdog::DEFAULT_LOOKBACK_HOURS, value_parser = clap::value_parser!(u32).range(1..=8784))]
-        lookback_hours: u32,
-        /// Minutes after a completion window before a slot is missed.
-        #[arg(long, value_name = "MINUTES", default_value_t = benchops::watchdog::DEFAULT_GRACE_MINUTES)]
-        grace_minutes: u32,
-        /// Look as of this instant (RFC 3339) instead of now.
-        #[arg(long, value_name = "TIME")]
-        now: Option<String>,
         /// Print the health-report/v1 JSON document.
         #[arg(long, conflicts_with = "markdown")]
         json: bool,
@@ -282,4 +231,56 @@ pub enum Command {
         #[arg(required = true, value_name = "FILE")]
         manifests: Vec<PathBuf>,
     },
+}
+
+/// What `watchdog` and `health` read, and the slots they expect.
+#[derive(Debug, clap::Args)]
+pub struct Look {
+    /// The sweep directory: DIR/history.git is read (and, by `health`, the
+    /// ledger DIR/issues.json). `--local` alone means `.benchops`.
+    #[arg(
+        long,
+        value_name = "DIR",
+        num_args = 0..=1,
+        default_missing_value = ".benchops",
+        required_unless_present = "history",
+        conflicts_with = "history"
+    )]
+    pub local: Option<PathBuf>,
+    /// A git repository (bare or not) with a local benchmark-history
+    /// branch, for example one fetched in a workflow with the read-only
+    /// GITHUB_TOKEN: `git fetch --depth=1 origin
+    /// benchmark-history:benchmark-history`.
+    #[arg(long, value_name = "REPO")]
+    pub history: Option<PathBuf>,
+    /// The schedule manifest (TOML): each lane's cron, time zone and
+    /// completion window.
+    #[arg(long, value_name = "FILE")]
+    pub manifest: PathBuf,
+    /// Slots of the last HOURS hours are expected.
+    #[arg(long, value_name = "HOURS", default_value_t = benchops::watchdog::DEFAULT_LOOKBACK_HOURS, value_parser = clap::value_parser!(u32).range(1..=8784))]
+    pub lookback_hours: u32,
+    /// Minutes after a completion window before a slot without a record
+    /// is missed (until then it is late).
+    #[arg(long, value_name = "MINUTES", default_value_t = benchops::watchdog::DEFAULT_GRACE_MINUTES)]
+    pub grace_minutes: u32,
+    /// Look as of this instant (RFC 3339) instead of now.
+    #[arg(long, value_name = "TIME")]
+    pub now: Option<String>,
+}
+
+impl Look {
+    /// The history repository: --history, or DIR/history.git.
+    pub fn history_repo(&self) -> PathBuf {
+        self.history
+            .clone()
+            .unwrap_or_else(|| self.sweep_dir().join("history.git"))
+    }
+
+    /// The sweep directory of --local (`.benchops` when absent).
+    pub fn sweep_dir(&self) -> PathBuf {
+        self.local
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(".benchops"))
+    }
 }

@@ -49,7 +49,8 @@ use benchops_publish::sweep::{SweepError, SweepReport, error_line, render_summar
 use benchops_publish::{github, health, local, validate, watch};
 use clap::Parser;
 
-use cli::{Cli, Command};
+use benchops::watchdog::WatchSettings;
+use cli::{Cli, Command, Look};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -61,58 +62,25 @@ fn main() -> ExitCode {
         } => run_validate(&paths, json, max_record_bytes),
         Command::CheckManifest { manifests } => run_check_manifest(&manifests),
         Command::Health {
-            local,
-            history,
+            look,
             ledger,
-            manifest,
-            lookback_hours,
-            grace_minutes,
-            now,
             json,
             markdown,
         } => {
-            let (history, ledger) = match history {
-                Some(h) => (h, ledger),
-                None => {
-                    let dir = local.unwrap_or_else(|| PathBuf::from(".benchops"));
-                    (dir.join("history.git"), Some(dir.join("issues.json")))
-                }
+            // With --local the ledger is DIR/issues.json; with --history only
+            // the one --ledger names.
+            let ledger = match look.history {
+                Some(_) => ledger,
+                None => Some(look.sweep_dir().join("issues.json")),
             };
-            run_health(&HealthArgs {
-                history,
-                ledger,
-                manifest,
-                lookback_hours,
-                grace_minutes,
-                now,
-                json,
-                markdown,
-            })
+            run_health(&look, ledger.as_deref(), json, markdown)
         }
         Command::Watchdog {
-            local,
-            history,
-            manifest,
-            lookback_hours,
-            grace_minutes,
-            now,
+            look,
             json,
             markdown,
             annotations,
-        } => run_watchdog(
-            &history.unwrap_or_else(|| {
-                local
-                    .unwrap_or_else(|| PathBuf::from(".benchops"))
-                    .join("history.git")
-            }),
-            &manifest,
-            lookback_hours,
-            grace_minutes,
-            now.as_deref(),
-            json,
-            markdown,
-            annotations,
-        ),
+        } => run_watchdog(&look, json, markdown, annotations),
         Command::Sweep {
             local,
             github,
@@ -182,27 +150,23 @@ fn main() -> ExitCode {
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_watchdog(
-    history: &Path,
-    manifest: &Path,
-    lookback_hours: u32,
-    grace_minutes: u32,
-    now: Option<&str>,
-    json: bool,
-    markdown: bool,
-    annotations: bool,
-) -> u8 {
-    let now = match parse_now(now) {
-        Ok(t) => t,
+/// The manifest and the watch settings of `look`, or the exit code after
+/// saying why not.
+fn prepare(look: &Look) -> Result<(benchops::manifest::Manifest, WatchSettings), u8> {
+    let now = parse_now(look.now.as_deref())?;
+    let manifest = load_manifest(&look.manifest)?;
+    Ok((
+        manifest,
+        watch::settings(now, look.lookback_hours, look.grace_minutes),
+    ))
+}
+
+fn run_watchdog(look: &Look, json: bool, markdown: bool, annotations: bool) -> u8 {
+    let (manifest, settings) = match prepare(look) {
+        Ok(p) => p,
         Err(code) => return code,
     };
-    let manifest = match load_manifest(manifest) {
-        Ok(m) => m,
-        Err(code) => return code,
-    };
-    let settings = watch::settings(now, lookback_hours, grace_minutes);
-    let report = match watch::watch_local(history, &manifest, &settings) {
+    let report = match watch::watch_local(&look.history_repo(), &manifest, &settings) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
@@ -246,17 +210,6 @@ fn print_json(value: &impl serde::Serialize) -> Result<(), u8> {
     Ok(())
 }
 
-struct HealthArgs {
-    history: PathBuf,
-    ledger: Option<PathBuf>,
-    manifest: PathBuf,
-    lookback_hours: u32,
-    grace_minutes: u32,
-    now: Option<String>,
-    json: bool,
-    markdown: bool,
-}
-
 fn parse_now(now: Option<&str>) -> Result<jiff::Timestamp, u8> {
     match now {
         Some(t) => t.parse::<jiff::Timestamp>().map_err(|e| {
@@ -267,28 +220,23 @@ fn parse_now(now: Option<&str>) -> Result<jiff::Timestamp, u8> {
     }
 }
 
-fn run_health(a: &HealthArgs) -> u8 {
-    let now = match parse_now(a.now.as_deref()) {
-        Ok(t) => t,
+fn run_health(look: &Look, ledger: Option<&Path>, json: bool, markdown: bool) -> u8 {
+    let (manifest, settings) = match prepare(look) {
+        Ok(p) => p,
         Err(code) => return code,
     };
-    let manifest = match load_manifest(&a.manifest) {
-        Ok(m) => m,
-        Err(code) => return code,
-    };
-    let settings = watch::settings(now, a.lookback_hours, a.grace_minutes);
-    let report = match health::health_local(&a.history, a.ledger.as_deref(), &manifest, &settings) {
+    let report = match health::health_local(&look.history_repo(), ledger, &manifest, &settings) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
             return FAILED;
         }
     };
-    if a.json {
+    if json {
         if let Err(code) = print_json(&report) {
             return code;
         }
-    } else if a.markdown {
+    } else if markdown {
         print!("{}", health::render_markdown(&report));
     } else {
         print!("{}", health::render_text(&report));
