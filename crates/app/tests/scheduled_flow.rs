@@ -17,7 +17,7 @@ use benchops_publish::github::{
 use benchops_publish::sweep::Clock;
 use benchops_testkit::records::{TWO_LANE_MANIFEST, drift};
 use benchops_testkit::sim::auth::{
-    OTHER_PRIVATE_KEY_PEM, TEST_APP_PRIVATE_KEY_PEM, public_jwk, sign_jwt_with_kid,
+    OTHER_PRIVATE_KEY_PEM, TEST_APP_PRIVATE_KEY_PEM, sign_jwt_with_kid,
 };
 use benchops_testkit::sim::{AuthKind, GitHubSim};
 use serde_json::json;
@@ -45,22 +45,7 @@ async fn a_sweep_with_the_token_service_uses_one_short_lived_token_per_phase() {
         "run_attempt": "1", "iat": n - 5, "nbf": n - 5, "exp": n + 300
     });
     let id_token = sign_jwt_with_kid(OTHER_PRIVATE_KEY_PEM, "k1", &claims);
-    Mock::given(method("GET"))
-        .and(path("/.well-known/openid-configuration"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "issuer": issuer.uri(),
-            "jwks_uri": format!("{}/.well-known/jwks", issuer.uri()),
-        })))
-        .mount(&issuer)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/.well-known/jwks"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_json(json!({ "keys": [public_jwk(OTHER_PRIVATE_KEY_PEM, "k1")] })),
-        )
-        .mount(&issuer)
-        .await;
+    common::mount_issuer(&issuer, OTHER_PRIVATE_KEY_PEM, "k1").await;
     Mock::given(method("GET"))
         .and(path("/actions-id-token"))
         .and(query_param("audience", "benchops-app"))

@@ -12,13 +12,12 @@ use axum::http::{Request, StatusCode};
 use benchops_app::AppState;
 use benchops_testkit::sim::GitHubSim;
 use benchops_testkit::sim::auth::{
-    OTHER_PRIVATE_KEY_PEM, TEST_APP_PRIVATE_KEY_PEM, public_jwk, sign_jwt_with_kid,
+    OTHER_PRIVATE_KEY_PEM, TEST_APP_PRIVATE_KEY_PEM, sign_jwt_with_kid,
 };
 use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::MockServer;
 
 use common::{Options, setup};
 
@@ -45,22 +44,7 @@ async fn world_with(installed: bool) -> World {
         456_789
     };
     let issuer = MockServer::start().await;
-    Mock::given(method("GET"))
-        .and(path("/.well-known/openid-configuration"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "issuer": issuer.uri(),
-            "jwks_uri": format!("{}/.well-known/jwks", issuer.uri()),
-        })))
-        .mount(&issuer)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/.well-known/jwks"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_json(json!({ "keys": [public_jwk(ISSUER_KEY, "k1")] })),
-        )
-        .mount(&issuer)
-        .await;
+    common::mount_issuer(&issuer, ISSUER_KEY, "k1").await;
     let s = setup(&Options {
         api_url: Some(sim.base_url()),
         issuer: issuer.uri(),

@@ -96,3 +96,25 @@ pub fn setup(o: &Options) -> Setup {
 pub fn sign(body: &[u8]) -> String {
     benchops_app::webhook::sign(SECRET.as_bytes(), body)
 }
+
+/// Serves OpenID discovery and a JWKS holding the public half of
+/// `key_pem` under `kid` on `issuer`, as GitHub's token issuer does.
+pub async fn mount_issuer(issuer: &wiremock::MockServer, key_pem: &str, kid: &str) {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, ResponseTemplate};
+    Mock::given(method("GET"))
+        .and(path("/.well-known/openid-configuration"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "issuer": issuer.uri(),
+            "jwks_uri": format!("{}/.well-known/jwks", issuer.uri()),
+        })))
+        .mount(issuer)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/.well-known/jwks"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "keys": [benchops_testkit::sim::auth::public_jwk(key_pem, kid)]
+        })))
+        .mount(issuer)
+        .await;
+}
