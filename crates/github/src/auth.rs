@@ -131,6 +131,10 @@ pub enum Phase {
     Contents,
     /// Announcing them: `issues: write`, `metadata: read`.
     Issues,
+    /// Checking how a repository is provisioned, writing nothing:
+    /// `actions`, `contents`, `issues` and `metadata`, all `read`. Every
+    /// write of the other phases is refused to it.
+    Audit,
 }
 
 impl Phase {
@@ -139,6 +143,14 @@ impl Phase {
         let write = match self {
             Phase::Contents => "contents",
             Phase::Issues => "issues",
+            Phase::Audit => {
+                return BTreeMap::from([
+                    ("actions", PermissionLevel::Read),
+                    ("contents", PermissionLevel::Read),
+                    ("issues", PermissionLevel::Read),
+                    ("metadata", PermissionLevel::Read),
+                ]);
+            }
         };
         BTreeMap::from([
             (write, PermissionLevel::Write),
@@ -152,6 +164,7 @@ impl fmt::Display for Phase {
         f.write_str(match self {
             Phase::Contents => "contents",
             Phase::Issues => "issues",
+            Phase::Audit => "audit",
         })
     }
 }

@@ -257,6 +257,23 @@ impl Op {
         }
     }
 
+    /// A repository-settings write (`administration: write`): paced, and
+    /// allowed to a client of any phase (GitHub refuses it to a token
+    /// without that permission, which no phase token has).
+    pub(crate) const fn admin(
+        key: &'static str,
+        what: &'static str,
+        idempotency: Idempotency,
+    ) -> Op {
+        Op {
+            key,
+            what,
+            idempotency,
+            paced: true,
+            needs: None,
+        }
+    }
+
     /// A content-creating write needing `phase`.
     pub(crate) const fn write(
         key: &'static str,

@@ -53,6 +53,7 @@ const DELETE_COMMENT: Op = Op::write(
     Phase::Issues,
 );
 const GET_LABEL: Op = Op::read("labels.get", "get label");
+const LIST_LABELS: Op = Op::read("labels.list", "list labels");
 const CREATE_LABEL: Op = Op::write(
     "labels.create",
     "create label",
@@ -275,6 +276,18 @@ struct AddLabels<'a> {
 #[derive(Debug, Serialize)]
 struct NewComment<'a> {
     body: &'a str,
+}
+
+/// A repository label as GitHub lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Label {
+    /// The name.
+    pub name: String,
+    /// Six hex digits, without `#`.
+    pub color: String,
+    /// The description.
+    #[serde(default)]
+    pub description: Option<String>,
 }
 
 /// A label that must exist.
@@ -511,6 +524,12 @@ impl GitHubClient {
             Err(e) if e.is_not_found() => Ok(CommentDeletion::AlreadyGone),
             Err(e) => Err(e),
         }
+    }
+
+    /// `GET /repos/{owner}/{repo}/labels?per_page=100`, every page.
+    pub async fn list_labels(&self, repo: &Repo) -> Result<Vec<Label>, GitHubError> {
+        let path = format!("{}/labels?per_page={PER_PAGE}", repo.api_path());
+        self.get_all(&LIST_LABELS, path).await
     }
 
     /// Makes sure every label exists: `GET …/labels/{name}`; on 404,

@@ -11,6 +11,9 @@
 //!   ([`git`]); handoff refs `refs/heads/benchmark-result/*`, their
 //!   layout and their idempotent deletion ([`handoff`]); issues, comments
 //!   (with their author) and labels ([`issues`]).
+//! - Repository settings ([`admin`]): the repository's default branch,
+//!   deployment environments and their branch policies, rulesets; read by
+//!   `provision verify`, created by `provision apply` with an owner's token.
 //! - App authentication ([`app`]): the RS256 App JWT ([`JwtClaims`],
 //!   [`AppKey`]), the installation of a repository, installation tokens
 //!   scoped to one [`Phase`], revocation, and `GET /app` for the App's slug
@@ -56,6 +59,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod admin;
 pub mod app;
 mod auth;
 mod client;
@@ -72,6 +76,10 @@ mod time;
 mod token;
 pub mod token_service;
 
+pub use admin::{
+    BranchPolicy, BypassActor, DeploymentBranchPolicy, Environment, EnvironmentSettings,
+    NewRuleset, RefNameCondition, Repository, Rule, Ruleset, RulesetConditions, RulesetSummary,
+};
 pub use app::{App, AppClient, Installation, InstallationId, InstallationToken};
 pub use auth::{AppId, AppKey, JwtClaims, PermissionLevel, Phase};
 pub use client::{
@@ -82,8 +90,8 @@ pub use error::{ApiErrorDetail, GitHubError};
 pub use git::{Blob, Commit, FileContents, GitRef, RefDeletion, Tree, TreeEntry, TreeFile};
 pub use handoff::{HANDOFF_REF_PREFIX, HandoffContent, HandoffFile, HandoffRef};
 pub use issues::{
-    Comment, CommentDeletion, Issue, IssueLabel, IssueState, IssueUpdate, LabelOutcome, LabelSpec,
-    NewIssue, StateFilter, StateReason, User,
+    Comment, CommentDeletion, Issue, IssueLabel, IssueState, IssueUpdate, Label, LabelOutcome,
+    LabelSpec, NewIssue, StateFilter, StateReason, User,
 };
 pub use metrics::{Metrics, OperationMetrics};
 pub use names::{GitSha, RefName, Repo};

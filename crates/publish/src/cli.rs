@@ -217,6 +217,11 @@ pub enum Command {
         #[arg(long)]
         markdown: bool,
     },
+    /// Check (verify), preview (plan) or create (apply) how a repository
+    /// is set up to publish: the App, the environment, rulesets, labels
+    /// and the workflow file.
+    #[command(subcommand)]
+    Provision(ProvisionCommand),
     /// Check schedule manifests: the TOML, the schema, the rules the
     /// sweep applies when it loads one, and that every lane's cron and IANA
     /// time zone can be evaluated. Reads only.
@@ -231,6 +236,100 @@ pub enum Command {
         #[arg(required = true, value_name = "FILE")]
         manifests: Vec<PathBuf>,
     },
+}
+
+/// The `provision` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ProvisionCommand {
+    /// Read the repository through the API and print a pass/fail
+    /// checklist: the App's installation and its permissions, repository
+    /// access, the publication environment's branch policy, the
+    /// benchmark-history ruleset, the benchmark-result/* ruleset (with
+    /// --handoff-refs), the labels and their colours, and the workflow file
+    /// on the default branch. Each failing check says what to change.
+    /// Reads only.
+    ///
+    /// Exit status: 0 every check passed, 1 a check failed, 2 usage error
+    /// or the repository could not be read at all.
+    #[command(
+        after_help = "Examples:\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish provision verify --repo acme/bench --app-id 12345 --manifest schedule.toml\n  GH_TOKEN=$(gh auth token) benchops-publish provision verify --repo acme/bench --app-id 12345 --app-key-file app.pem --token-env GH_TOKEN --manifest schedule.toml --handoff-refs --json\n\nSee docs/cli/provision.md and runbooks/provisioning.md."
+    )]
+    Verify(ProvisionArgs),
+    /// The checklist of `verify`, and the steps `apply` would take with
+    /// the credentials given; steps that need an owner's token are marked.
+    /// Reads only.
+    ///
+    /// Exit status: as `verify`.
+    #[command(
+        after_help = "Examples:\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish provision plan --repo acme/bench --app-id 12345 --manifest schedule.toml\n\nSee docs/cli/provision.md."
+    )]
+    Plan(ProvisionArgs),
+    /// Create what is missing where the credentials allow: labels (the
+    /// App's issues-phase token or an owner's token), the environment with
+    /// a default-branch-only policy, and the rulesets (an owner's token,
+    /// `administration: write`). Never changes or deletes what exists;
+    /// prints the manual steps for the rest, then checks again.
+    ///
+    /// Exit status: 0 every check passes afterwards, 1 something is left
+    /// to do by hand (listed), 2 usage error or the repository could not be
+    /// read at all.
+    #[command(
+        after_help = "Examples:\n  GH_TOKEN=$(gh auth token) benchops-publish provision apply --repo acme/bench --app-id 12345 --app-key-file app.pem --token-env GH_TOKEN --manifest schedule.toml\n  GH_TOKEN=$(gh auth token) benchops-publish provision apply --repo acme/bench --app-id 12345 --app-key-file app.pem --token-env GH_TOKEN --manifest schedule.toml --handoff-refs --execution-actor DeployKey\n\nSee docs/cli/provision.md."
+    )]
+    Apply(ProvisionArgs),
+}
+
+/// What `provision` works on and with.
+#[derive(Debug, clap::Args)]
+pub struct ProvisionArgs {
+    /// The repository, OWNER/NAME.
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: String,
+    /// The schedule manifest (its lanes give the lane labels, its
+    /// [labels] the label names).
+    #[arg(long, value_name = "FILE")]
+    pub manifest: PathBuf,
+    /// The publication App's id (its bypass entry in the rulesets).
+    #[arg(long, value_name = "N")]
+    pub app_id: Option<u64>,
+    /// The App's private key file (PEM), to read the installation and
+    /// mint read-only and issues-phase tokens. The environment variable
+    /// names the file; it never holds the key.
+    #[arg(
+        long,
+        value_name = "PEM",
+        env = "BENCHOPS_APP_KEY_FILE",
+        requires = "app_id"
+    )]
+    pub app_key_file: Option<PathBuf>,
+    /// The name of an environment variable holding an owner's token (for
+    /// example GH_TOKEN from `gh auth token`): used for the reads, and by
+    /// `apply` for the steps that need `administration: write`. The token
+    /// is never printed.
+    #[arg(long, value_name = "VAR")]
+    pub token_env: Option<String>,
+    /// The publication environment.
+    #[arg(long, value_name = "NAME", default_value = benchops_publish::provision::DEFAULT_ENVIRONMENT)]
+    pub environment: String,
+    /// The publication workflow's path on the default branch.
+    #[arg(long, value_name = "PATH", default_value = benchops_publish::provision::DEFAULT_WORKFLOW_PATH)]
+    pub workflow: String,
+    /// Execution hands off through refs/heads/benchmark-result/* refs:
+    /// check (and create) their ruleset too.
+    #[arg(long)]
+    pub handoff_refs: bool,
+    /// With --handoff-refs: who pushes handoff refs, as a ruleset bypass
+    /// actor TYPE[:ID] (DeployKey, Integration:APP_ID, RepositoryRole:ID,
+    /// Team:ID, OrganizationAdmin). Repeatable.
+    #[arg(long, value_name = "TYPE[:ID]", requires = "handoff_refs", value_parser = benchops_publish::provision::parse_actor)]
+    pub execution_actor: Vec<benchops_github::BypassActor>,
+    /// The missed-run label the publication sweep sets
+    /// (--missed-run-issues); `none` if it does not.
+    #[arg(long, value_name = "LABEL", default_value = "benchmark-missed-run")]
+    pub missed_run_label: String,
+    /// Print the provision-report/v1 JSON document.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// What `watchdog` and `health` read, and the slots they expect.

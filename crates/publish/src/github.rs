@@ -666,7 +666,11 @@ fn setup_error(e: StepError) -> SweepError {
 }
 
 fn build_client(opts: &GitHubSweepOptions) -> Result<GitHubClient, StepError> {
-    let s = &opts.client;
+    build_client_with(&opts.client)
+}
+
+/// A GitHub client built as `s` says.
+pub(crate) fn build_client_with(s: &ClientSettings) -> Result<GitHubClient, StepError> {
     let mut b = GitHubClient::builder();
     if let Some(u) = &s.api_url {
         b = b.base_url(u.clone());

@@ -11,6 +11,7 @@ pub mod health;
 pub mod history;
 pub mod ledger;
 pub mod local;
+pub mod provision;
 pub mod sweep;
 pub mod validate;
 pub mod watch;

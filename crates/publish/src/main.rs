@@ -61,6 +61,7 @@ fn main() -> ExitCode {
             max_record_bytes,
         } => run_validate(&paths, json, max_record_bytes),
         Command::CheckManifest { manifests } => run_check_manifest(&manifests),
+        Command::Provision(p) => run_provision(p),
         Command::Health {
             look,
             ledger,
@@ -148,6 +149,56 @@ fn main() -> ExitCode {
             finish_sweep(swept, receipt_out.as_deref())
         }
     })
+}
+
+fn run_provision(command: cli::ProvisionCommand) -> u8 {
+    use benchops_publish::provision::{self, Mode};
+    let (mode, a) = match command {
+        cli::ProvisionCommand::Verify(a) => (Mode::Verify, a),
+        cli::ProvisionCommand::Plan(a) => (Mode::Plan, a),
+        cli::ProvisionCommand::Apply(a) => (Mode::Apply, a),
+    };
+    let mut opts = provision::ProvisionOptions::new(a.repo, a.manifest);
+    opts.app_id = a.app_id;
+    opts.app_key_file = a.app_key_file;
+    if let Some(var) = &a.token_env {
+        match std::env::var(var) {
+            Ok(t) if !t.trim().is_empty() => {
+                opts.owner_token = Some(benchops_github::Token::new(t.trim().to_owned()));
+            }
+            _ => {
+                eprintln!("error: --token-env {var}: the variable is not set or empty");
+                return FAILED;
+            }
+        }
+    }
+    opts.environment = a.environment;
+    opts.workflow_path = a.workflow;
+    opts.handoff_refs = a.handoff_refs;
+    opts.execution_actors = a.execution_actor;
+    opts.missed_run_label = (a.missed_run_label != "none").then_some(a.missed_run_label);
+    let result = provision::blocking(async {
+        match mode {
+            Mode::Verify => provision::verify(&opts).await,
+            Mode::Plan => provision::plan(&opts).await,
+            Mode::Apply => provision::apply(&opts).await,
+        }
+    });
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: provision: {e}");
+            return FAILED;
+        }
+    };
+    if a.json {
+        if let Err(code) = print_json(&report) {
+            return code;
+        }
+    } else {
+        print!("{}", provision::render_text(&report));
+    }
+    if report.passed { OK } else { ATTENTION }
 }
 
 /// The manifest and the watch settings of `look`, or the exit code after

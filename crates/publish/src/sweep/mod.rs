@@ -581,6 +581,15 @@ async fn reconcile_phase<T: IssueTracker>(
 /// The color of the missed-run label.
 const MISSED_RUN_COLOR: &str = "fbca04";
 
+/// The missed-run label, as the sweep creates it.
+pub fn missed_run_label_need(label: &str) -> LabelNeed {
+    LabelNeed {
+        name: label.to_owned(),
+        color: MISSED_RUN_COLOR.to_owned(),
+        description: "A benchmark lane missed its scheduled runs".to_owned(),
+    }
+}
+
 /// One missed-run issue per lane ([`benchops::watchdog::plan_missed_runs`])
 /// from the watchdog over the records in memory, after the drift issues.
 /// An action whose issue changed under the sweep is left for the next one.
@@ -613,11 +622,7 @@ async fn missed_runs<T: IssueTracker>(
         return Ok(());
     }
     tracker
-        .prepare_labels(&[LabelNeed {
-            name: label.to_owned(),
-            color: MISSED_RUN_COLOR.to_owned(),
-            description: "A benchmark lane missed its scheduled runs".to_owned(),
-        }])
+        .prepare_labels(&[missed_run_label_need(label)])
         .await?;
     progress.planned += actions.len();
     for action in &actions {
