@@ -45,6 +45,15 @@ OPERATIONS = [
     ("post", "/app/installations/{installation_id}/access_tokens"),
     ("delete", "/installation/token"),
     ("get", "/rate_limit"),
+    ("get", "/repos/{owner}/{repo}"),
+    ("get", "/repos/{owner}/{repo}/environments/{environment_name}"),
+    ("put", "/repos/{owner}/{repo}/environments/{environment_name}"),
+    ("get", "/repos/{owner}/{repo}/environments/{environment_name}/deployment-branch-policies"),
+    ("post", "/repos/{owner}/{repo}/environments/{environment_name}/deployment-branch-policies"),
+    ("get", "/repos/{owner}/{repo}/environments/{environment_name}/deployment-branch-policies/{branch_policy_id}"),
+    ("get", "/repos/{owner}/{repo}/rulesets"),
+    ("post", "/repos/{owner}/{repo}/rulesets"),
+    ("get", "/repos/{owner}/{repo}/rulesets/{ruleset_id}"),
 ]
 
 PREFIX = "#/components/"

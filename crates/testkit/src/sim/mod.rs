@@ -3,10 +3,11 @@
 //! [`GitHubSim::start`] binds `127.0.0.1:0` and serves the operations in
 //! [`OPERATIONS`] with GitHub's semantics: git objects with real SHA-1 ids,
 //! refs with fast-forward enforcement, issues, comments and labels with
-//! `Link` pagination, App JWTs and installation tokens that enforce their
-//! permissions, rate-limit headers, and a scriptable [`FaultPlan`]. Tests
-//! read the state and the request log through the handle. See
-//! `docs/github-simulator.md`.
+//! `Link` pagination, deployment environments with their branch policies,
+//! repository rulesets (enforced on ref updates), App JWTs and installation
+//! tokens that enforce their permissions, rate-limit headers, and a
+//! scriptable [`FaultPlan`]. Tests read the state and the request log
+//! through the handle. See `docs/github-simulator.md`.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -27,6 +28,7 @@ use std::sync::{Arc, Mutex};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
+mod admin;
 pub mod auth;
 pub mod clock;
 pub mod faults;
@@ -37,6 +39,7 @@ mod server;
 mod shapes;
 mod state;
 
+pub use admin::EnvironmentSnapshot;
 pub use faults::{Fault, FaultPlan, FaultRule, Matcher};
 pub use routes::{OPERATIONS, Operation};
 pub use state::{AuthKind, LoggedRequest};
@@ -286,6 +289,7 @@ impl GitHubSim {
                         account: owner.to_owned(),
                         account_id: 20_000 + n,
                         permissions: perms,
+                        repository_selection: "all".to_owned(),
                         created_at: now,
                     };
                     st.installations.insert(i.id, i);
@@ -306,6 +310,8 @@ impl GitHubSim {
                     refs: BTreeMap::new(),
                     issues: Vec::new(),
                     labels: Vec::new(),
+                    environments: Vec::new(),
+                    rulesets: Vec::new(),
                 },
             );
             id

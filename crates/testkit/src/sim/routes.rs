@@ -199,6 +199,60 @@ pub const OPERATIONS: &[Operation] = &[
         "rate-limit/get",
         "https://docs.github.com/rest/rate-limit/rate-limit#get-rate-limit-status-for-the-authenticated-user",
     ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}",
+        "repos/get",
+        "https://docs.github.com/rest/repos/repos#get-a-repository",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/environments/{environment_name}",
+        "repos/get-environment",
+        "https://docs.github.com/rest/deployments/environments#get-an-environment",
+    ),
+    op(
+        "PUT",
+        "/repos/{owner}/{repo}/environments/{environment_name}",
+        "repos/create-or-update-environment",
+        "https://docs.github.com/rest/deployments/environments#create-or-update-an-environment",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/environments/{environment_name}/deployment-branch-policies",
+        "repos/list-deployment-branch-policies",
+        "https://docs.github.com/rest/deployments/branch-policies#list-deployment-branch-policies",
+    ),
+    op(
+        "POST",
+        "/repos/{owner}/{repo}/environments/{environment_name}/deployment-branch-policies",
+        "repos/create-deployment-branch-policy",
+        "https://docs.github.com/rest/deployments/branch-policies#create-a-deployment-branch-policy",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/environments/{environment_name}/deployment-branch-policies/{branch_policy_id}",
+        "repos/get-deployment-branch-policy",
+        "https://docs.github.com/rest/deployments/branch-policies#get-a-deployment-branch-policy",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/rulesets",
+        "repos/get-repo-rulesets",
+        "https://docs.github.com/rest/repos/rules#get-all-repository-rulesets",
+    ),
+    op(
+        "POST",
+        "/repos/{owner}/{repo}/rulesets",
+        "repos/create-repo-ruleset",
+        "https://docs.github.com/rest/repos/rules#create-a-repository-ruleset",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/rulesets/{ruleset_id}",
+        "repos/get-repo-ruleset",
+        "https://docs.github.com/rest/repos/rules#get-a-repository-ruleset",
+    ),
 ];
 
 /// Parameters that may span several path segments (refs and file paths).
@@ -282,6 +336,47 @@ mod tests {
             Some("issues/delete-comment")
         );
         assert_eq!(id("GET", "/app"), Some("apps/get-authenticated"));
+        assert_eq!(id("GET", "/repos/o/r"), Some("repos/get"));
+        assert_eq!(id("GET", "/repos/o/r/"), Some("repos/get"));
+        assert_eq!(
+            id("GET", "/repos/o/r/environments/benchmark-publish"),
+            Some("repos/get-environment")
+        );
+        assert_eq!(
+            id("PUT", "/repos/o/r/environments/release%2Fprod"),
+            Some("repos/create-or-update-environment")
+        );
+        let policies = "/repos/o/r/environments/publish/deployment-branch-policies";
+        assert_eq!(
+            id("GET", policies),
+            Some("repos/list-deployment-branch-policies")
+        );
+        assert_eq!(
+            id("POST", policies),
+            Some("repos/create-deployment-branch-policy")
+        );
+        assert_eq!(
+            id(
+                "GET",
+                "/repos/o/r/environments/publish/deployment-branch-policies/361471"
+            ),
+            Some("repos/get-deployment-branch-policy")
+        );
+        assert_eq!(
+            id("GET", "/repos/o/r/rulesets"),
+            Some("repos/get-repo-rulesets")
+        );
+        assert_eq!(
+            id("POST", "/repos/o/r/rulesets"),
+            Some("repos/create-repo-ruleset")
+        );
+        assert_eq!(
+            id("GET", "/repos/o/r/rulesets/42"),
+            Some("repos/get-repo-ruleset")
+        );
+        assert_eq!(id("PUT", "/repos/o/r/rulesets/42"), None);
+        assert_eq!(id("GET", "/repos/o/r/environments"), None);
+        assert_eq!(id("DELETE", "/repos/o/r"), None);
         assert_eq!(id("PUT", "/repos/o/r/issues/7"), None);
         assert_eq!(id("GET", "/repos/o/r/git/ref/"), None);
         assert_eq!(id("GET", "/repos/o/r/issues/7/comments/x"), None);

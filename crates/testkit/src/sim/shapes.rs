@@ -9,7 +9,10 @@ use serde_json::{Value, json};
 use super::auth::permissions_json;
 use super::clock::{iso, iso_with_offset};
 use super::git::{Commit, ObjectKind, Signature, TreeEntry};
-use super::state::{Actor, App, Comment, Installation, Issue, Label, Repo};
+use super::state::{
+    Actor, App, BranchPolicy, BypassActor, Comment, Environment, Installation, Issue, Label, Repo,
+    Ruleset,
+};
 
 /// Where web pages would live (only used for `html_url` members).
 pub const HTML: &str = "https://github.com";
@@ -140,6 +143,151 @@ pub fn repository(api: &str, r: &Repo, owner_id: u64) -> Value {
         "allow_forking": false,
         "web_commit_signoff_required": false,
     })
+}
+
+/// A `full-repository` (`GET /repos/{owner}/{repo}`): a `repository`
+/// with the members only the single-repository answer carries.
+pub fn full_repository(api: &str, r: &Repo, owner_id: u64) -> Value {
+    let mut v = repository(api, r, owner_id);
+    v["network_count"] = json!(0);
+    v["subscribers_count"] = json!(0);
+    v["organization"] = account(api, &r.owner, owner_id);
+    v
+}
+
+/// A `team` (an environment reviewer), named after its id.
+fn team(api: &str, org: &str, id: u64) -> Value {
+    let slug = format!("team-{id}");
+    json!({
+        "id": id,
+        "node_id": format!("T_sim{id}"),
+        "url": format!("{api}/teams/{id}"),
+        "html_url": format!("{HTML}/orgs/{org}/teams/{slug}"),
+        "name": slug,
+        "slug": slug,
+        "description": null,
+        "privacy": "closed",
+        "notification_setting": "notifications_enabled",
+        "permission": "pull",
+        "members_url": format!("{api}/teams/{id}/members{{/member}}"),
+        "repositories_url": format!("{api}/teams/{id}/repos"),
+        "parent": null,
+        "type": "organization",
+    })
+}
+
+/// An `environment`: its protection rules (`wait_timer`,
+/// `required_reviewers`, `branch_policy`, each only when set) and its
+/// `deployment_branch_policy` (`null` when every branch may deploy).
+pub fn environment(api: &str, r: &Repo, e: &Environment) -> Value {
+    let full = r.full_name();
+    let seg = encode_segment(&e.name);
+    let rule = |k: u64, kind: &str| {
+        let id = e.id * 10 + k;
+        json!({ "id": id, "node_id": format!("GA_sim{id}"), "type": kind })
+    };
+    let mut rules = Vec::new();
+    if e.wait_timer > 0 {
+        let mut w = rule(1, "wait_timer");
+        w["wait_timer"] = json!(e.wait_timer);
+        rules.push(w);
+    }
+    if !e.reviewers.is_empty() {
+        let mut rv = rule(2, "required_reviewers");
+        rv["prevent_self_review"] = json!(e.prevent_self_review);
+        rv["reviewers"] = e
+            .reviewers
+            .iter()
+            .map(|(kind, id)| {
+                let reviewer = if kind == "Team" {
+                    team(api, &r.owner, *id)
+                } else {
+                    user(api, &format!("user-{id}"), *id, "User")
+                };
+                json!({ "type": kind, "reviewer": reviewer })
+            })
+            .collect();
+        rules.push(rv);
+    }
+    if e.branch_policy.is_some() {
+        rules.push(rule(3, "branch_policy"));
+    }
+    json!({
+        "id": e.id,
+        "node_id": format!("EN_sim{}", e.id),
+        "name": e.name,
+        "url": format!("{api}/repos/{full}/environments/{seg}"),
+        "html_url": format!("{HTML}/{full}/deployments/activity_log?environments_filter={seg}"),
+        "created_at": iso(e.created_at),
+        "updated_at": iso(e.updated_at),
+        "protection_rules": rules,
+        "deployment_branch_policy": e.branch_policy.map(|(protected, custom)| json!({
+            "protected_branches": protected,
+            "custom_branch_policies": custom,
+        })),
+    })
+}
+
+/// A `deployment-branch-policy`.
+pub fn branch_policy(p: &BranchPolicy) -> Value {
+    json!({
+        "id": p.id,
+        "node_id": format!("DBP_sim{}", p.id),
+        "name": p.name,
+        "type": p.kind,
+    })
+}
+
+fn bypass_actor(a: &BypassActor) -> Value {
+    json!({
+        "actor_id": a.actor_id,
+        "actor_type": a.actor_type,
+        "bypass_mode": a.bypass_mode,
+    })
+}
+
+/// A `repository-ruleset` as the list of rulesets gives it: no
+/// conditions, rules, bypass actors or `current_user_can_bypass`.
+pub fn ruleset_summary(api: &str, r: &Repo, rs: &Ruleset) -> Value {
+    let full = r.full_name();
+    json!({
+        "id": rs.id,
+        "name": rs.name,
+        "target": rs.target,
+        "source_type": "Repository",
+        "source": full,
+        "enforcement": rs.enforcement,
+        "node_id": format!("RRS_sim{}", rs.id),
+        "_links": {
+            "self": { "href": format!("{api}/repos/{full}/rulesets/{}", rs.id) },
+            "html": { "href": format!("{HTML}/{full}/rules/{}", rs.id) },
+        },
+        "created_at": iso(rs.created_at),
+        "updated_at": iso(rs.updated_at),
+    })
+}
+
+/// A full `repository-ruleset` (`GET .../rulesets/{ruleset_id}`).
+/// `bypass_actors` is sent only to callers that may write the ruleset, as
+/// on GitHub.
+pub fn ruleset(
+    api: &str,
+    r: &Repo,
+    rs: &Ruleset,
+    current_user_can_bypass: &str,
+    with_bypass_actors: bool,
+) -> Value {
+    let mut v = ruleset_summary(api, r, rs);
+    if with_bypass_actors {
+        v["bypass_actors"] = rs.bypass_actors.iter().map(bypass_actor).collect();
+    }
+    v["current_user_can_bypass"] = json!(current_user_can_bypass);
+    v["conditions"] = rs.ref_name.as_ref().map_or(
+        Value::Null,
+        |(include, exclude)| json!({ "ref_name": { "include": include, "exclude": exclude } }),
+    );
+    v["rules"] = Value::Array(rs.rules.clone());
+    v
 }
 
 /// A `label`.
@@ -409,7 +557,7 @@ pub fn installation(api: &str, app: &App, i: &Installation) -> Value {
     json!({
         "id": i.id,
         "account": account(api, &i.account, i.account_id),
-        "repository_selection": "all",
+        "repository_selection": i.repository_selection,
         "access_tokens_url": format!("{api}/app/installations/{}/access_tokens", i.id),
         "repositories_url": format!("{api}/installation/repositories"),
         "html_url": format!("{HTML}/organizations/{}/settings/installations/{}", i.account, i.id),

@@ -1,6 +1,6 @@
 //! The simulator's state: the App, installations, repositories (objects,
-//! refs, issues, labels), tokens, rate-limit buckets, the fault plan and
-//! the request log. Everything sits behind one mutex; no lock is held
+//! refs, issues, labels, environments, rulesets), tokens, rate-limit
+//! buckets, the fault plan and the request log. Everything sits behind one mutex; no lock is held
 //! across an `.await`.
 
 use std::collections::{BTreeMap, HashMap};
@@ -39,6 +39,8 @@ pub(crate) struct Installation {
     pub account: String,
     pub account_id: u64,
     pub permissions: Permissions,
+    /// `all` or `selected`, as the installation reports it.
+    pub repository_selection: String,
     pub created_at: i64,
 }
 
@@ -89,6 +91,63 @@ pub(crate) struct Issue {
     pub comments: Vec<Comment>,
 }
 
+/// A deployment branch or tag policy (a name pattern) of an environment.
+#[derive(Debug, Clone)]
+pub(crate) struct BranchPolicy {
+    pub id: u64,
+    pub name: String,
+    /// `branch` or `tag`.
+    pub kind: String,
+}
+
+/// A deployment environment.
+#[derive(Debug, Clone)]
+pub(crate) struct Environment {
+    pub id: u64,
+    pub name: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// Minutes; 0 when there is no wait timer.
+    pub wait_timer: u64,
+    pub prevent_self_review: bool,
+    /// `(User|Team, id)`.
+    pub reviewers: Vec<(String, u64)>,
+    /// `(protected_branches, custom_branch_policies)`; `None` lets every
+    /// branch deploy.
+    pub branch_policy: Option<(bool, bool)>,
+    /// Only meaningful while `custom_branch_policies` is true.
+    pub branch_policies: Vec<BranchPolicy>,
+}
+
+/// Who may bypass a ruleset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BypassActor {
+    pub actor_id: Option<u64>,
+    /// `Integration`, `RepositoryRole`, `Team`, `User`, ...
+    pub actor_type: String,
+    /// `always`, `pull_request` or `exempt`.
+    pub bypass_mode: String,
+}
+
+/// A repository ruleset.
+#[derive(Debug, Clone)]
+pub(crate) struct Ruleset {
+    pub id: u64,
+    pub name: String,
+    /// `branch`, `tag` or `push`.
+    pub target: String,
+    /// `active`, `evaluate` or `disabled`.
+    pub enforcement: String,
+    pub bypass_actors: Vec<BypassActor>,
+    /// The `ref_name` condition's include and exclude patterns; `None`
+    /// when the ruleset was created without conditions.
+    pub ref_name: Option<(Vec<String>, Vec<String>)>,
+    /// The rules as sent: objects with a known `type`.
+    pub rules: Vec<Value>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
 /// One repository.
 #[derive(Debug, Clone)]
 pub(crate) struct Repo {
@@ -103,6 +162,9 @@ pub(crate) struct Repo {
     pub refs: BTreeMap<String, String>,
     pub issues: Vec<Issue>,
     pub labels: Vec<Label>,
+    pub environments: Vec<Environment>,
+    /// In creation order.
+    pub rulesets: Vec<Ruleset>,
 }
 
 impl Repo {
@@ -118,6 +180,19 @@ impl Repo {
 
     pub fn label_by_id(&self, id: u64) -> Option<&Label> {
         self.labels.iter().find(|l| l.id == id)
+    }
+
+    /// Environment names are case-insensitive, as on GitHub.
+    pub fn environment(&self, name: &str) -> Option<&Environment> {
+        self.environments
+            .iter()
+            .find(|e| e.name.eq_ignore_ascii_case(name))
+    }
+
+    pub fn environment_mut(&mut self, name: &str) -> Option<&mut Environment> {
+        self.environments
+            .iter_mut()
+            .find(|e| e.name.eq_ignore_ascii_case(name))
     }
 
     /// Resolves a commit-ish the way the contents and trees APIs do: a
@@ -300,7 +375,8 @@ impl State {
         self.clock.now()
     }
 
-    /// A fresh id for issues, comments, labels and repositories.
+    /// A fresh id for issues, comments, labels, repositories,
+    /// environments, branch policies and rulesets.
     pub fn next_id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id

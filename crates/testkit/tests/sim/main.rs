@@ -1,5 +1,6 @@
 //! Integration tests of the GitHub simulator, over real HTTP with reqwest.
 
+mod admin;
 mod auth;
 mod faults;
 mod git;

@@ -176,7 +176,7 @@ pub(crate) async fn create_token(
             "token": token.value,
             "expires_at": iso(token.expires_at),
             "permissions": permissions_json(&token.permissions),
-            "repository_selection": if token.repositories.is_some() { "selected" } else { "all" },
+            "repository_selection": if token.repositories.is_some() { "selected" } else { inst.repository_selection.as_str() },
         });
         if let Some(names) = &token.repositories {
             let repos: Vec<Value> = st

@@ -13,6 +13,7 @@ use super::{
     ApiError, Ctx, Result, Sh, authorize, created, json_response, object_body, query_get,
     query_pairs,
 };
+use crate::sim::admin::{RefChange, rule_violations};
 use crate::sim::auth::Access;
 use crate::sim::clock::parse_iso;
 use crate::sim::git::{self, Change, Commit, Object, ObjectKind, Signature, TreeError};
@@ -518,6 +519,7 @@ pub(crate) async fn create_ref(
                 ctx.docs,
             ));
         }
+        let app_id = st.app.id;
         let r = st
             .repos
             .get_mut(&key)
@@ -531,6 +533,7 @@ pub(crate) async fn create_ref(
                 ctx.docs,
             ));
         }
+        rule_violations(r, app_id, &name, RefChange::Create, ctx.docs)?;
         r.refs.insert(name.clone(), sha.clone());
         let body = shapes::git_ref(&sh.api, r, &name, &sha);
         let url = format!("{}/repos/{}/git/{name}", sh.api, r.full_name());
@@ -564,6 +567,7 @@ pub(crate) async fn update_ref(
             }
         };
         let name = full_ref(&name);
+        let app_id = st.app.id;
         let r = st
             .repos
             .get_mut(&key)
@@ -576,12 +580,20 @@ pub(crate) async fn update_ref(
         if r.store.commit(&sha).is_none() {
             return Err(ApiError::unprocessable("Object does not exist", ctx.docs));
         }
-        if !force && !r.store.is_ancestor(&current, &sha) {
+        let fast_forward = r.store.is_ancestor(&current, &sha);
+        if !force && !fast_forward {
             return Err(ApiError::unprocessable(
                 "Update is not a fast forward",
                 ctx.docs,
             ));
         }
+        rule_violations(
+            r,
+            app_id,
+            &name,
+            RefChange::Update { fast_forward },
+            ctx.docs,
+        )?;
         r.refs.insert(name.clone(), sha.clone());
         Ok(json_response(
             StatusCode::OK,
@@ -640,6 +652,7 @@ pub(crate) async fn delete_ref(
     respond((|| {
         let mut st = sh.lock();
         let key = authorize(&st, &ctx, &owner, &repo, "contents", Access::Write)?;
+        let app_id = st.app.id;
         let r = st
             .repos
             .get_mut(&key)
@@ -658,12 +671,14 @@ pub(crate) async fn delete_ref(
                 ctx.docs,
             ));
         }
-        if r.refs.remove(&name).is_none() {
+        if !r.refs.contains_key(&name) {
             return Err(ApiError::unprocessable(
                 "Reference does not exist",
                 ctx.docs,
             ));
         }
+        rule_violations(r, app_id, &name, RefChange::Delete, ctx.docs)?;
+        r.refs.remove(&name);
         Ok(StatusCode::NO_CONTENT.into_response())
     })())
 }

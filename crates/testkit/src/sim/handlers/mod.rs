@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use super::auth::Access;
 use super::state::{Actor, State};
 
+pub(crate) mod admin;
 pub(crate) mod apps;
 pub(crate) mod git;
 pub(crate) mod issues;
@@ -232,6 +233,18 @@ pub(crate) fn authorize(
     Ok(key)
 }
 
+/// Whether the caller is an installation token with `perm` at `need` (for
+/// answers that depend on it, such as a ruleset's `bypass_actors`).
+pub(crate) fn caller_has(st: &State, ctx: &Ctx, perm: &str, need: Access) -> bool {
+    let Caller::Installation { token_id } = ctx.caller else {
+        return false;
+    };
+    usize::try_from(token_id)
+        .ok()
+        .and_then(|i| st.tokens.get(i.wrapping_sub(1)))
+        .is_some_and(|t| t.allows(perm, need))
+}
+
 /// Decodes one `application/x-www-form-urlencoded` component.
 pub(crate) fn decode_component(s: &str) -> String {
     let bytes = s.as_bytes();
@@ -283,6 +296,17 @@ pub(crate) fn query_get(pairs: &[(String, String)], key: &str) -> Option<String>
 /// and `page` (from 1), with a `Link` header carrying `first`, `prev`,
 /// `next` and `last` where they apply.
 pub(crate) fn paginate(api: &str, uri: &Uri, items: Vec<Value>) -> Response {
+    paginate_with(api, uri, items, Value::Array)
+}
+
+/// [`paginate`] for lists GitHub wraps in an object: `wrap` builds the
+/// body from the page's items (`total_count` is the caller's to add).
+pub(crate) fn paginate_with(
+    api: &str,
+    uri: &Uri,
+    items: Vec<Value>,
+    wrap: impl FnOnce(Vec<Value>) -> Value,
+) -> Response {
     let pairs = query_pairs(uri);
     let per_page = query_get(&pairs, "per_page")
         .and_then(|v| v.parse::<usize>().ok())
@@ -299,7 +323,7 @@ pub(crate) fn paginate(api: &str, uri: &Uri, items: Vec<Value>) -> Response {
         .skip((page - 1).saturating_mul(per_page))
         .take(per_page)
         .collect();
-    let mut resp = json_response(StatusCode::OK, &Value::Array(slice));
+    let mut resp = json_response(StatusCode::OK, &wrap(slice));
     let link_to = |p: usize| {
         let mut parts: Vec<String> = uri
             .query()
@@ -398,6 +422,27 @@ pub(crate) fn router(sh: Sh) -> Router {
         )
         .route("/installation/token", delete(apps::revoke_token))
         .route("/rate_limit", get(apps::rate_limit))
+        .route("/repos/{owner}/{repo}", get(admin::get_repo))
+        .route(
+            "/repos/{owner}/{repo}/environments/{name}",
+            get(admin::get_environment).put(admin::put_environment),
+        )
+        .route(
+            "/repos/{owner}/{repo}/environments/{name}/deployment-branch-policies",
+            get(admin::list_branch_policies).post(admin::create_branch_policy),
+        )
+        .route(
+            "/repos/{owner}/{repo}/environments/{name}/deployment-branch-policies/{id}",
+            get(admin::get_branch_policy),
+        )
+        .route(
+            "/repos/{owner}/{repo}/rulesets",
+            get(admin::list_rulesets).post(admin::create_ruleset),
+        )
+        .route(
+            "/repos/{owner}/{repo}/rulesets/{id}",
+            get(admin::get_ruleset),
+        )
         .fallback(|| async { ApiError::not_found("https://docs.github.com/rest").into_response() })
         .with_state(sh)
 }
