@@ -190,9 +190,10 @@ pub struct Ruleset {
     pub target: Option<String>,
     /// `active`, `disabled` or `evaluate`.
     pub enforcement: String,
-    /// Who may bypass it.
+    /// Who may bypass it. GitHub sends this only to a caller with
+    /// `administration` access: `None` means "not shown", not "nobody".
     #[serde(default)]
-    pub bypass_actors: Vec<BypassActor>,
+    pub bypass_actors: Option<Vec<BypassActor>>,
     /// Which refs it covers.
     #[serde(default)]
     pub conditions: Option<RulesetConditions>,
@@ -402,6 +403,7 @@ mod tests {
         let bare: Ruleset = serde_json::from_str(r#"{"id":1,"name":"x","enforcement":"disabled"}"#)
             .expect("parses");
         assert!(bare.includes().is_empty() && bare.rules.is_empty());
+        assert_eq!(bare.bypass_actors, None, "absent is unknown, not empty");
     }
 
     #[test]

@@ -155,6 +155,14 @@ pub enum Command {
         /// slot has a good record again.
         #[arg(long, value_name = "LABEL", num_args = 0..=1, default_missing_value = "benchmark-missed-run")]
         missed_run_issues: Option<String>,
+        /// After the drift and missed-run issues, keep the repository's one
+        /// health issue with this label (default benchmark-health): a table
+        /// of every lane (watchdog state, last on-time slot, last success,
+        /// misses in a row, latest duration and trend, open drift issues),
+        /// opened once, then edited in place when it changes. Pin it once
+        /// by hand; the REST API cannot.
+        #[arg(long, value_name = "LABEL", num_args = 0..=1, default_missing_value = "benchmark-health")]
+        health_issue: Option<String>,
     },
     /// The missed-run watchdog: each manifest lane's expected slots over the
     /// lookback, classified on_time, late, missed, failed or pending, from

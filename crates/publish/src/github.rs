@@ -117,6 +117,9 @@ pub struct GitHubSweepOptions {
     pub token_service: Option<TokenServiceOptions>,
     /// Keep one missed-run issue per lane with this label (`None`: off).
     pub missed_run_label: Option<String>,
+    /// Keep the repository's health issue with this label
+    /// ([`crate::health_issue`]); `None`: none.
+    pub health_issue_label: Option<String>,
 }
 
 /// Where phase tokens come from when no App key is held.
@@ -160,6 +163,7 @@ impl GitHubSweepOptions {
             client: ClientSettings::default(),
             token_service: None,
             missed_run_label: None,
+            health_issue_label: None,
         }
     }
 
@@ -780,6 +784,7 @@ pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, Swee
     let summary_client = client;
     let inputs = Inputs {
         missed_run_label: opts.missed_run_label.clone(),
+        health_issue_label: opts.health_issue_label.clone(),
         target: format!("(github) {repo}"),
         manifest,
         clock: opts.clock.clone(),

@@ -222,7 +222,27 @@ fn median(v: &mut [f64]) -> Option<f64> {
     })
 }
 
-fn trend(points: &[DurationPoint]) -> Option<String> {
+/// The latest [`DURATION_POINTS`] run durations of `lane` among `records`
+/// (sorted by slot), oldest first.
+pub fn durations_of(records: &[SealedRecord], lane: &str) -> Vec<DurationPoint> {
+    let mine: Vec<&SealedRecord> = records
+        .iter()
+        .filter(|r| r.record().lane.as_str() == lane)
+        .collect();
+    mine.iter()
+        .rev()
+        .take(DURATION_POINTS)
+        .rev()
+        .map(|r| DurationPoint {
+            slot: r.record().slot.clone(),
+            seconds: seconds(r),
+        })
+        .collect()
+}
+
+/// `rising`, `falling` or `flat`: the median of the newer half of the
+/// durations against the older half (±10 %); `None` under four points.
+pub fn trend(points: &[DurationPoint]) -> Option<String> {
     let values: Vec<f64> = points.iter().filter_map(|p| p.seconds).collect();
     if values.len() < 4 {
         return None;
@@ -312,20 +332,7 @@ pub fn health_local(
     };
     let mut lanes = Vec::new();
     for (lane, w) in manifest.lanes.iter().zip(watches) {
-        let mine: Vec<&SealedRecord> = records
-            .iter()
-            .filter(|r| r.record().lane == lane.name)
-            .collect();
-        let durations: Vec<DurationPoint> = mine
-            .iter()
-            .rev()
-            .take(DURATION_POINTS)
-            .rev()
-            .map(|r| DurationPoint {
-                slot: r.record().slot.clone(),
-                seconds: seconds(r),
-            })
-            .collect();
+        let durations = durations_of(&records, lane.name.as_str());
         let (pointer, baseline_problem) = match h.baseline(&lane.name) {
             Ok(p) => (p, None),
             Err(e) => (None, Some(e.to_string())),

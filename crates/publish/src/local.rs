@@ -101,6 +101,9 @@ pub struct LocalSweepOptions {
     pub lock_wait: Duration,
     /// Keep one missed-run issue per lane with this label (`None`: off).
     pub missed_run_label: Option<String>,
+    /// Keep the repository's health issue with this label
+    /// ([`crate::health_issue`]); `None`: none.
+    pub health_issue_label: Option<String>,
 }
 
 impl LocalSweepOptions {
@@ -116,6 +119,7 @@ impl LocalSweepOptions {
             after_ledger_write: None,
             lock_wait: DEFAULT_LOCK_WAIT,
             missed_run_label: None,
+            health_issue_label: None,
         }
     }
 
@@ -489,6 +493,7 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
         LedgerTracker::new(opts.ledger_path()).with_after_write(opts.after_ledger_write.clone());
     let inputs = Inputs {
         missed_run_label: opts.missed_run_label.clone(),
+        health_issue_label: opts.health_issue_label.clone(),
         target: format!("(local) {}", opts.dir.display()),
         manifest,
         clock: opts.clock.clone(),

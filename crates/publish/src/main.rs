@@ -97,6 +97,7 @@ fn main() -> ExitCode {
             lock_wait,
             max_record_bytes,
             missed_run_issues,
+            health_issue,
         } => {
             let swept = if github {
                 let credentials = match (token_service, app_id, app_key_file) {
@@ -126,12 +127,14 @@ fn main() -> ExitCode {
                 opts.workflow_run = run;
                 opts.history_base_url = github::history_base_url(&server, &opts.repo);
                 opts.missed_run_label = missed_run_issues;
+                opts.health_issue_label = health_issue;
                 github::sweep_github_blocking(&opts)
             } else if let Some(dir) = local {
                 let mut opts = local::LocalSweepOptions::new(dir, manifest);
                 opts.lock_wait = std::time::Duration::from_secs(lock_wait);
                 opts.max_record_bytes = max_record_bytes;
                 opts.missed_run_label = missed_run_issues;
+                opts.health_issue_label = health_issue;
                 match local::sweep_local(&opts) {
                     Err(e) if local::is_locked_out(&e) => {
                         eprintln!("error: {}", error_line(&e));

@@ -43,7 +43,7 @@ fn ruleset(id: u64, include: &str, rules: &[&str], actors: Vec<BypassActor>) -> 
         name: format!("rs{id}"),
         target: Some("branch".into()),
         enforcement: "active".into(),
-        bypass_actors: actors,
+        bypass_actors: Some(actors),
         conditions: Some(RulesetConditions {
             ref_name: Some(RefNameCondition {
                 include: vec![include.into()],
@@ -313,7 +313,10 @@ fn history_ruleset_departures() {
     // Someone else may bypass: manual, naming the ruleset and actor.
     let mut o = good();
     if let Ok(r) = &mut o.rulesets {
-        r[0].bypass_actors.push(actor("RepositoryRole", Some(5)));
+        r[0].bypass_actors
+            .as_mut()
+            .expect("shown")
+            .push(actor("RepositoryRole", Some(5)));
     }
     let c = failing(&o, "history-ruleset");
     assert!(
@@ -325,7 +328,7 @@ fn history_ruleset_departures() {
     // Updates restricted without the App: publication would be refused.
     let mut o = good();
     if let Ok(r) = &mut o.rulesets {
-        r[0].bypass_actors.clear();
+        r[0].bypass_actors = Some(Vec::new());
     }
     let c = failing(&o, "history-ruleset");
     assert!(c.detail.contains("does not let the App 77 bypass it"));
@@ -386,13 +389,16 @@ fn handoff_ruleset_departures() {
     // Nobody may push, or the wrong identity may.
     let mut o = good();
     if let Ok(r) = &mut o.rulesets {
-        r[1].bypass_actors = vec![actor("Integration", Some(APP))];
+        r[1].bypass_actors = Some(vec![actor("Integration", Some(APP))]);
     }
     let c = failing(&o, "handoff-ruleset");
     assert!(c.detail.contains("lets no execution identity push"));
     let mut o = good();
     if let Ok(r) = &mut o.rulesets {
-        r[1].bypass_actors.push(actor("Team", Some(9)));
+        r[1].bypass_actors
+            .as_mut()
+            .expect("shown")
+            .push(actor("Team", Some(9)));
     }
     let c = failing(&o, "handoff-ruleset");
     assert!(c.detail.contains("lets Team 9 push handoff refs"));
@@ -434,6 +440,26 @@ fn label_and_workflow_departures() {
     ));
     let c = failing(&o, "workflow");
     assert!(c.detail.contains("pull_request_target"), "{}", c.detail);
+}
+
+#[test]
+fn hidden_bypass_actors_are_unknown_not_empty() {
+    let mut o = good();
+    if let Ok(r) = &mut o.rulesets {
+        for r in r.iter_mut() {
+            r.bypass_actors = None;
+        }
+    }
+    let all = checks::run(&expected(), &o);
+    for id in ["history-ruleset", "handoff-ruleset"] {
+        let c = check(&all, id);
+        assert!(!c.passed, "{c:?}");
+        assert!(
+            c.detail.contains("does not show who may bypass it"),
+            "{c:?}"
+        );
+        assert!(manual(c).contains("--token-env"), "{c:?}");
+    }
 }
 
 #[test]

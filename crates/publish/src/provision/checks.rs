@@ -447,6 +447,16 @@ pub fn handoff_ruleset_body(app_id: u64, execution: &[BypassActor]) -> NewRulese
     )
 }
 
+/// What to do when GitHub hides who may bypass a ruleset.
+const SHOW_ACTORS: &str = "GitHub shows a ruleset's bypass actors only to a caller with administration access: run verify again with --token-env naming an owner's token";
+
+fn hidden_actors(r: &Ruleset) -> String {
+    format!(
+        "ruleset {:?} (id {}) does not show who may bypass it to this credential",
+        r.name, r.id
+    )
+}
+
 fn history_ruleset(expected: &Expected, observed: &Observed) -> Check {
     const ID: &str = "history-ruleset";
     let (rulesets, branch) = match (&observed.rulesets, &observed.default_branch) {
@@ -466,9 +476,14 @@ fn history_ruleset(expected: &Expected, observed: &Observed) -> Check {
         .filter(|r| covers(r, HISTORY_REF, branch))
         .collect();
     let mut problems = Vec::new();
+    let mut hidden = false;
     for r in &covering {
-        let others: Vec<String> = r
-            .bypass_actors
+        let Some(actors) = &r.bypass_actors else {
+            hidden = true;
+            problems.push(hidden_actors(r));
+            continue;
+        };
+        let others: Vec<String> = actors
             .iter()
             .filter(|a| !is_app(a, Some(app_id)))
             .map(show_actor)
@@ -482,7 +497,7 @@ fn history_ruleset(expected: &Expected, observed: &Observed) -> Check {
             ));
         }
         let restricts = r.has_rule("update") || r.has_rule("creation");
-        if restricts && !r.bypass_actors.iter().any(|a| is_app(a, Some(app_id))) {
+        if restricts && !actors.iter().any(|a| is_app(a, Some(app_id))) {
             problems.push(format!(
                 "ruleset {:?} (id {}) restricts writes but does not let the App {app_id} bypass it, so publication would be refused",
                 r.name, r.id
@@ -508,13 +523,16 @@ fn history_ruleset(expected: &Expected, observed: &Observed) -> Check {
         if !missing.is_empty() {
             detail.push_str(&format!("; no active ruleset has {}", missing.join(", ")));
         }
-        return fail(
-            ID,
-            detail,
-            manual(format!(
+        let fix = if hidden {
+            format!(
+                "{SHOW_ACTORS}; and make sure only the App (Integration {app_id}) may bypass them"
+            )
+        } else {
+            format!(
                 "edit the named rulesets (Settings → Rules → Rulesets) so that only the App (Integration {app_id}) may bypass them"
-            )),
-        );
+            )
+        };
+        return fail(ID, detail, manual(fix));
     }
     fail(
         ID,
@@ -564,12 +582,14 @@ fn handoff_ruleset(expected: &Expected, observed: &Observed) -> Check {
             }
         }
     }
+    let mut hidden = false;
     for r in &covering_all {
-        let executors: Vec<&BypassActor> = r
-            .bypass_actors
-            .iter()
-            .filter(|a| !is_app(a, app_id))
-            .collect();
+        let Some(actors) = &r.bypass_actors else {
+            hidden = true;
+            problems.push(hidden_actors(r));
+            continue;
+        };
+        let executors: Vec<&BypassActor> = actors.iter().filter(|a| !is_app(a, app_id)).collect();
         if (r.has_rule("creation") || r.has_rule("update")) && executors.is_empty() {
             problems.push(format!(
                 "ruleset {:?} (id {}) lets no execution identity push handoff refs",
@@ -591,7 +611,7 @@ fn handoff_ruleset(expected: &Expected, observed: &Observed) -> Check {
                 ));
             }
         }
-        if r.has_rule("deletion") && !r.bypass_actors.iter().any(|a| is_app(a, app_id)) {
+        if r.has_rule("deletion") && !actors.iter().any(|a| is_app(a, app_id)) {
             problems.push(format!(
                 "ruleset {:?} (id {}) forbids deletion without letting the App bypass it, so consumed handoff refs would stay",
                 r.name, r.id
@@ -622,6 +642,7 @@ fn handoff_ruleset(expected: &Expected, observed: &Observed) -> Check {
         (true, _, _) => manual(format!(
             "create a branch ruleset on {HANDOFF_PATTERN} restricting creation and updates, with the execution identity (a deploy key or machine user) as bypass actor; or run apply with --app-id and --execution-actor"
         )),
+        (false, _, _) if hidden => manual(SHOW_ACTORS),
         (false, _, _) => manual(
             "edit the named rulesets (Settings → Rules → Rulesets) so that only the execution identity may push benchmark-result/* refs",
         ),

@@ -155,6 +155,9 @@ pub struct Inputs {
     /// lane's last slots are missed, closed when it is on time again);
     /// `None`: no missed-run issues.
     pub missed_run_label: Option<String>,
+    /// Keep the repository's one health issue with this label, its body
+    /// the lanes' health table, edited in place; `None`: no health issue.
+    pub health_issue_label: Option<String>,
     /// The request metrics so far (None: this mode makes no requests).
     pub requests: Arc<dyn Fn() -> Option<RequestMetrics> + Send + Sync>,
     /// The request totals for the report.
@@ -570,10 +573,17 @@ async fn reconcile_phase<T: IssueTracker>(
         }
         break;
     }
-    if let Some(label) = &inputs.missed_run_label
+    let notices = inputs.missed_run_label.is_some() || inputs.health_issue_label.is_some();
+    if notices
         && out.pending == 0
+        && let Some(watches) = watch_now(inputs, records)
     {
-        missed_runs(inputs, tracker, records, label, progress).await?;
+        if let Some(label) = &inputs.missed_run_label {
+            missed_runs(inputs, tracker, &watches, label, progress).await?;
+        }
+        if let Some(label) = &inputs.health_issue_label {
+            health_issue(inputs, tracker, &watches, records, label, progress).await?;
+        }
     }
     Ok(out)
 }
@@ -596,13 +606,71 @@ pub fn missed_run_label_need(label: &str) -> LabelNeed {
 async fn missed_runs<T: IssueTracker>(
     inputs: &Inputs,
     tracker: &mut T,
+    watches: &[benchops::watchdog::LaneWatch],
+    label: &str,
+    progress: &mut Progress,
+) -> Result<(), StepError> {
+    let listing = tracker.list(label).await?;
+    let actions = benchops::watchdog::plan_missed_runs(watches, &listing.issues, label);
+    apply_notices(
+        inputs,
+        tracker,
+        &actions,
+        missed_run_label_need(label),
+        "missed-run",
+        progress,
+    )
+    .await
+}
+
+/// The health issue label, as the sweep creates it.
+pub fn health_label_need(label: &str) -> LabelNeed {
+    LabelNeed {
+        name: label.to_owned(),
+        color: "5319e7".to_owned(),
+        description: "The benchmark lanes' health, kept up to date by benchops".to_owned(),
+    }
+}
+
+/// The repository's health issue ([`crate::health_issue`]), after the
+/// missed-run issues.
+async fn health_issue<T: IssueTracker>(
+    inputs: &Inputs,
+    tracker: &mut T,
+    watches: &[benchops::watchdog::LaneWatch],
     records: &[SealedRecord],
     label: &str,
     progress: &mut Progress,
 ) -> Result<(), StepError> {
-    let Ok(now) = inputs.clock.now().parse::<jiff::Timestamp>() else {
-        return Ok(());
-    };
+    let mut sorted: Vec<SealedRecord> = records.to_vec();
+    sorted.sort_by(|a, b| {
+        (&a.record().slot, &a.record().finished_at)
+            .cmp(&(&b.record().slot, &b.record().finished_at))
+    });
+    let drift = tracker.list(&inputs.manifest.labels.drift).await?;
+    let body = crate::health_issue::body(&inputs.manifest, watches, &sorted, &drift.issues);
+    let listing = tracker.list(label).await?;
+    let actions: Vec<Action> = crate::health_issue::plan(&listing.issues, label, body)
+        .into_iter()
+        .collect();
+    apply_notices(
+        inputs,
+        tracker,
+        &actions,
+        health_label_need(label),
+        "health-issue",
+        progress,
+    )
+    .await
+}
+
+/// The watchdog over the records in memory, as of the sweep's clock (the
+/// default lookback and grace); `None` when the clock does not parse.
+fn watch_now(
+    inputs: &Inputs,
+    records: &[SealedRecord],
+) -> Option<Vec<benchops::watchdog::LaneWatch>> {
+    let now = inputs.clock.now().parse::<jiff::Timestamp>().ok()?;
     let metas: Vec<benchops::watchdog::SlotMeta> = records
         .iter()
         .filter_map(|s| benchops::watchdog::SlotMeta::of(s.record(), &s.digest().to_string()))
@@ -615,17 +683,30 @@ async fn missed_runs<T: IssueTracker>(
             )),
         grace_minutes: benchops::watchdog::DEFAULT_GRACE_MINUTES,
     };
-    let watches = benchops::watchdog::watch(&inputs.manifest, &metas, &settings);
-    let listing = tracker.list(label).await?;
-    let actions = benchops::watchdog::plan_missed_runs(&watches, &listing.issues, label);
+    Some(benchops::watchdog::watch(
+        &inputs.manifest,
+        &metas,
+        &settings,
+    ))
+}
+
+/// Applies notice actions (missed-run, health): creates their label first,
+/// skips an action whose issue changed under the sweep (the next sweep
+/// re-plans), and stops at `max_actions`.
+async fn apply_notices<T: IssueTracker>(
+    inputs: &Inputs,
+    tracker: &mut T,
+    actions: &[Action],
+    label: LabelNeed,
+    what: &str,
+    progress: &mut Progress,
+) -> Result<(), StepError> {
     if actions.is_empty() {
         return Ok(());
     }
-    tracker
-        .prepare_labels(&[missed_run_label_need(label)])
-        .await?;
+    tracker.prepare_labels(&[label]).await?;
     progress.planned += actions.len();
-    for action in &actions {
+    for action in actions {
         if inputs
             .max_actions
             .is_some_and(|max| progress.applied.len() >= max)
@@ -635,7 +716,7 @@ async fn missed_runs<T: IssueTracker>(
         if !tracker.still_current(action).await? {
             continue;
         }
-        let step = format!("apply the missed-run action ({})", describe(action));
+        let step = format!("apply the {what} action ({})", describe(action));
         let applied = tracker.apply(action).await.map_err(|e| StepError {
             step,
             cause: e.cause,
