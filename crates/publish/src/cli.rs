@@ -216,7 +216,12 @@ pub enum Command {
         look: Look,
         /// With --history: an issue ledger to read drift issues from
         /// (with --local it is DIR/issues.json).
-        #[arg(long, value_name = "FILE", requires = "history")]
+        #[arg(
+            long,
+            value_name = "FILE",
+            requires = "history",
+            conflicts_with = "local"
+        )]
         ledger: Option<PathBuf>,
         /// Print the health-report/v1 JSON document.
         #[arg(long, conflicts_with = "markdown")]

@@ -240,3 +240,16 @@ fn an_unreadable_baseline_pointer_is_a_problem_not_an_absent_baseline() {
     assert!(problem.contains("nightly"), "{problem}");
     assert_eq!(r["lanes"][0]["baseline_problem"], Value::Null);
 }
+
+#[test]
+fn a_ledger_beside_local_is_refused_not_ignored() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // `health` passes --local and --manifest already.
+    let o = health(tmp.path(), &["--ledger", "other.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("'--local [<DIR>]' cannot be used with '--ledger <FILE>'"),
+        "{err}"
+    );
+}
