@@ -94,6 +94,10 @@ pub struct LaneHealthReport {
 pub struct Growth {
     /// The branch's objects packed (`git pack-objects`), bytes.
     pub packed_bytes: u64,
+    /// The repository is a shallow clone (`git fetch --depth=1`):
+    /// `packed_bytes` covers only the commits it has, a lower bound of the
+    /// branch's packed size.
+    pub shallow: bool,
     /// The largest file at the tip, and its size in bytes.
     pub largest_file: Option<(String, u64)>,
     /// [`PACK_LIMIT_BYTES`].
@@ -192,10 +196,21 @@ pub fn growth(history: &Path) -> Result<Growth, WatchError> {
             Some((path.to_owned(), size))
         })
         .max_by_key(|(p, s)| (*s, std::cmp::Reverse(p.clone())));
+    let shallow = Command::new("git")
+        .arg("-C")
+        .arg(history)
+        .args(["rev-parse", "--is-shallow-repository"])
+        .output()
+        .map_err(|e| git_err(history, "git rev-parse", e))?;
+    if !shallow.status.success() {
+        return Err(git_err(history, "git rev-parse", shallow.status));
+    }
+    let shallow = String::from_utf8_lossy(&shallow.stdout).trim() == "true";
     let triggered =
         packed > PACK_LIMIT_BYTES || largest.as_ref().is_some_and(|(_, s)| *s > FILE_LIMIT_BYTES);
     Ok(Growth {
         packed_bytes: packed,
+        shallow,
         largest_file: largest,
         pack_limit_bytes: PACK_LIMIT_BYTES,
         file_limit_bytes: FILE_LIMIT_BYTES,
@@ -442,7 +457,8 @@ pub fn render_markdown(r: &HealthReport) -> String {
     let g = &r.growth;
     let _ = writeln!(
         s,
-        "\nHistory: {} packed (limit {}), largest file {}{}.",
+        "\nHistory: {}{} packed (limit {}), largest file {}{}.",
+        if g.shallow { "at least " } else { "" },
         mb(g.packed_bytes),
         mb(g.pack_limit_bytes),
         g.largest_file
@@ -501,7 +517,8 @@ pub fn render_text(r: &HealthReport) -> String {
     let g = &r.growth;
     let _ = writeln!(
         s,
-        "  history: {} packed (limit {}), largest file {}{}",
+        "  history: {}{} packed (limit {}), largest file {}{}",
+        if g.shallow { "at least " } else { "" },
         mb(g.packed_bytes),
         mb(g.pack_limit_bytes),
         g.largest_file

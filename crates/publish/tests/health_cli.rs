@@ -117,6 +117,54 @@ fn a_lane_with_a_drift_and_slower_runs_and_a_lane_that_never_ran() {
         "{g}"
     );
     assert_eq!(g["triggered"], false);
+    assert_eq!(g["shallow"], false);
+
+    // A shallow clone (what the publication workflow fetches) packs only
+    // the tip: the size is reported as a lower bound.
+    let shallow = dir.join("shallow.git");
+    let url = format!("file://{}", dir.join("history.git").display());
+    let o = Command::new("git")
+        .args([
+            "clone",
+            "--quiet",
+            "--bare",
+            "--depth=1",
+            "--branch",
+            "benchmark-history",
+            &url,
+        ])
+        .arg(&shallow)
+        .output()
+        .expect("git clone");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = Command::new(env!("CARGO_BIN_EXE_benchops-publish"))
+        .args(["health", "--history"])
+        .arg(&shallow)
+        .arg("--manifest")
+        .arg(dir.join("schedule.toml"))
+        .args(["--now", "2026-11-30T06:00:00Z", "--json"])
+        .output()
+        .expect("runs");
+    let s: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(s["growth"]["shallow"], true, "{}", s["growth"]);
+    assert!(
+        s["growth"]["packed_bytes"].as_u64().expect("bytes")
+            <= g["packed_bytes"].as_u64().expect("bytes"),
+        "the tip alone packs no larger than the whole branch"
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_benchops-publish"))
+        .args(["health", "--history"])
+        .arg(&shallow)
+        .arg("--manifest")
+        .arg(dir.join("schedule.toml"))
+        .args(["--now", "2026-11-30T06:00:00Z"])
+        .output()
+        .expect("runs");
+    assert!(
+        text(&o.stdout).contains("history: at least "),
+        "{}",
+        text(&o.stdout)
+    );
 
     let md = text(&health(&dir, &["--now", "2026-11-30T06:00:00Z", "--markdown"]).stdout);
     assert!(md.contains("| nightly | 2026-11-30T01:00:00Z | 2026-11-30T01:00:00Z | 0 | 2700 s, rising | #1 parse/large/wall_s | 101 h |"), "{md}");
