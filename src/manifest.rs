@@ -28,12 +28,40 @@ pub struct Manifest {
     /// Labels the publisher uses.
     #[serde(default)]
     pub labels: Labels,
+    /// Signed seals: who may sign, and which lanes must be signed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing: Option<Signing>,
     /// The lanes.
     pub lanes: Vec<Lane>,
     /// v2: the benchmark intent files of the suite a lane run measures,
     /// relative to the manifest file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suite: Option<Vec<String>>,
+}
+
+/// Signed seals ([`crate::provenance`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Signing {
+    /// The OpenSSH `allowed_signers` file, relative to the manifest.
+    pub allowed_signers: String,
+    /// Lanes whose records must be signed; `*` is every lane.
+    #[serde(default)]
+    pub require: Vec<String>,
+}
+
+impl Signing {
+    /// Whether records of `lane` must carry a signature.
+    pub fn requires(&self, lane: &str) -> bool {
+        self.require.iter().any(|r| r == "*" || r == lane)
+    }
+}
+
+impl Manifest {
+    /// Whether records of `lane` must be signed.
+    pub fn requires_signature(&self, lane: &str) -> bool {
+        self.signing.as_ref().is_some_and(|s| s.requires(lane))
+    }
 }
 
 /// Issue labels.
@@ -291,6 +319,33 @@ pub fn from_toml(text: &str, source_name: &str) -> Result<LoadedManifest, Manife
             });
         }
     }
+    if let Some(signing) = &manifest.signing {
+        let at = JsonPath::root().key("signing");
+        let path = std::path::Path::new(&signing.allowed_signers);
+        if path.is_absolute()
+            || path
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+        {
+            issues.push(ManifestIssue {
+                path: at.clone().key("allowed_signers"),
+                reason: format!(
+                    "{:?} must be a path inside the repository, relative to the manifest, without `..`",
+                    signing.allowed_signers
+                ),
+            });
+        }
+        for (i, r) in signing.require.iter().enumerate() {
+            if r != "*" && !manifest.lanes.iter().any(|l| l.name.as_str() == r) {
+                issues.push(ManifestIssue {
+                    path: at.clone().key("require").index(i),
+                    reason: format!(
+                        "`{r}` is not a lane of this manifest (use a lane name or `*`)"
+                    ),
+                });
+            }
+        }
+    }
     if !issues.is_empty() {
         return Err(invalid(issues));
     }
@@ -321,6 +376,54 @@ baseline = "last-clean"
         assert_eq!(m.manifest.labels.accepted, "drift-accepted");
         assert!(m.manifest.lanes[0].covers("demo/size=10"));
         assert!(!m.manifest.lanes[0].covers("demo/size=100"));
+    }
+
+    #[test]
+    fn signing_names_the_file_and_the_lanes_that_must_sign() {
+        let signed = format!(
+            "[signing]\nallowed_signers = \".github/allowed_signers\"\nrequire = [\"sentinel\"]\n{M}"
+        );
+        // The table must come before [[lanes]] in TOML; put it first.
+        let signed = signed.replacen("schema = \"schedule-manifest/v1\"\n", "", 1);
+        let signed = format!("schema = \"schedule-manifest/v1\"\n{signed}");
+        let m = from_toml(&signed, "m.toml").expect("valid").manifest;
+        assert!(m.requires_signature("sentinel"));
+        assert!(!m.requires_signature("nightly"));
+        let all = signed.replace("[\"sentinel\"]", "[\"*\"]");
+        assert!(
+            from_toml(&all, "m.toml")
+                .expect("valid")
+                .manifest
+                .requires_signature("x")
+        );
+        assert!(
+            !from_toml(M, "m.toml")
+                .expect("valid")
+                .manifest
+                .requires_signature("sentinel")
+        );
+        for (bad, at) in [
+            (
+                signed.replace("[\"sentinel\"]", "[\"nightly\"]"),
+                "$.signing.require[0]",
+            ),
+            (
+                signed.replace(".github/allowed_signers", "../keys"),
+                "$.signing.allowed_signers",
+            ),
+            (
+                signed.replace(".github/allowed_signers", "/etc/keys"),
+                "$.signing.allowed_signers",
+            ),
+            (signed.replace("require", "requires"), "$.signing"),
+        ] {
+            match from_toml(&bad, "m.toml") {
+                Err(ManifestError::Invalid { issues, .. }) => {
+                    assert_eq!(issues[0].path.to_string(), at, "{bad}: {issues:?}");
+                }
+                other => panic!("{bad}: expected invalid, got {other:?}"),
+            }
+        }
     }
 
     #[test]
