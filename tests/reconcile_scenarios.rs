@@ -212,6 +212,7 @@ fn manifest(sentinel: &[&str], comprehensive: &[&str]) -> Manifest {
         suite: None,
         repository: Some("example/widgets".into()),
         labels: Labels::default(),
+        signing: None,
         lanes: vec![
             lane_def("sentinel", "0 * * * *", sentinel),
             lane_def("comprehensive", "0 1 * * *", comprehensive),

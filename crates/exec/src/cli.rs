@@ -85,6 +85,27 @@ pub enum Command {
         /// Directory for the sealed file.
         #[arg(long)]
         out: PathBuf,
+        /// Also write OUT/<hex>.json.sig, an OpenSSH signature (SSHSIG,
+        /// namespace benchops-result) of the record by this Ed25519 key
+        /// (`benchops-exec keygen`, or `ssh-keygen -t ed25519 -N ''`; mode
+        /// 0600). The environment variable names the file.
+        #[arg(long, value_name = "FILE", env = "BENCHOPS_SIGN_KEY")]
+        sign_key: Option<PathBuf>,
+    },
+    /// Write a new OpenSSH Ed25519 key pair for signing sealed records:
+    /// FILE (mode 0600) and FILE.pub. Prints the public key line to add to
+    /// the repository's allowed_signers file after the lane name. Never
+    /// overwrites a file.
+    #[command(
+        after_help = "Example:\n  benchops-exec keygen --out ~/.config/benchops/nightly.key --comment 'nightly lane, host bench-01'\n  # then, on the default branch: echo \"nightly $(cat ~/.config/benchops/nightly.key.pub)\" >> .github/benchops/allowed_signers"
+    )]
+    Keygen {
+        /// The private key file to create (FILE.pub is the public key).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// The key's comment.
+        #[arg(long, default_value = "benchops")]
+        comment: String,
     },
     /// Run one child of a benchmark (started by `bench submit`; not for
     /// direct use).
@@ -255,6 +276,12 @@ pub enum BenchCommand {
         /// Directory for the sealed record.
         #[arg(long)]
         out: PathBuf,
+        /// Also write OUT/<hex>.json.sig, an OpenSSH signature (SSHSIG,
+        /// namespace benchops-result) of the record by this Ed25519 key
+        /// (`benchops-exec keygen`, or `ssh-keygen -t ed25519 -N ''`; mode
+        /// 0600). The environment variable names the file.
+        #[arg(long, value_name = "FILE", env = "BENCHOPS_SIGN_KEY")]
+        sign_key: Option<PathBuf>,
     },
 }
 
@@ -387,6 +414,14 @@ pub struct LaneRunArgs {
     /// Drive the execution to its sealed record, with a progress bar.
     #[arg(long)]
     pub wait: bool,
+    /// Sign the sealed record: also write OUT/<hex>.json.sig, an OpenSSH
+    /// signature (SSHSIG, namespace benchops-result) by this Ed25519 key
+    /// (mode 0600). The key is checked before anything runs; the
+    /// execution remembers the file (never the key), so a resumed run or a
+    /// Slurm follow-up signs with it. The environment variable names the
+    /// file and is never passed to children.
+    #[arg(long, value_name = "FILE", env = "BENCHOPS_SIGN_KEY")]
+    pub sign_key: Option<PathBuf>,
 }
 
 impl LaneRunArgs {

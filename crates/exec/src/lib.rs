@@ -14,6 +14,7 @@ pub mod procfs;
 pub mod render;
 pub mod result;
 pub mod seal;
+pub mod signing;
 pub mod state;
 pub mod watch;
 

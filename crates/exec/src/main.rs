@@ -88,7 +88,22 @@ fn run(cli: Cli) -> Result<u8> {
     let state = StateDir::new(&cli.state);
     let scheduler = cli.scheduler();
     match cli.command {
-        Command::Seal { draft, out } => match seal::seal_file(&draft, &out) {
+        Command::Keygen { out, comment } => {
+            let pair = benchops_exec::signing::keygen(&out, &comment)?;
+            note(format_args!(
+                "wrote {} (private, mode 0600) and {}\nfingerprint {}\nadd to allowed_signers, after the lane name (or *):\n",
+                pair.private.display(),
+                pair.public.display(),
+                pair.fingerprint
+            ));
+            line(format_args!("{}", pair.public_line))?;
+            Ok(exit::OK)
+        }
+        Command::Seal {
+            draft,
+            out,
+            sign_key,
+        } => match seal::seal_file(&draft, &out, load_signer(sign_key.as_deref())?.as_ref()) {
             Ok(o) => {
                 line(render::sealed(&o))?;
                 Ok(exit::OK)
@@ -127,6 +142,14 @@ fn run(cli: Cli) -> Result<u8> {
     }
 }
 
+/// The signer of `--sign-key`, checked before any work.
+fn load_signer(path: Option<&std::path::Path>) -> Result<Option<benchops_exec::signing::Signer>> {
+    Ok(match path {
+        Some(p) => Some(benchops_exec::signing::Signer::load(p)?),
+        None => None,
+    })
+}
+
 fn lane_command(
     state: &StateDir,
     scheduler: &benchops_exec::backend::SchedulerOptions,
@@ -153,6 +176,7 @@ fn lane_command(
                 backend: args.lane_backend(),
                 exe: None,
                 now: jiff::Timestamp::now(),
+                sign_key: args.sign_key.clone(),
             };
             let p = lane::start(state, &opts, scheduler)?;
             for n in &p.notes {
@@ -315,7 +339,9 @@ fn bench_command(
             repository,
             commit,
             out: dir,
+            sign_key,
         } => {
+            let signer = load_signer(sign_key.as_deref())?;
             let digest = state.resolve(&benchmark)?;
             let ctx = SealContext {
                 lane: benchops::LaneName::new(lane).context("invalid --lane")?,
@@ -324,7 +350,8 @@ fn bench_command(
                 commit,
                 manifest,
             };
-            let o = result::seal_benchmark_to(state, &digest, &ctx, &dir, scheduler)?;
+            let o =
+                result::seal_benchmark_to(state, &digest, &ctx, &dir, scheduler, signer.as_ref())?;
             line(render::sealed(&o))?;
         }
     }

@@ -135,7 +135,15 @@ pub fn sealed(o: &SealOutcome) -> String {
         Created::New => "sealed",
         Created::AlreadyPresent => "already sealed",
     };
-    format!("{note} {} -> {}", o.digest, o.path.display())
+    match &o.signature {
+        Some(sig) => format!(
+            "{note} {} -> {} (signed: {})",
+            o.digest,
+            o.path.display(),
+            sig.display()
+        ),
+        None => format!("{note} {} -> {}", o.digest, o.path.display()),
+    }
 }
 
 /// Why a draft cannot be sealed: a heading, then one problem per line.

@@ -81,9 +81,10 @@ pub fn seal_benchmark_to(
     ctx: &SealContext,
     out_dir: &std::path::Path,
     opts: &SchedulerOptions,
+    signer: Option<&crate::signing::Signer>,
 ) -> Result<SealOutcome, SealBenchError> {
     let sealed = seal_benchmark(state, digest, ctx, opts)?;
-    Ok(write_sealed(&sealed, out_dir)?)
+    Ok(write_sealed(&sealed, out_dir, signer)?)
 }
 
 /// Builds and seals the record of a finished benchmark.

@@ -7,6 +7,8 @@ use benchops::Sha256Digest;
 use benchops::fsio::{self, Created};
 use benchops::seal::{SealedRecord, VerifyError, seal_json};
 
+use crate::signing::Signer;
+
 /// Why sealing failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SealFileError {
@@ -40,6 +42,9 @@ pub enum SealFileError {
     /// Writing the sealed file failed.
     #[error("failed to write the sealed record")]
     Write(#[from] fsio::WriteError),
+    /// Signing the record failed; the record was not written.
+    #[error("failed to sign the sealed record")]
+    Sign(#[from] crate::signing::SigningError),
 }
 
 /// What [`seal_file`] produced.
@@ -53,13 +58,19 @@ pub struct SealOutcome {
     pub created: Created,
     /// The sealed record.
     pub sealed: SealedRecord,
+    /// The signature file beside it, when signed.
+    pub signature: Option<PathBuf>,
 }
 
 /// Reads a draft (any JSON formatting), seals it, and writes
 /// `out_dir/<hex>.json` create-only and atomically. A draft that canonical
 /// JSON would change (an integer above 2^53 that no double equals, a member
 /// named twice) is refused with the path of the value, never rounded.
-pub fn seal_file(draft: &Path, out_dir: &Path) -> Result<SealOutcome, SealFileError> {
+pub fn seal_file(
+    draft: &Path,
+    out_dir: &Path,
+    signer: Option<&Signer>,
+) -> Result<SealOutcome, SealFileError> {
     let bytes = fsio::read_input_file(draft, fsio::DEFAULT_MAX_RECORD_BYTES).map_err(|source| {
         SealFileError::Read {
             path: draft.to_path_buf(),
@@ -70,15 +81,24 @@ pub fn seal_file(draft: &Path, out_dir: &Path) -> Result<SealOutcome, SealFileEr
         path: draft.to_path_buf(),
         source,
     })?;
-    write_sealed(&sealed, out_dir)
+    write_sealed(&sealed, out_dir, signer)
 }
 
-/// Writes an already sealed record into `out_dir` as `<hex>.json`.
-pub fn write_sealed(sealed: &SealedRecord, out_dir: &Path) -> Result<SealOutcome, SealFileError> {
+/// Writes an already sealed record into `out_dir` as `<hex>.json`; with a
+/// signer, its signature `<hex>.json.sig` first.
+pub fn write_sealed(
+    sealed: &SealedRecord,
+    out_dir: &Path,
+    signer: Option<&Signer>,
+) -> Result<SealOutcome, SealFileError> {
     std::fs::create_dir_all(out_dir).map_err(|source| SealFileError::OutDir {
         path: out_dir.to_path_buf(),
         source,
     })?;
+    let signature = match signer {
+        Some(s) => Some(s.write_signature(sealed, out_dir)?.0),
+        None => None,
+    };
     let path = out_dir.join(sealed.file_name());
     let created = fsio::write_create_only(&path, sealed.bytes())?;
     Ok(SealOutcome {
@@ -86,5 +106,6 @@ pub fn write_sealed(sealed: &SealedRecord, out_dir: &Path) -> Result<SealOutcome
         path,
         created,
         sealed: sealed.clone(),
+        signature,
     })
 }

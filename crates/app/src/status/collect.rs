@@ -191,6 +191,7 @@ fn inferred_manifest(records: &[SealedRecord]) -> Manifest {
         schema: "schedule-manifest/v1".to_owned(),
         repository: None,
         labels: Default::default(),
+        signing: None,
         lanes,
         suite: None,
     }

@@ -101,7 +101,7 @@ use supervise::{Builtins, children_usage, cpu_delta, seconds};
 
 /// The environment variables removed from every child's environment, in
 /// addition to [`ChildSpec::env_remove`]: the credentials that could publish
-/// results.
+/// results, and the name of the key that signs them.
 pub fn env_remove_publication_credentials() -> Vec<String> {
     [
         "GITHUB_TOKEN",
@@ -111,6 +111,7 @@ pub fn env_remove_publication_credentials() -> Vec<String> {
         "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
         "ACTIONS_ID_TOKEN_REQUEST_URL",
         "ACTIONS_RUNTIME_TOKEN",
+        "BENCHOPS_SIGN_KEY",
     ]
     .into_iter()
     .map(String::from)

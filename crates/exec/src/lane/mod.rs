@@ -241,6 +241,10 @@ pub fn start(
     opts: &LaneRunOptions,
     scheduler: &SchedulerOptions,
 ) -> Result<Progress, LaneError> {
+    // A key that cannot sign is refused before anything is measured.
+    if let Some(key) = &opts.sign_key {
+        crate::signing::Signer::load(key)?;
+    }
     let (m, text) = load_manifest(&opts.manifest)?;
     let lane = find_lane(&m, &opts.manifest, &opts.lane)?.clone();
     let suite = load_suite(&m, &opts.manifest)?;
@@ -289,6 +293,15 @@ pub fn start(
     if dir.join("lane.json").is_file() {
         let mut p = advance_inner(state, &id, scheduler, opts.exe.clone(), false)?;
         p.resumed = true;
+        if opts.sign_key != p.execution.sign_key {
+            p.notes.push(format!(
+                "this execution signs with the key it was started with ({}), not with this run's --sign-key",
+                p.execution
+                    .sign_key
+                    .as_ref()
+                    .map_or("none".to_owned(), |k| k.display().to_string())
+            ));
+        }
         return Ok(p);
     }
     let view = history::read(
@@ -379,6 +392,7 @@ pub fn start(
         confirming: None,
         follow_ups: Vec::new(),
         sealed: None,
+        sign_key: opts.sign_key.clone(),
     };
     save(state, &exec)?;
     drop(_guard);
@@ -567,6 +581,9 @@ fn advance_inner(
                             outcome.path.display(),
                             outcome.digest
                         ));
+                        if let Some(sig) = &outcome.signature {
+                            notes.push(format!("signed {}", sig.display()));
+                        }
                         exec.sealed = Some(SealedRef {
                             digest: outcome.digest,
                             path: outcome.path.clone(),
@@ -751,7 +768,11 @@ fn seal_execution(
         confirmed,
     );
     let sealed = benchops::seal::seal(&record)?;
-    Ok(write_sealed(&sealed, &exec.out)?)
+    let signer = match &exec.sign_key {
+        Some(key) => Some(crate::signing::Signer::load(key)?),
+        None => None,
+    };
+    Ok(write_sealed(&sealed, &exec.out, signer.as_ref())?)
 }
 
 /// One look at a lane execution, for `lane status` and the progress bar.

@@ -154,6 +154,9 @@ pub struct LaneExecution {
     pub follow_ups: Vec<String>,
     /// The sealed record, once sealed.
     pub sealed: Option<SealedRef>,
+    /// The key file that signs the record (the file, never the key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sign_key: Option<PathBuf>,
 }
 
 /// Where the sealed record is.
@@ -241,6 +244,9 @@ pub enum LaneError {
     /// The sealed record could not be written.
     #[error(transparent)]
     Write(#[from] SealFileError),
+    /// The signing key cannot be used.
+    #[error(transparent)]
+    SignKey(#[from] crate::signing::SigningError),
     /// No lane execution has this id.
     #[error("no lane execution {0} in the state directory (see `lane list`)")]
     NotFound(String),
@@ -297,6 +303,8 @@ pub struct LaneRunOptions {
     pub exe: Option<PathBuf>,
     /// Now, for the default slot.
     pub now: jiff::Timestamp,
+    /// The key file that signs the sealed record, if any.
+    pub sign_key: Option<PathBuf>,
 }
 
 /// What `lane run` or `lane advance` did.

@@ -684,6 +684,7 @@ mod tests {
             suite: None,
             repository: None,
             labels: Labels::default(),
+            signing: None,
             lanes: vec![],
         };
         for records in [
