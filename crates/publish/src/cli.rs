@@ -340,6 +340,10 @@ pub struct ProvisionArgs {
     /// (--missed-run-issues); `none` if it does not.
     #[arg(long, value_name = "LABEL", default_value = "benchmark-missed-run")]
     pub missed_run_label: String,
+    /// The health issue's label the publication sweep sets
+    /// (--health-issue); `none` if it does not.
+    #[arg(long, value_name = "LABEL", default_value = "benchmark-health")]
+    pub health_label: String,
     /// Print the provision-report/v1 JSON document.
     #[arg(long)]
     pub json: bool,

@@ -1,6 +1,8 @@
 //! The repository's health issue: one issue, found by its marker, whose
 //! body the sweep keeps up to date with a table of every lane (watchdog
-//! state, last on-time slot, last success, misses in a row, the latest
+//! state over the lookback: `missing runs` while its latest slots are
+//! missed, `on time again, N missed` while the lookback still holds missed
+//! slots, then failed, late or ok; last on-time slot, last success, misses in a row, the latest
 //! duration and its trend, the open drift issues of the cases it covers).
 //! It is opened once and then only edited: it never closes itself, and a
 //! body that would not change is not written. GitHub's REST API cannot pin
@@ -46,12 +48,14 @@ pub fn body(
     );
     out.push_str("|---|---|---|---|---|---|---|---|\n");
     for (lane, w) in manifest.lanes.iter().zip(watches) {
+        // The latest slots first, then what the lookback still holds.
         let state = match &w.problem {
-            Some(_) => "cannot be watched",
-            None if w.consecutive_missed > 0 => "missing runs",
-            None if w.counts.failed > 0 => "failed runs",
-            None if w.counts.late > 0 => "late runs",
-            None => "ok",
+            Some(_) => "cannot be watched".to_owned(),
+            None if w.consecutive_missed > 0 => "missing runs".to_owned(),
+            None if w.counts.missed > 0 => format!("on time again, {} missed", w.counts.missed),
+            None if w.counts.failed > 0 => "failed runs".to_owned(),
+            None if w.counts.late > 0 => "late runs".to_owned(),
+            None => "ok".to_owned(),
         };
         let durations = durations_of(records, lane.name.as_str());
         let latest = match durations.last() {

@@ -432,7 +432,7 @@ async fn a_fresh_repository_is_provisioned_publishes_and_is_watched() {
     assert_eq!(missed.len(), 1);
     assert_eq!(missed[0].state, "closed", "{missed:#?}");
     assert!(
-        health_row(&sim).starts_with("| `nightly` | ok |"),
+        health_row(&sim).starts_with("| `nightly` | on time again, 1 missed |"),
         "{}",
         health_row(&sim)
     );

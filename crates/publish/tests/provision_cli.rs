@@ -176,8 +176,23 @@ async fn verify_names_every_wrong_thing_and_apply_changes_nothing_that_exists() 
         "{text}"
     );
 
-    // Plan with the App alone: labels it can create, the environment only
-    // an owner can.
+    // An existing environment is never changed: fixing it is manual.
+    let manual: Vec<String> = r["manual"]
+        .as_array()
+        .expect("manual")
+        .iter()
+        .map(|m| m.as_str().expect("text").to_owned())
+        .collect();
+    assert!(
+        manual
+            .iter()
+            .any(|m| m.starts_with("environment: ") && m.contains("Selected branches")),
+        "{manual:#?}"
+    );
+
+    // Plan with the App alone, the environment gone: labels it can
+    // create, the environment only an owner can.
+    assert!(sim.delete_environment("acme", "bench", "benchmark-publication"));
     let o = run(with_app(
         provision(&sim, root, &["plan", "--json"]),
         &sim,
@@ -226,12 +241,10 @@ async fn verify_names_every_wrong_thing_and_apply_changes_nothing_that_exists() 
         assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
     }
     assert_eq!(sim.rulesets("acme", "bench"), rulesets_before);
-    let env = sim
-        .environment("acme", "bench", "benchmark-publication")
-        .expect("still there");
-    assert_eq!(
-        env.deployment_branch_policy, None,
-        "apply changed nothing without an owner token"
+    assert!(
+        sim.environment("acme", "bench", "benchmark-publication")
+            .is_none(),
+        "creating the environment needs an owner token: apply did not"
     );
     // Every token it minted was revoked.
     assert!(
@@ -244,8 +257,29 @@ async fn verify_names_every_wrong_thing_and_apply_changes_nothing_that_exists() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_usage_exits_2_with_the_reason() {
-    let (sim, tmp, _) = misprovisioned().await;
+    let (sim, tmp, owner) = misprovisioned().await;
     let root = tmp.path();
+    // A repository that cannot be read, with an owner token: 2, not a
+    // checklist of unreadable parts.
+    let mut c = Command::new(PUBLISH);
+    c.args(["provision", "verify", "--repo", "acme/absent", "--manifest"])
+        .arg(root.join("schedule.toml"))
+        .args(["--token-env", "OWNER"])
+        .env("OWNER", &owner)
+        .env("GITHUB_API_URL", sim.base_url())
+        .env_remove("BENCHOPS_APP_KEY_FILE");
+    let o = run(c).await;
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("acme/absent cannot be read"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // No credential at all.
     let o = run(provision(&sim, root, &["verify"])).await;
     assert_eq!(o.status.code(), Some(2));

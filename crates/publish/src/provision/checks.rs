@@ -78,8 +78,8 @@ pub enum Step {
         /// Its description.
         description: String,
     },
-    /// Create the environment, or set its branch policy to custom
-    /// policies (`administration: write`).
+    /// Create the missing environment with custom branch policies
+    /// (`administration: write`).
     PutEnvironment {
         /// The environment.
         name: String,
@@ -114,7 +114,7 @@ impl Step {
         match self {
             Step::CreateLabel { name, color, .. } => format!("create label {name:?} (#{color})"),
             Step::PutEnvironment { name } => {
-                format!("create or update environment {name} with custom branch policies")
+                format!("create environment {name} with custom branch policies")
             }
             Step::CreateBranchPolicy {
                 environment,
@@ -294,7 +294,6 @@ fn environment(expected: &Expected, observed: &Observed) -> Check {
         environment: name.clone(),
         branch: branch.clone(),
     };
-    let put = Step::PutEnvironment { name: name.clone() };
     let (env, policies) = match &observed.environment {
         Err(why) => return unread(ID, &format!("environment {name}"), why),
         Ok(None) => {
@@ -302,7 +301,7 @@ fn environment(expected: &Expected, observed: &Observed) -> Check {
                 ID,
                 format!("environment {name} does not exist"),
                 Remedy::Steps {
-                    steps: vec![put, want_policy],
+                    steps: vec![Step::PutEnvironment { name: name.clone() }, want_policy],
                 },
             );
         }
@@ -330,14 +329,14 @@ fn environment(expected: &Expected, observed: &Observed) -> Check {
             Some(p) if p.protected_branches => "every protected branch".to_owned(),
             Some(_) => "no branch policy in force".to_owned(),
         };
-        let mut steps = vec![put];
-        if !has_default {
-            steps.push(want_policy);
-        }
+        // The environment exists: apply never changes it (a PUT could
+        // reset its reviewers and wait timer).
         return fail(
             ID,
             format!("environment {name} allows {what}, not only {branch}"),
-            Remedy::Steps { steps },
+            manual(format!(
+                "Settings → Environments → {name} → Deployment branches and tags: choose \"Selected branches and tags\" and add only {branch}"
+            )),
         );
     }
     if !others.is_empty() {

@@ -15,8 +15,10 @@
 //!   installation, and for `apply`'s environment, branch-policy and
 //!   ruleset steps, which need `administration: write`.
 //!
-//! Nothing here updates or deletes anything: `apply` only creates, and
-//! what would need a change to something that exists is a manual step.
+//! Nothing here updates or deletes anything: `apply` only creates (a
+//! missing label, the missing environment with its default-branch policy,
+//! a missing branch policy, a missing ruleset), and what would need a
+//! change to something that exists is a manual step.
 
 pub mod checks;
 pub mod workflow;
@@ -41,6 +43,8 @@ pub const DEFAULT_ENVIRONMENT: &str = "benchmark-publication";
 pub const DEFAULT_WORKFLOW_PATH: &str = ".github/workflows/benchmark-publication.yml";
 /// The schema name of the JSON report.
 pub const REPORT_SCHEMA: &str = "provision-report/v1";
+/// The largest App key file read, in bytes.
+pub const MAX_KEY_BYTES: u64 = 64 * 1024;
 /// The most rulesets read in full.
 pub const MAX_RULESETS: usize = 200;
 
@@ -122,6 +126,8 @@ pub struct ProvisionOptions {
     pub execution_actors: Vec<BypassActor>,
     /// The missed-run label the workflow's sweep sets, if any.
     pub missed_run_label: Option<String>,
+    /// The health issue's label the workflow's sweep sets, if any.
+    pub health_label: Option<String>,
     /// How the client is built.
     pub client: ClientSettings,
 }
@@ -141,6 +147,7 @@ impl ProvisionOptions {
             handoff_refs: false,
             execution_actors: Vec::new(),
             missed_run_label: Some("benchmark-missed-run".to_owned()),
+            health_label: Some(crate::health_issue::DEFAULT_HEALTH_LABEL.to_owned()),
             client: ClientSettings::default(),
         }
     }
@@ -221,6 +228,10 @@ fn expected(opts: &ProvisionOptions) -> Result<Expected, ProvisionError> {
         let l = sweep::missed_run_label_need(label);
         labels.push((l.name, l.color, l.description));
     }
+    if let Some(label) = &opts.health_label {
+        let l = sweep::health_label_need(label);
+        labels.push((l.name, l.color, l.description));
+    }
     Ok(Expected {
         app_id: opts.app_id,
         app_permissions: app_permissions(),
@@ -238,7 +249,8 @@ fn session(opts: &ProvisionOptions) -> Result<Session, ProvisionError> {
         .map_err(|e| ProvisionError(sweep::error_line(&*e.cause)))?;
     let app = match (opts.app_id, &opts.app_key_file) {
         (Some(id), Some(file)) => {
-            let pem = std::fs::read(file)
+            // Bounded and non-blocking, like every file the publisher reads.
+            let pem = benchops::fsio::read_input_file(file, MAX_KEY_BYTES)
                 .map_err(|e| ProvisionError(format!("{}: {e}", file.display())))?;
             let key = AppKey::from_pem(AppId::new(id), &pem)
                 .map_err(|e| ProvisionError(format!("{}: {e}", file.display())))?;
@@ -292,6 +304,15 @@ async fn observe(s: &Session) -> Result<Observed, ProvisionError> {
         (None, None, Ok(_)) => unreachable!("an installation is only read with the App"),
     };
     let observed = read_all(s, &reads, installation).await;
+    if let Err(why) = &observed.default_branch {
+        if minted {
+            let _ = reads.revoke_token().await;
+        }
+        return Err(ProvisionError(format!(
+            "{} cannot be read with this credential: {why}",
+            s.repo
+        )));
+    }
     if minted {
         // A failed revocation leaves a read-only token to expire within
         // the hour; say so, but the checks stand.
