@@ -13,6 +13,7 @@ pub mod history;
 pub mod ledger;
 pub mod local;
 pub mod provision;
+pub mod signatures;
 pub mod sweep;
 pub mod validate;
 pub mod watch;

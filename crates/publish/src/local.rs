@@ -491,9 +491,16 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
     }
     let mut tracker =
         LedgerTracker::new(opts.ledger_path()).with_after_write(opts.after_ledger_write.clone());
+    let signing = crate::signatures::SignaturePolicy::load(
+        &manifest,
+        &opts.manifest,
+        sweep::clock_instant(&opts.clock).map_err(setup)?,
+    )
+    .map_err(setup)?;
     let inputs = Inputs {
         missed_run_label: opts.missed_run_label.clone(),
         health_issue_label: opts.health_issue_label.clone(),
+        signing,
         target: format!("(local) {}", opts.dir.display()),
         manifest,
         clock: opts.clock.clone(),

@@ -448,6 +448,7 @@ impl LocalHistory {
         let landed = crate::sweep::ready(persist::persist(
             &mut store,
             records,
+            &BTreeMap::new(),
             receipt,
             policies,
             &|| None,

@@ -111,6 +111,15 @@ pub fn consume_dir(
                 }
             }
         };
+        let outcome = match outcome {
+            ConsumeOutcome::Moved | ConsumeOutcome::AlreadyThere => {
+                match move_signature(&h.source, &to) {
+                    Ok(()) => outcome,
+                    Err(why) => ConsumeOutcome::Left(why),
+                }
+            }
+            left => left,
+        };
         out.push(Consumed {
             source: h.source.clone(),
             to,
@@ -118,6 +127,54 @@ pub fn consume_dir(
         });
     }
     out
+}
+
+/// Moves the record's signature (`<file>.sig`, if any) after it, the same
+/// create-only way. A signature already there with the same bytes counts
+/// as moved. After a crash between the two moves, the signature alone is
+/// left in the handoff directory, where it is never read as a handoff.
+fn move_signature(source: &Path, to: &Path) -> Result<(), String> {
+    let from = crate::signatures::signature_path(source);
+    let dest = crate::signatures::signature_path(to);
+    let bytes = match std::fs::symlink_metadata(&from) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Ok(m) if m.is_file() => {
+            std::fs::read(&from).map_err(|e| format!("cannot read {}: {e}", from.display()))?
+        }
+        _ => {
+            return Err(format!(
+                "{} is not a regular file; left in place",
+                from.display()
+            ));
+        }
+    };
+    match std::fs::hard_link(&from, &dest) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            if std::fs::read(&dest).ok().as_deref() != Some(bytes.as_slice()) {
+                return Err(format!(
+                    "{} already holds another signature; left in place",
+                    dest.display()
+                ));
+            }
+        }
+        Err(e) => {
+            return Err(format!(
+                "cannot link {} to {}: {e}",
+                from.display(),
+                dest.display()
+            ));
+        }
+    }
+    let parent = dest.parent().unwrap_or(Path::new("."));
+    flush_dir(parent).map_err(|e| format!("cannot flush {}: {e}", parent.display()))?;
+    match std::fs::remove_file(&from) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("cannot remove {}: {e}", from.display())),
+    }
+    let source_dir = from.parent().unwrap_or(Path::new("."));
+    flush_dir(source_dir).map_err(|e| format!("cannot flush {}: {e}", source_dir.display()))
 }
 
 fn move_one(source: &Path, to: &Path, digest: &Sha256Digest) -> ConsumeOutcome {

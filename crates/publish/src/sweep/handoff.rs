@@ -25,6 +25,11 @@
 //! link, or not writable) gets one more problem, `quarantine-failed`, and
 //! the sweep goes on: it is still invalid, never persisted, and the sweep
 //! exits 1 while it is there.
+//!
+//! With the manifest's `[signing]` table ([`crate::signatures`]), a valid
+//! handoff's signature (`<hex>.json.sig` beside it; handoff refs carry
+//! none yet) is checked too: a bad one, or a missing one where the lane
+//! must sign, makes the handoff invalid with a `signature` problem.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -34,6 +39,7 @@ use benchops::{SealedRecord, Sha256Digest};
 use serde::Serialize;
 
 use super::error::{Cause, StepError, error_line};
+use crate::signatures::{SignaturePolicy, read_signature};
 use crate::validate::{
     IssueOut, NameRule, escape_text, issue_line, read_issue, shown_path, verify_named,
 };
@@ -255,11 +261,25 @@ pub fn validate_dir(
     dir: &Path,
     quarantine: &Path,
     max_bytes: u64,
-) -> Result<(Vec<HandoffReport>, Vec<SealedRecord>), StepError> {
+    signing: Option<&SignaturePolicy>,
+) -> Result<(Vec<HandoffReport>, Vec<SealedRecord>, Signatures), StepError> {
     let mut reports = Vec::new();
     let mut valid = Vec::new();
+    let mut signatures = Signatures::new();
     for path in list_handoffs(dir)? {
-        let (mut report, sealed, bytes) = check_file(&path, max_bytes);
+        let (mut report, mut sealed, bytes) = check_file(&path, max_bytes);
+        if let (Some(policy), Some(s)) = (signing, &sealed) {
+            match check_signature(policy, s, read_signature(&path)) {
+                Ok(Some(sig)) => {
+                    signatures.insert(s.digest(), sig);
+                }
+                Ok(None) => {}
+                Err(issue) => {
+                    report.issues.push(issue);
+                    sealed = None;
+                }
+            }
+        }
         match sealed {
             Some(s) => valid.push(s),
             None => match quarantine_one(quarantine, &report, bytes.as_deref()) {
@@ -278,7 +298,31 @@ pub fn validate_dir(
         }
         reports.push(report);
     }
-    Ok((reports, valid))
+    Ok((reports, valid, signatures))
+}
+
+/// Accepted signatures, by the digest of the record they sign.
+pub type Signatures = std::collections::BTreeMap<Sha256Digest, Vec<u8>>;
+
+/// The signature check of one valid handoff: the signature bytes to
+/// persist (`None`: unsigned and allowed to be), or the issue that makes
+/// the handoff invalid.
+pub fn check_signature(
+    policy: &SignaturePolicy,
+    sealed: &SealedRecord,
+    signature: Result<Option<Vec<u8>>, String>,
+) -> Result<Option<Vec<u8>>, IssueOut> {
+    let issue = |reason: String| IssueOut {
+        kind: "signature".to_owned(),
+        path: "$".to_owned(),
+        reason,
+    };
+    let sig = signature.map_err(|e| issue(format!("the signature cannot be read: {e}")))?;
+    match policy.check(sealed, sig.as_deref()) {
+        Ok(Some(_)) => Ok(sig),
+        Ok(None) => Ok(None),
+        Err(rejection) => Err(issue(rejection.to_string())),
+    }
 }
 
 /// The longest file name most file systems accept, in bytes.

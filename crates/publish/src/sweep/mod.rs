@@ -158,6 +158,9 @@ pub struct Inputs {
     /// Keep the repository's one health issue with this label, its body
     /// the lanes' health table, edited in place; `None`: no health issue.
     pub health_issue_label: Option<String>,
+    /// The manifest's signature policy (`[signing]`), loaded; `None`:
+    /// signatures are neither checked nor persisted.
+    pub signing: Option<crate::signatures::SignaturePolicy>,
     /// The request metrics so far (None: this mode makes no requests).
     pub requests: Arc<dyn Fn() -> Option<RequestMetrics> + Send + Sync>,
     /// The request totals for the report.
@@ -201,10 +204,15 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
     let manifest = &inputs.manifest;
 
     // 1. Validate the directory's handoffs.
-    let (handoffs, mut valid) = match &inputs.handoff_dir {
-        Some((dir, quarantine)) => handoff::validate_dir(dir, quarantine, inputs.max_record_bytes)
-            .map_err(|e| SweepError::new(Phase::Validate, e, &progress))?,
-        None => (Vec::new(), Vec::new()),
+    let (handoffs, mut valid, signatures) = match &inputs.handoff_dir {
+        Some((dir, quarantine)) => handoff::validate_dir(
+            dir,
+            quarantine,
+            inputs.max_record_bytes,
+            inputs.signing.as_ref(),
+        )
+        .map_err(|e| SweepError::new(Phase::Validate, e, &progress))?,
+        None => (Vec::new(), Vec::new(), handoff::Signatures::new()),
     };
     progress.validated = handoffs.len();
     progress.quarantined = handoffs.iter().filter(|h| !h.valid()).count();
@@ -252,7 +260,15 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
         return Err(persist_fail(Phase::Persist, e, &progress, &builder, None));
     }
     progress.tokens = store.tokens();
-    let persisted = persist_phase(inputs, store, &mut builder, &mut valid, &mut progress).await;
+    let persisted = persist_phase(
+        inputs,
+        store,
+        &mut builder,
+        &mut valid,
+        &signatures,
+        &mut progress,
+    )
+    .await;
     let ended = store.end().await;
     progress.tokens = store.tokens();
     let (refs, landed, history) = match (persisted, ended) {
@@ -359,6 +375,7 @@ async fn persist_phase<S: HistoryStore>(
     store: &mut S,
     builder: &mut ReceiptBuilder,
     valid: &mut Vec<SealedRecord>,
+    signatures: &handoff::Signatures,
     progress: &mut Progress,
 ) -> Result<PersistDone, (Phase, StepError, Option<Receipt>)> {
     // Reading the store's own handoffs is part of validating them.
@@ -369,7 +386,16 @@ async fn persist_phase<S: HistoryStore>(
         .await
         .map_err(|e| (Phase::Validate, e, None))?;
     for r in listed {
-        let (report, sealed) = r.check();
+        let (mut report, mut sealed) = r.check();
+        // Handoff refs carry no signature yet: where a lane must sign,
+        // its refs are refused.
+        if let (Some(policy), Some(s)) = (&inputs.signing, &sealed)
+            && let Err(issue) = handoff::check_signature(policy, s, Ok(None))
+        {
+            report.issues.push(issue);
+            report.outcome = RefOutcome::Quarantined;
+            sealed = None;
+        }
         builder.validated.push(ValidatedEntry {
             source: report.source(),
             digest: report.digest,
@@ -398,9 +424,11 @@ async fn persist_phase<S: HistoryStore>(
         .map(|l| (l.name.clone(), l.baseline))
         .collect();
     let requests = inputs.requests.clone();
-    let landed = persist::persist(store, valid, builder, &policies, &move || requests())
-        .await
-        .map_err(fail)?;
+    let landed = persist::persist(store, valid, signatures, builder, &policies, &move || {
+        requests()
+    })
+    .await
+    .map_err(fail)?;
     progress.persisted = true;
     progress.commit = landed.commit.clone();
 
@@ -724,6 +752,19 @@ async fn apply_notices<T: IssueTracker>(
         progress.applied.push(applied);
     }
     Ok(())
+}
+
+/// The clock's current instant, or why it does not parse.
+pub fn clock_instant(clock: &Clock) -> Result<jiff::Timestamp, StepError> {
+    let now = clock.now();
+    now.parse::<jiff::Timestamp>().map_err(|e| {
+        StepError::new(
+            "read the clock",
+            Cause::Config {
+                reason: format!("the clock says {now:?}, not an RFC 3339 instant: {e}"),
+            },
+        )
+    })
 }
 
 /// Runs a future to completion on a fresh single-threaded Tokio runtime

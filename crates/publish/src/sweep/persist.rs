@@ -105,6 +105,8 @@ pub struct Planned {
     pub sealed: SealedRecord,
     /// Its path on the branch.
     pub path: String,
+    /// Its accepted signature, persisted as `<path>.sig`.
+    pub signature: Option<Vec<u8>>,
 }
 
 /// Removes duplicates (same digest, first kept) and computes each record's
@@ -122,6 +124,7 @@ pub fn plan_records(records: &[SealedRecord]) -> Result<Vec<Planned>, StepError>
         out.push(Planned {
             sealed: s.clone(),
             path,
+            signature: None,
         });
     }
     Ok(out)
@@ -201,6 +204,14 @@ pub fn plan_commit(
         };
         if !already_present {
             files.push((p.path.clone(), p.sealed.bytes().to_vec()));
+        }
+        // Create-only too: a signature already there (even another valid
+        // one, by another key) stays as it is.
+        if let Some(sig) = &p.signature {
+            let sig_path = format!("{}{}", p.path, benchops::provenance::SIG_SUFFIX);
+            if !tip.files.contains_key(&sig_path) {
+                files.push((sig_path, sig.clone()));
+            }
         }
         persisted.push(PersistedRecord {
             digest: p.sealed.digest(),
@@ -366,11 +377,15 @@ pub async fn pointers_at<S: HistoryStore>(
 pub async fn persist<S: HistoryStore>(
     store: &mut S,
     records: &[SealedRecord],
+    signatures: &BTreeMap<Sha256Digest, Vec<u8>>,
     builder: &ReceiptBuilder,
     policies: &BTreeMap<LaneName, BaselinePolicy>,
     requests: &dyn Fn() -> Option<RequestMetrics>,
 ) -> Result<Landed, StepError> {
-    let planned = plan_records(records)?;
+    let mut planned = plan_records(records)?;
+    for p in &mut planned {
+        p.signature = signatures.get(&p.sealed.digest()).cloned();
+    }
     let lanes = lanes_with_proposals(planned.iter().map(|p| &p.sealed), policies);
     let known: BTreeMap<String, SealedRecord> = planned
         .iter()
