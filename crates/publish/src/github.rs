@@ -782,11 +782,9 @@ pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, Swee
     let mut tracker = GitHubTracker::new(shared);
     let metrics_client = client.clone();
     let summary_client = client;
-    let signing = crate::signatures::SignaturePolicy::load(
-        &manifest,
-        &opts.manifest,
-        sweep::clock_instant(&opts.clock).map_err(setup_error)?,
-    )
+    let signing = crate::signatures::SignaturePolicy::load(&manifest, &opts.manifest, || {
+        sweep::clock_instant(&opts.clock)
+    })
     .map_err(setup_error)?;
     let inputs = Inputs {
         missed_run_label: opts.missed_run_label.clone(),

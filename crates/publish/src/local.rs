@@ -491,11 +491,9 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
     }
     let mut tracker =
         LedgerTracker::new(opts.ledger_path()).with_after_write(opts.after_ledger_write.clone());
-    let signing = crate::signatures::SignaturePolicy::load(
-        &manifest,
-        &opts.manifest,
-        sweep::clock_instant(&opts.clock).map_err(setup)?,
-    )
+    let signing = crate::signatures::SignaturePolicy::load(&manifest, &opts.manifest, || {
+        sweep::clock_instant(&opts.clock)
+    })
     .map_err(setup)?;
     let inputs = Inputs {
         missed_run_label: opts.missed_run_label.clone(),

@@ -41,16 +41,17 @@ pub struct SignaturePolicy {
 
 impl SignaturePolicy {
     /// The policy of `manifest` (read from `manifest_path`), or `None`
-    /// when it has no `[signing]` table. The `allowed_signers` file is read
+    /// when it has no `[signing]` table (then `now` is not asked). The `allowed_signers` file is read
     /// bounded, never through a symbolic link.
     pub fn load(
         manifest: &Manifest,
         manifest_path: &Path,
-        now: Timestamp,
+        now: impl FnOnce() -> Result<Timestamp, StepError>,
     ) -> Result<Option<SignaturePolicy>, StepError> {
         let Some(signing) = &manifest.signing else {
             return Ok(None);
         };
+        let now = now()?;
         let base = manifest_path.parent().unwrap_or(Path::new("."));
         let source = base.join(&signing.allowed_signers);
         let config = |reason: String| {
