@@ -5,17 +5,20 @@
 //! never pushes these). The layout of a handoff is fixed:
 //!
 //! - the ref points at a **commit** (not an annotated tag);
-//! - that commit's tree holds **exactly one entry at its root**: a regular
-//!   file (mode `100644` or `100755`) named `<hex>.json`, where `<hex>` is
-//!   64 lowercase hex digits (the sha256 of the file's bytes, as
-//!   `benchops-exec bench seal` names it);
+//! - that commit's tree holds **one record at its root**: a regular file
+//!   (mode `100644` or `100755`) named `<hex>.json`, where `<hex>` is 64
+//!   lowercase hex digits (the sha256 of the file's bytes, as
+//!   `benchops-exec bench seal` names it), and **optionally its detached
+//!   signature** `<hex>.json.sig`, a regular file of at most
+//!   [`MAX_HANDOFF_SIGNATURE_BYTES`] (see `benchops::provenance`);
 //! - the commit's parents, author and message do not matter.
 //!
 //! Anything else (no file, two files, a directory, a symlink, another name)
 //! is [`HandoffContent::Invalid`], with the reason. Reading a handoff never
 //! checks the record itself: the caller verifies the bytes against the
-//! digest in the name. Reading takes three requests per ref (the commit,
-//! its root tree, the blob), all `contents: read`.
+//! digest in the name, and the signature, if any. Reading takes three
+//! requests per ref (the commit, its root tree, the blob), one more for a
+//! signature, all `contents: read`.
 //!
 //! Consumed refs are removed with [`GitHubClient::delete_ref`], which is
 //! idempotent.
@@ -68,7 +71,13 @@ pub struct HandoffFile {
     pub blob: GitSha,
     /// Its bytes.
     pub bytes: Vec<u8>,
+    /// The detached signature beside it (`<hex>.json.sig`), if the
+    /// handoff carries one.
+    pub signature: Option<Vec<u8>>,
 }
+
+/// The largest signature file a handoff ref may carry, in bytes.
+pub const MAX_HANDOFF_SIGNATURE_BYTES: u64 = 16 * 1024;
 
 /// What a handoff ref holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,9 +144,14 @@ impl GitHubClient {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let [entry] = tree.tree.as_slice() else {
+        let regular = |e: &crate::git::TreeEntry| {
+            e.kind == "blob" && matches!(e.mode.as_str(), "100644" | "100755")
+        };
+        let (records, others): (Vec<_>, Vec<_>) =
+            tree.tree.iter().partition(|e| !e.path.ends_with(".sig"));
+        let [entry] = records.as_slice() else {
             return invalid(format!(
-                "the commit's tree must hold exactly one file <hex>.json at its root; it holds {} entries{}",
+                "the commit's tree must hold exactly one file <hex>.json at its root (and optionally its <hex>.json.sig); it holds {} entries{}",
                 tree.tree.len(),
                 if tree.tree.is_empty() {
                     String::new()
@@ -146,23 +160,54 @@ impl GitHubClient {
                 }
             ));
         };
-        if entry.kind != "blob" || !matches!(entry.mode.as_str(), "100644" | "100755") {
+        if !regular(entry) {
             return invalid(format!(
-                "the commit's only entry {} is a {} with mode {}, not a regular file",
+                "the commit's entry {} is a {} with mode {}, not a regular file",
                 entry.path, entry.kind, entry.mode
             ));
         }
         if !is_handoff_file_name(&entry.path) {
             return invalid(format!(
-                "the commit's only file is named {:?}, not <64 lowercase hex digits>.json",
+                "the commit's record file is named {:?}, not <64 lowercase hex digits>.json",
                 entry.path
             ));
         }
+        let sig_name = format!("{}.sig", entry.path);
+        let signature_entry = match others.as_slice() {
+            [] => None,
+            [sig] if sig.path == sig_name && regular(sig) => Some(*sig),
+            _ => {
+                return invalid(format!(
+                    "besides {} the commit's tree may hold only {sig_name}, a regular file; it holds: {}",
+                    entry.path,
+                    names()
+                ));
+            }
+        };
+        let signature = match signature_entry {
+            None => None,
+            Some(sig) => {
+                if sig.size.is_some_and(|n| n > MAX_HANDOFF_SIGNATURE_BYTES) {
+                    return invalid(format!(
+                        "{sig_name} is {} bytes, more than the {MAX_HANDOFF_SIGNATURE_BYTES} a signature may have",
+                        sig.size.unwrap_or_default()
+                    ));
+                }
+                let blob = self.get_blob(repo, &sig.sha).await?;
+                if blob.bytes.len() as u64 > MAX_HANDOFF_SIGNATURE_BYTES {
+                    return invalid(format!(
+                        "{sig_name} is more than the {MAX_HANDOFF_SIGNATURE_BYTES} bytes a signature may have"
+                    ));
+                }
+                Some(blob.bytes)
+            }
+        };
         let blob = self.get_blob(repo, &entry.sha).await?;
         Ok(HandoffContent::Sealed(HandoffFile {
             file_name: entry.path.clone(),
             blob: blob.sha,
             bytes: blob.bytes,
+            signature,
         }))
     }
 }

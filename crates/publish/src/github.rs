@@ -470,22 +470,27 @@ impl HistoryStore for GitHubStore {
                 .read_handoff(&repo, &r)
                 .await
                 .map_err(at(format!("read handoff ref {}", r.name)))?;
-            let content = match content {
-                HandoffContent::Invalid { reason } => Err(reason),
+            let (content, signature) = match content {
+                HandoffContent::Invalid { reason } => (Err(reason), None),
                 HandoffContent::Sealed(f) => {
                     let digest = Sha256Digest::of(&f.bytes);
                     self.read_refs
                         .push((r.name.clone(), r.sha.as_str().to_owned(), digest));
-                    Ok((f.file_name, f.bytes))
+                    (Ok((f.file_name, f.bytes)), f.signature)
                 }
             };
             out.push(RefHandoff {
                 name: r.name.clone(),
                 commit: r.sha.as_str().to_owned(),
                 content,
+                signature,
             });
         }
         Ok(out)
+    }
+
+    fn refuse_handoff(&mut self, name: &str) {
+        self.read_refs.retain(|(n, _, _)| n != name);
     }
 
     async fn tip(&mut self) -> Result<TipIndex, StepError> {

@@ -6,8 +6,11 @@
 //!    rulesets; `provision verify` then passes, and names what it cannot
 //!    see without the owner's token.
 //! 2. `benchops-exec lane run` measures a demo subject and seals a record
-//!    in local mode.
-//! 3. The record is handed off as a `benchmark-result/*` ref.
+//!    in local mode, signed by the lane's key (`keygen`, `--sign-key`);
+//!    the manifest requires the lane to sign.
+//! 3. The record and its signature are handed off as a
+//!    `benchmark-result/*` ref; an unsigned copy on another ref is
+//!    refused and left in place.
 //! 4. The sweep runs with one installation token per phase.
 //! 5. History holds the record, a receipt and the baseline pointer; the
 //!    handoff ref is gone; every token is revoked.
@@ -59,6 +62,10 @@ fn manifest(minute: i64, hour: i64) -> String {
 schema = "schedule-manifest/v2"
 repository = "acme/bench"
 suite = ["bench.toml"]
+
+[signing]
+allowed_signers = "allowed_signers"
+require = ["nightly"]
 
 [[lanes]]
 name = "nightly"
@@ -289,7 +296,17 @@ async fn a_fresh_repository_is_provisioned_publishes_and_is_watched() {
         String::from_utf8_lossy(&app_only.stdout)
     );
 
-    // 2. A lane run seals a record in local mode, with no GitHub credential.
+    // 2. A lane run seals and signs a record in local mode, with no GitHub
+    //    credential; the repository trusts the execution key for its lane.
+    let key = root.join("nightly.key");
+    let mut keygen = Command::new(exec_bin());
+    keygen.args(["keygen", "--out"]).arg(&key);
+    let public = ok("keygen", &run(keygen).await);
+    std::fs::write(
+        root.join("allowed_signers"),
+        format!("nightly {}\n", public.trim()),
+    )
+    .expect("allowed_signers");
     let subject = root.join("widgets");
     std::fs::create_dir_all(&subject).expect("subject");
     std::fs::write(subject.join("work.sh"), WORK).expect("work.sh");
@@ -316,6 +333,8 @@ async fn a_fresh_repository_is_provisioned_publishes_and_is_watched() {
         .arg(&subject)
         .args(["--slot", &slot.to_string(), "--out"])
         .arg(state.join("sealed"))
+        .arg("--sign-key")
+        .arg(&key)
         .arg("--wait")
         .env_remove("GITHUB_TOKEN")
         .env_remove("GH_TOKEN");
@@ -328,9 +347,22 @@ async fn a_fresh_repository_is_provisioned_publishes_and_is_watched() {
         .to_owned();
     let name = format!("{digest}.json");
     let bytes = std::fs::read(state.join("sealed").join(&name)).expect("the sealed record");
+    let sig_name = format!("{name}.sig");
+    let sig = std::fs::read(state.join("sealed").join(&sig_name)).expect("the signature");
 
-    // 3. The handoff: the execution identity pushes the record as a ref.
-    sim.push_handoff_ref(OWNER, REPO, &format!("nightly/{digest}"), &name, &bytes);
+    // 3. The handoff: the execution identity pushes the record and its
+    //    signature as a ref. An unsigned copy on another ref is refused.
+    sim.push_ref(
+        OWNER,
+        REPO,
+        &format!("heads/benchmark-result/nightly/{digest}"),
+        &[
+            (name.as_str(), bytes.as_slice()),
+            (sig_name.as_str(), sig.as_slice()),
+        ],
+        "handoff",
+    );
+    sim.push_handoff_ref(OWNER, REPO, "nightly/unsigned", &name, &bytes);
 
     // 4. The sweep, with one token per phase.
     let now = Timestamp::now() + 1.minute();
@@ -338,6 +370,17 @@ async fn a_fresh_repository_is_provisioned_publishes_and_is_watched() {
         .await
         .expect("the sweep");
     assert_eq!(report.persisted.len(), 1);
+    let refused: Vec<_> = report.handoff_refs.iter().filter(|r| !r.valid()).collect();
+    assert_eq!(refused.len(), 1, "{:#?}", report.handoff_refs);
+    assert!(refused[0].name.ends_with("nightly/unsigned"));
+    assert!(
+        refused[0]
+            .issues
+            .iter()
+            .any(|i| i.reason.contains("unsigned")),
+        "{:#?}",
+        refused[0]
+    );
     let tokens = sim.tokens();
     let phase_tokens: Vec<_> = tokens.iter().filter(|t| t.permissions.len() == 2).collect();
     assert!(phase_tokens.iter().all(|t| t.revoked), "{tokens:#?}");
@@ -372,8 +415,20 @@ async fn a_fresh_repository_is_provisioned_publishes_and_is_watched() {
         "{files:#?}"
     );
     assert!(
-        sim.refs(OWNER, REPO, "refs/heads/benchmark-result/")
-            .is_empty()
+        files
+            .iter()
+            .any(|f| f.starts_with("results/") && f.ends_with(&sig_name)),
+        "the signature is kept beside the record: {files:#?}"
+    );
+    let left: Vec<String> = sim
+        .refs(OWNER, REPO, "refs/heads/benchmark-result/")
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(
+        left,
+        ["refs/heads/benchmark-result/nightly/unsigned"],
+        "the refused ref stays"
     );
 
     // 6. Healthy: on time, no missed-run issue, the health issue says ok.
@@ -414,12 +469,19 @@ async fn a_fresh_repository_is_provisioned_publishes_and_is_watched() {
     v["started_at"] = json!((day3 + SignedDuration::from_secs(5)).to_string());
     v["finished_at"] = json!((day3 + SignedDuration::from_mins(2)).to_string());
     let redated = benchops_testkit::records::seal(&v);
-    sim.push_handoff_ref(
+    let private = benchops::provenance::private_key(&std::fs::read_to_string(&key).expect("key"))
+        .expect("the lane's key");
+    let redated_sig = benchops::provenance::sign(redated.bytes(), &private).expect("signs");
+    let redated_sig_name = format!("{}.sig", redated.file_name());
+    sim.push_ref(
         OWNER,
         REPO,
-        &format!("nightly/{}", redated.digest().hex()),
-        &redated.file_name(),
-        redated.bytes(),
+        &format!("heads/benchmark-result/nightly/{}", redated.digest().hex()),
+        &[
+            (redated.file_name().as_str(), redated.bytes()),
+            (redated_sig_name.as_str(), redated_sig.as_bytes()),
+        ],
+        "handoff",
     );
     sweep_github(&sweep_opts(
         &sim,

@@ -149,11 +149,14 @@ pub struct RefHandoff {
     pub commit: String,
     /// The file name and bytes, or why the layout is wrong.
     pub content: Result<(String, Vec<u8>), String>,
+    /// The signature the ref carries beside the record, if any.
+    pub signature: Option<Vec<u8>>,
 }
 
 impl RefHandoff {
     /// Checks the handoff with the one rule; returns its report and, when
-    /// valid, its record.
+    /// valid, its record. (Its signature is checked by the caller, against
+    /// the manifest's policy.)
     pub fn check(self) -> (HandoffRefReport, Option<SealedRecord>) {
         let mut report = HandoffRefReport {
             name: self.name,

@@ -385,16 +385,23 @@ async fn persist_phase<S: HistoryStore>(
         .handoffs()
         .await
         .map_err(|e| (Phase::Validate, e, None))?;
-    for r in listed {
+    let mut signatures = signatures.clone();
+    for mut r in listed {
+        let signature = r.signature.take();
         let (mut report, mut sealed) = r.check();
-        // Handoff refs carry no signature yet: where a lane must sign,
-        // its refs are refused.
-        if let (Some(policy), Some(s)) = (&inputs.signing, &sealed)
-            && let Err(issue) = handoff::check_signature(policy, s, Ok(None))
-        {
-            report.issues.push(issue);
-            report.outcome = RefOutcome::Quarantined;
-            sealed = None;
+        if let (Some(policy), Some(s)) = (&inputs.signing, &sealed) {
+            match handoff::check_signature(policy, s, Ok(signature)) {
+                Ok(Some(sig)) => {
+                    signatures.insert(s.digest(), sig);
+                }
+                Ok(None) => {}
+                Err(issue) => {
+                    report.issues.push(issue);
+                    report.outcome = RefOutcome::Quarantined;
+                    store.refuse_handoff(&report.name);
+                    sealed = None;
+                }
+            }
         }
         builder.validated.push(ValidatedEntry {
             source: report.source(),
@@ -424,7 +431,7 @@ async fn persist_phase<S: HistoryStore>(
         .map(|l| (l.name.clone(), l.baseline))
         .collect();
     let requests = inputs.requests.clone();
-    let landed = persist::persist(store, valid, signatures, builder, &policies, &move || {
+    let landed = persist::persist(store, valid, &signatures, builder, &policies, &move || {
         requests()
     })
     .await

@@ -108,6 +108,12 @@ pub trait HistoryStore {
         Ok(Vec::new())
     }
 
+    /// A handoff the sweep refused after the store read it (its
+    /// signature): the store keeps it out of [`consume`](Self::consume),
+    /// so it stays in place as its own quarantine even when the same
+    /// record reaches history another way.
+    fn refuse_handoff(&mut self, _name: &str) {}
+
     /// The tip and its tree.
     async fn tip(&mut self) -> Result<TipIndex, StepError>;
 
