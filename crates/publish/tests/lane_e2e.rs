@@ -629,7 +629,9 @@ fn on_slurm_a_lane_measures_confirms_and_seals_with_nobody_waiting() {
     assert!(rec["publication"]["baseline_proposal"].is_object());
     d.sweep();
 
-    d.commit(50, 130, "slower large");
+    // 60% slower: on a shared 2-core runner, Slurm's scheduling jitter
+    // widens the interval; the local test above confirms a 30% drift.
+    d.commit(50, 160, "slower large");
     let l = slurm_lane(&d, "2026-11-02T01:00:00Z");
     // One follow-up after the measuring array, one after the confirming
     // array (more only when accounting lagged).
