@@ -474,7 +474,8 @@ pub fn verify(
     }
     let valid = for_principal
         .iter()
-        .find(|s| s.valid_after.is_none_or(|t| at >= t) && s.valid_before.is_none_or(|t| at < t));
+        // Both ends included, as ssh-keygen includes them.
+        .find(|s| s.valid_after.is_none_or(|t| at >= t) && s.valid_before.is_none_or(|t| at <= t));
     match valid {
         Some(s) => Ok(Verified {
             fingerprint,

@@ -251,6 +251,12 @@ fn each_bad_signature_has_its_own_reason() {
             "{r}"
         );
     }
+    // The ends of a window are inside it, as for ssh-keygen.
+    let edge = AllowedSigners::parse(&format!(
+        "nightly valid-after=\"20261202120000Z\",valid-before=\"20261202120000Z\" {public}\n"
+    ))
+    .expect("parses");
+    assert!(verify(RECORD, signed.as_bytes(), &edge, "nightly", now()).is_ok());
     // The wildcard principal.
     let any = AllowedSigners::parse(&format!("* {public}\n")).expect("parses");
     assert!(verify(RECORD, signed.as_bytes(), &any, "nightly", now()).is_ok());

@@ -48,7 +48,7 @@ pub enum SigningError {
         mode: u32,
     },
     /// The file is not a usable key.
-    #[error("the signing key {path}: {source}")]
+    #[error("the signing key {path} cannot be used")]
     Key {
         /// The key file.
         path: PathBuf,

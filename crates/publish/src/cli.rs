@@ -25,7 +25,7 @@ pub enum Command {
     /// valid, 1 any invalid, 2 usage error (including a path that cannot be
     /// read).
     #[command(
-        after_help = "Examples:\n  benchops-publish validate sealed/\n  benchops-publish validate --json results/nightly/2026/11/*.json"
+        after_help = "Examples:\n  benchops-publish validate sealed/\n  benchops-publish validate --json results/nightly/2026/11/*.json\n  benchops-publish validate --manifest schedule.toml sealed/   # signatures too"
     )]
     Validate {
         /// Files or directories.
@@ -38,6 +38,12 @@ pub enum Command {
         /// reported as too-large without being read.
         #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_RECORD_BYTES, value_parser = clap::value_parser!(u64).range(1..))]
         max_record_bytes: u64,
+        /// Also check signatures as the sweep does, with this schedule
+        /// manifest's [signing] table: each valid record's <file>.sig is
+        /// verified against the allowed_signers file it names (its lane as
+        /// principal, now), and a lane that must sign needs one.
+        #[arg(long, value_name = "FILE")]
+        manifest: Option<PathBuf>,
     },
     /// Sweep sealed handoffs into history and issues: validate, persist,
     /// reconcile, report. Two modes: `--local DIR` (no GitHub) and

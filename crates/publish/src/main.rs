@@ -59,7 +59,8 @@ fn main() -> ExitCode {
             paths,
             json,
             max_record_bytes,
-        } => run_validate(&paths, json, max_record_bytes),
+            manifest,
+        } => run_validate(&paths, json, max_record_bytes, manifest.as_deref()),
         Command::CheckManifest { manifests } => run_check_manifest(&manifests),
         Command::Provision(p) => run_provision(p),
         Command::Health {
@@ -338,6 +339,17 @@ fn run_check_manifest(paths: &[PathBuf]) -> u8 {
                 problems += 1;
             }
         }
+        // The allowed_signers file of [signing] must load as the sweep
+        // loads it.
+        if let Err(e) = benchops_publish::signatures::SignaturePolicy::load(&manifest, path, || {
+            Ok(jiff::Timestamp::now())
+        }) {
+            println!(
+                "{shown}: signing: {}",
+                validate::escape_text(&error_line(&*e.cause))
+            );
+            problems += 1;
+        }
         if problems > 0 {
             if status == OK {
                 status = ATTENTION;
@@ -349,8 +361,41 @@ fn run_check_manifest(paths: &[PathBuf]) -> u8 {
     status
 }
 
-fn run_validate(paths: &[PathBuf], json: bool, max_record_bytes: u64) -> u8 {
-    let opts = validate::ValidateOptions { max_record_bytes };
+fn run_validate(
+    paths: &[PathBuf],
+    json: bool,
+    max_record_bytes: u64,
+    manifest: Option<&Path>,
+) -> u8 {
+    let policy = match manifest {
+        None => None,
+        Some(path) => {
+            let m = match load_manifest(path) {
+                Ok(m) => m,
+                Err(code) => return code,
+            };
+            match benchops_publish::signatures::SignaturePolicy::load(&m, path, || {
+                Ok(jiff::Timestamp::now())
+            }) {
+                Ok(Some(p)) => Some(p),
+                Ok(None) => {
+                    eprintln!(
+                        "note: {} has no [signing] table: signatures are not checked",
+                        path.display()
+                    );
+                    None
+                }
+                Err(e) => {
+                    eprintln!("error: {}: {}", e.step, error_line(&*e.cause));
+                    return FAILED;
+                }
+            }
+        }
+    };
+    let opts = validate::ValidateOptions {
+        max_record_bytes,
+        signing: policy.as_ref(),
+    };
     let verdicts = match validate::validate_paths(paths, &opts) {
         Ok(v) => v,
         Err(e) => {

@@ -63,7 +63,7 @@ impl SignaturePolicy {
             )
         };
         let bytes = fsio::read_record_file(&source, MAX_ALLOWED_SIGNERS_BYTES, Symlinks::Refuse)
-            .map_err(|e| config(e.to_string()))?;
+            .map_err(|e| config(crate::sweep::error_line(&e)))?;
         let text = String::from_utf8(bytes).map_err(|_| config("is not UTF-8".to_owned()))?;
         let signers = AllowedSigners::parse(&text).map_err(|e| config(e.to_string()))?;
         Ok(Some(SignaturePolicy {

@@ -28,16 +28,20 @@ use benchops::seal::{IssueKind, VerifyIssue, verify};
 use serde::{Serialize, Serializer};
 
 /// How `validate` reads files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ValidateOptions {
+#[derive(Debug, Clone, Copy)]
+pub struct ValidateOptions<'a> {
     /// The largest record file read, in bytes (`--max-record-bytes`).
     pub max_record_bytes: u64,
+    /// With `--manifest` and its `[signing]` table: each valid record's
+    /// signature (`<file>.sig`) is checked as the sweep checks it.
+    pub signing: Option<&'a crate::signatures::SignaturePolicy>,
 }
 
-impl Default for ValidateOptions {
+impl Default for ValidateOptions<'_> {
     fn default() -> Self {
         ValidateOptions {
             max_record_bytes: fsio::DEFAULT_MAX_RECORD_BYTES,
+            signing: None,
         }
     }
 }
@@ -336,7 +340,7 @@ pub fn validate_file(path: &Path) -> FileVerdict {
 }
 
 /// Validates one file as [`collect_files`] found it.
-pub fn validate_found(found: &Found, opts: &ValidateOptions) -> FileVerdict {
+pub fn validate_found(found: &Found, opts: &ValidateOptions<'_>) -> FileVerdict {
     let path = &found.path;
     let mut v = FileVerdict {
         path: path.clone(),
@@ -369,13 +373,23 @@ pub fn validate_found(found: &Found, opts: &ValidateOptions) -> FileVerdict {
     v.named_digest = named.named_digest.map(|d| d.to_string());
     v.valid = named.sealed.is_some();
     v.issues = named.issues;
+    if let (Some(policy), Some(sealed)) = (opts.signing, &named.sealed)
+        && let Err(issue) = crate::sweep::handoff::check_signature(
+            policy,
+            sealed,
+            crate::signatures::read_signature(path),
+        )
+    {
+        v.issues.push(issue);
+        v.valid = false;
+    }
     v
 }
 
 /// Validates every file under `inputs`.
 pub fn validate_paths(
     inputs: &[PathBuf],
-    opts: &ValidateOptions,
+    opts: &ValidateOptions<'_>,
 ) -> Result<Vec<FileVerdict>, InputError> {
     Ok(collect_files(inputs)?
         .iter()

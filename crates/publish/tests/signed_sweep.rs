@@ -270,3 +270,109 @@ fn without_a_signing_table_signatures_are_ignored() {
     );
     assert!(!paths.iter().any(|p| p.ends_with(".sig")), "{paths:#?}");
 }
+
+#[test]
+fn validate_checks_signatures_with_the_manifest() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let (key, public) = keypair(root, "nightly");
+    std::fs::write(root.join("allowed_signers"), format!("nightly {public}\n"))
+        .expect("allowed_signers");
+    let manifest = root.join("schedule.toml");
+    std::fs::write(
+        &manifest,
+        TWO_LANE_MANIFEST.replacen(
+            "schema = \"schedule-manifest/v1\"\n",
+            "schema = \"schedule-manifest/v1\"\n\n[signing]\nallowed_signers = \"allowed_signers\"\nrequire = [\"nightly\"]\n",
+            1,
+        ),
+    )
+    .expect("manifest");
+    let dir = root.join("sealed");
+    let good = clean("nightly", "2026-11-28T01:00:00Z");
+    hand_off(&dir, &good, Some(&signed(&key, &good)));
+    let unsigned = clean("nightly", "2026-11-29T01:00:00Z");
+    hand_off(&dir, &unsigned, None);
+    let validate = |with_manifest: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_benchops-publish"));
+        c.args(["validate", "--json"]).arg(&dir);
+        if with_manifest {
+            c.arg("--manifest").arg(&manifest);
+        }
+        c.output().expect("runs")
+    };
+    let o = validate(true);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let verdict = |r: &SealedRecord| {
+        v.as_array()
+            .expect("verdicts")
+            .iter()
+            .find(|x| {
+                x["path"]
+                    .as_str()
+                    .is_some_and(|p| p.ends_with(&r.file_name()))
+            })
+            .expect("verdict")
+            .clone()
+    };
+    assert_eq!(verdict(&good)["valid"], true);
+    let bad = verdict(&unsigned);
+    assert_eq!(bad["valid"], false);
+    assert!(
+        bad["issues"][0]["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("unsigned"),
+        "{bad}"
+    );
+    // Without the manifest there is nothing to check signatures against.
+    assert_eq!(validate(false).status.code(), Some(0));
+}
+
+#[test]
+fn check_manifest_loads_the_allowed_signers_file() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let manifest = root.join("schedule.toml");
+    std::fs::write(
+        &manifest,
+        TWO_LANE_MANIFEST.replacen(
+            "schema = \"schedule-manifest/v1\"\n",
+            "schema = \"schedule-manifest/v1\"\n\n[signing]\nallowed_signers = \"allowed_signers\"\n",
+            1,
+        ),
+    )
+    .expect("manifest");
+    let check = || {
+        Command::new(env!("CARGO_BIN_EXE_benchops-publish"))
+            .arg("check-manifest")
+            .arg(&manifest)
+            .output()
+            .expect("runs")
+    };
+    let o = check();
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        out.contains("signing: ") && out.contains("allowed_signers"),
+        "{out}"
+    );
+    assert!(out.contains("No such file"), "the OS error is kept: {out}");
+    std::fs::write(
+        root.join("allowed_signers"),
+        "nightly valid-after=\"soon\" ssh-ed25519 AAAA\n",
+    )
+    .expect("bad");
+    let out = String::from_utf8_lossy(&check().stdout).into_owned();
+    assert!(out.contains("line 1"), "{out}");
+    let (_, public) = keypair(root, "k");
+    std::fs::write(root.join("allowed_signers"), format!("nightly {public}\n")).expect("good");
+    let o = check();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}

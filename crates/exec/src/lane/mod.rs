@@ -241,10 +241,21 @@ pub fn start(
     opts: &LaneRunOptions,
     scheduler: &SchedulerOptions,
 ) -> Result<Progress, LaneError> {
-    // A key that cannot sign is refused before anything is measured.
-    if let Some(key) = &opts.sign_key {
-        crate::signing::Signer::load(key)?;
-    }
+    // A key that cannot sign is refused before anything is measured; the
+    // execution remembers its absolute path, for follow-ups that run
+    // elsewhere.
+    let sign_key = match &opts.sign_key {
+        Some(key) => {
+            crate::signing::Signer::load(key)?;
+            Some(
+                std::path::absolute(key).map_err(|source| crate::signing::SigningError::Read {
+                    path: key.clone(),
+                    source,
+                })?,
+            )
+        }
+        None => None,
+    };
     let (m, text) = load_manifest(&opts.manifest)?;
     let lane = find_lane(&m, &opts.manifest, &opts.lane)?.clone();
     let suite = load_suite(&m, &opts.manifest)?;
@@ -293,7 +304,7 @@ pub fn start(
     if dir.join("lane.json").is_file() {
         let mut p = advance_inner(state, &id, scheduler, opts.exe.clone(), false)?;
         p.resumed = true;
-        if opts.sign_key != p.execution.sign_key {
+        if sign_key.is_some() && sign_key != p.execution.sign_key {
             p.notes.push(format!(
                 "this execution signs with the key it was started with ({}), not with this run's --sign-key",
                 p.execution
@@ -392,7 +403,7 @@ pub fn start(
         confirming: None,
         follow_ups: Vec::new(),
         sealed: None,
-        sign_key: opts.sign_key.clone(),
+        sign_key,
     };
     save(state, &exec)?;
     drop(_guard);

@@ -27,8 +27,8 @@
 //! exits 1 while it is there.
 //!
 //! With the manifest's `[signing]` table ([`crate::signatures`]), a valid
-//! handoff's signature (`<hex>.json.sig` beside it; handoff refs carry
-//! none yet) is checked too: a bad one, or a missing one where the lane
+//! handoff's signature (`<hex>.json.sig` beside it, in the directory or in
+//! the ref's tree) is checked too: a bad one, or a missing one where the lane
 //! must sign, makes the handoff invalid with a `signature` problem.
 
 use std::fmt::Write as _;
