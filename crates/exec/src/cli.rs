@@ -97,7 +97,7 @@ pub enum Command {
     /// the repository's allowed_signers file after the lane name. Never
     /// overwrites a file.
     #[command(
-        after_help = "Example:\n  benchops-exec keygen --out ~/.config/benchops/nightly.key --comment 'nightly lane, host bench-01'\n  # then, on the default branch: echo \"nightly $(cat ~/.config/benchops/nightly.key.pub)\" >> .github/benchops/allowed_signers"
+        after_help = "Example:\n  benchops-exec keygen --out ~/.config/benchops/nightly.key --comment 'nightly lane, host bench-01'\n  # then, on the default branch: echo \"nightly $(cat ~/.config/benchops/nightly.key.pub)\" >> benchmarks/allowed_signers"
     )]
     Keygen {
         /// The private key file to create (FILE.pub is the public key).
