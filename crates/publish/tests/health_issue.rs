@@ -110,3 +110,65 @@ fn without_the_option_there_is_no_health_issue() {
     let l = Ledger::load(&dir.join("issues.json")).expect("ledger");
     assert!(l.is_none_or(|(l, _)| health_issues(&l).is_empty()));
 }
+
+#[tokio::test]
+async fn in_github_mode_only_the_apps_own_health_issue_is_edited() {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use benchops_github::ManualClock;
+    use benchops_publish::github::{ClientSettings, GitHubSweepOptions, sweep_github};
+    use benchops_testkit::GitHubSim;
+    use benchops_testkit::sim::auth::TEST_APP_PRIVATE_KEY_PEM;
+
+    let sim = GitHubSim::start().await;
+    sim.create_repo("acme", "bench");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let handoff = tmp.path().join("sealed");
+    let manifest = tmp.path().join("schedule.toml");
+    fs::write(&manifest, TWO_LANE_MANIFEST).expect("manifest");
+    let key = tmp.path().join("app.pem");
+    fs::write(&key, TEST_APP_PRIVATE_KEY_PEM).expect("key");
+    // Someone copies the marker into an issue of their own.
+    let body = format!("{HEALTH_MARKER}\nmine, do not touch\n");
+    let theirs = sim
+        .open_issue_as_user(
+            "acme",
+            "bench",
+            "octocat",
+            "health",
+            &body,
+            &[DEFAULT_HEALTH_LABEL],
+        )
+        .expect("opened");
+    hand_off(&handoff, &[clean("nightly", "2026-11-30T01:00:00Z")]);
+    let clock = ManualClock::at_unix(u64::try_from(sim.now()).expect("after 1970"));
+    let mut o = GitHubSweepOptions::new("acme/bench", sim.app_id(), &key, Some(handoff), &manifest);
+    o.clock = Clock::fixed("2026-11-30T01:30:00.000Z");
+    o.health_issue_label = Some(DEFAULT_HEALTH_LABEL.to_owned());
+    o.client = ClientSettings {
+        api_url: Some(sim.base_url()),
+        clock: Some(Arc::new(clock.clone())),
+        sleeper: Some(Arc::new(clock)),
+        timeout: Some(Duration::from_secs(5)),
+        jitter_seed: Some(7),
+        ..ClientSettings::default()
+    };
+    sweep_github(&o).await.expect("sweep");
+    let issues = sim.issues("acme", "bench");
+    let mine = issues.iter().find(|i| i.number == theirs).expect("theirs");
+    assert_eq!(mine.body.as_deref(), Some(body.as_str()), "untouched");
+    let bots: Vec<_> = issues
+        .iter()
+        .filter(|i| i.author == sim.bot_login())
+        .collect();
+    assert_eq!(bots.len(), 1, "{issues:#?}");
+    assert!(
+        bots[0]
+            .body
+            .as_deref()
+            .is_some_and(|b| b.contains("| `nightly` | ok |")),
+        "{:?}",
+        bots[0].body
+    );
+}

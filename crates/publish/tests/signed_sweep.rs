@@ -27,6 +27,24 @@ fn keypair(dir: &Path, name: &str) -> (PathBuf, String) {
     (key, public.trim().to_owned())
 }
 
+/// The two-lane manifest with a `[signing]` table naming `allowed_signers`
+/// and requiring `require` (a lane or `*`), written as
+/// `root/schedule.toml`.
+fn signing_manifest(root: &Path, allowed_signers: &str, require: Option<&str>) -> PathBuf {
+    let mut table = format!("\n[signing]\nallowed_signers = \"{allowed_signers}\"\n");
+    if let Some(r) = require {
+        table.push_str(&format!("require = [\"{r}\"]\n"));
+    }
+    let schema = "schema = \"schedule-manifest/v1\"\n";
+    let path = root.join("schedule.toml");
+    std::fs::write(
+        &path,
+        TWO_LANE_MANIFEST.replacen(schema, &format!("{schema}{table}"), 1),
+    )
+    .expect("manifest");
+    path
+}
+
 fn signed(key: &Path, record: &SealedRecord) -> String {
     let k = private_key(&std::fs::read_to_string(key).expect("key")).expect("ed25519");
     sign(record.bytes(), &k).expect("signs")
@@ -76,16 +94,7 @@ fn only_records_signed_by_their_lanes_key_reach_history() {
         format!("nightly {nightly_pub}\nsentinel {sentinel_pub}\n"),
     )
     .expect("allowed_signers");
-    let manifest = root.join("schedule.toml");
-    std::fs::write(
-        &manifest,
-        TWO_LANE_MANIFEST.replacen(
-            "schema = \"schedule-manifest/v1\"\n",
-            "schema = \"schedule-manifest/v1\"\n\n[signing]\nallowed_signers = \".github/allowed_signers\"\nrequire = [\"nightly\"]\n",
-            1,
-        ),
-    )
-    .expect("manifest");
+    let manifest = signing_manifest(root, ".github/allowed_signers", Some("nightly"));
     let dir = root.join(".benchops");
     let sealed = dir.join("sealed");
 
@@ -206,16 +215,7 @@ fn only_records_signed_by_their_lanes_key_reach_history() {
 fn a_missing_or_broken_allowed_signers_file_stops_the_sweep_before_anything() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = tmp.path();
-    let manifest = root.join("schedule.toml");
-    std::fs::write(
-        &manifest,
-        TWO_LANE_MANIFEST.replacen(
-            "schema = \"schedule-manifest/v1\"\n",
-            "schema = \"schedule-manifest/v1\"\n\n[signing]\nallowed_signers = \"keys/allowed_signers\"\nrequire = [\"*\"]\n",
-            1,
-        ),
-    )
-    .expect("manifest");
+    let manifest = signing_manifest(root, "keys/allowed_signers", Some("*"));
     let dir = root.join(".benchops");
     hand_off(
         &dir.join("sealed"),
@@ -278,16 +278,7 @@ fn validate_checks_signatures_with_the_manifest() {
     let (key, public) = keypair(root, "nightly");
     std::fs::write(root.join("allowed_signers"), format!("nightly {public}\n"))
         .expect("allowed_signers");
-    let manifest = root.join("schedule.toml");
-    std::fs::write(
-        &manifest,
-        TWO_LANE_MANIFEST.replacen(
-            "schema = \"schedule-manifest/v1\"\n",
-            "schema = \"schedule-manifest/v1\"\n\n[signing]\nallowed_signers = \"allowed_signers\"\nrequire = [\"nightly\"]\n",
-            1,
-        ),
-    )
-    .expect("manifest");
+    let manifest = signing_manifest(root, "allowed_signers", Some("nightly"));
     let dir = root.join("sealed");
     let good = clean("nightly", "2026-11-28T01:00:00Z");
     hand_off(&dir, &good, Some(&signed(&key, &good)));
@@ -334,16 +325,7 @@ fn validate_checks_signatures_with_the_manifest() {
 fn check_manifest_loads_the_allowed_signers_file() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = tmp.path();
-    let manifest = root.join("schedule.toml");
-    std::fs::write(
-        &manifest,
-        TWO_LANE_MANIFEST.replacen(
-            "schema = \"schedule-manifest/v1\"\n",
-            "schema = \"schedule-manifest/v1\"\n\n[signing]\nallowed_signers = \"allowed_signers\"\n",
-            1,
-        ),
-    )
-    .expect("manifest");
+    let manifest = signing_manifest(root, "allowed_signers", None);
     let check = || {
         Command::new(env!("CARGO_BIN_EXE_benchops-publish"))
             .arg("check-manifest")

@@ -129,14 +129,20 @@ impl IssueTracker for GitHubTracker {
                 i.state_reason,
                 names,
             );
-            if has_marker && !is_benchops_issue(author.as_deref(), &self.bot_login) {
-                listing.foreign.push(ForeignIssue {
-                    issue: i.number,
-                    author,
-                    key: reconcile::quoted_drift_key(&issue.body)
-                        .as_ref()
-                        .map(ToString::to_string),
-                });
+            // Only the App's bot's issues are benchops's: a drift marker
+            // elsewhere is reported as foreign, and an issue by anyone else
+            // is never planned on (a health or missed-run marker copied
+            // into someone's issue does not make benchops edit it).
+            if !is_benchops_issue(author.as_deref(), &self.bot_login) {
+                if has_marker {
+                    listing.foreign.push(ForeignIssue {
+                        issue: i.number,
+                        author,
+                        key: reconcile::quoted_drift_key(&issue.body)
+                            .as_ref()
+                            .map(ToString::to_string),
+                    });
+                }
                 continue;
             }
             self.seen.insert(i.number, seen);
