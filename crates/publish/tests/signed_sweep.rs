@@ -152,6 +152,11 @@ fn only_records_signed_by_their_lanes_key_reach_history() {
             .join(format!("{}.why.txt", r.file_name()));
         let text = std::fs::read_to_string(&q).expect("why.txt");
         assert!(text.contains("signature"), "{text}");
+        assert!(
+            text.contains("the record is intact, but its signature was refused"),
+            "{text}"
+        );
+        assert!(!text.contains("NOT a valid sealed record"), "{text}");
     }
 
     // History: the good record with its signature, the sentinel's alone.

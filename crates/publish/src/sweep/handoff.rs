@@ -451,9 +451,15 @@ fn quarantine_one(
 
 fn why_text(h: &HandoffReport, copied: bool, shortened: bool) -> String {
     let mut s = String::new();
+    let signature_only = !h.issues.is_empty() && h.issues.iter().all(|i| i.kind == "signature");
     let _ = writeln!(
         s,
-        "benchops-publish sweep quarantined this handoff: it is NOT a valid sealed record and was NOT persisted."
+        "{}",
+        if signature_only {
+            "benchops-publish sweep quarantined this handoff: the record is intact, but its signature was refused, so it was NOT persisted."
+        } else {
+            "benchops-publish sweep quarantined this handoff: it is NOT a valid sealed record and was NOT persisted."
+        }
     );
     let _ = writeln!(s, "source: {}", shown_path(&h.source));
     let _ = writeln!(s, "full name: {}", escaped_name(&h.source));
@@ -464,11 +470,20 @@ fn why_text(h: &HandoffReport, copied: bool, shortened: bool) -> String {
              so they are cut and end with a hash of the full name."
         );
     }
-    let _ = writeln!(
-        s,
-        "The source file was left in place. Every sweep checks it again and exits 1 while it is there: \
-         fix what produced it and remove it (the sealed record of a rerun gets a new name)."
-    );
+    if signature_only {
+        let _ = writeln!(
+            s,
+            "The source file was left in place. Every sweep checks it again and exits 1 while it is there: \
+             sign it with a key the repository's allowed_signers allows for its lane (its <name>.sig beside it), \
+             or remove it. The record itself needs no change."
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "The source file was left in place. Every sweep checks it again and exits 1 while it is there: \
+             fix what produced it and remove it (the sealed record of a rerun gets a new name)."
+        );
+    }
     if !copied {
         let _ = writeln!(
             s,
