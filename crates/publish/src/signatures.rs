@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use benchops::SealedRecord;
 use benchops::fsio::{self, Symlinks};
-use benchops::manifest::Manifest;
+use benchops::manifest::{Manifest, Signing};
 use benchops::provenance::{
     self, AllowedSigners, MAX_ALLOWED_SIGNERS_BYTES, MAX_SIGNATURE_BYTES, Rejection, SIG_SUFFIX,
     Verified,
@@ -33,16 +33,17 @@ pub struct SignaturePolicy {
     pub signers: AllowedSigners,
     /// Where it was read from.
     pub source: PathBuf,
-    /// Lanes that must sign (`*`: all).
-    pub require: Vec<String>,
+    /// The manifest's `[signing]` table (which lanes must sign).
+    pub signing: Signing,
     /// The instant signatures are checked at.
     pub now: Timestamp,
 }
 
 impl SignaturePolicy {
     /// The policy of `manifest` (read from `manifest_path`), or `None`
-    /// when it has no `[signing]` table (then `now` is not asked). The `allowed_signers` file is read
-    /// bounded, never through a symbolic link.
+    /// when it has no `[signing]` table (then `now` is not asked). The
+    /// `allowed_signers` file is read bounded, never through a symbolic
+    /// link.
     pub fn load(
         manifest: &Manifest,
         manifest_path: &Path,
@@ -69,14 +70,14 @@ impl SignaturePolicy {
         Ok(Some(SignaturePolicy {
             signers,
             source,
-            require: signing.require.clone(),
+            signing: signing.clone(),
             now,
         }))
     }
 
     /// Whether `lane` must sign.
     pub fn requires(&self, lane: &str) -> bool {
-        self.require.iter().any(|r| r == "*" || r == lane)
+        self.signing.requires(lane)
     }
 
     /// Checks a record's signature, if any: `Ok(None)` when there is none
