@@ -25,13 +25,14 @@
 //! to happen two days ahead, so step 8's record is the first one re-dated
 //! and re-sealed.
 
+mod sim_client;
+use sim_client::sim_client;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::Arc;
-use std::time::Duration;
 
 use benchops_github::ManualClock;
-use benchops_publish::github::{ClientSettings, GitHubSweepOptions, sweep_github};
+use benchops_publish::github::{GitHubSweepOptions, sweep_github};
 use benchops_publish::sweep::Clock;
 use benchops_testkit::GitHubSim;
 use benchops_testkit::sim::auth::TEST_APP_PRIVATE_KEY_PEM;
@@ -159,14 +160,7 @@ fn sweep_opts(sim: &GitHubSim, root: &Path, now: Timestamp) -> GitHubSweepOption
     o.clock = Clock::fixed(now.to_string());
     o.missed_run_label = Some(MISSED.to_owned());
     o.health_issue_label = Some(HEALTH.to_owned());
-    o.client = ClientSettings {
-        api_url: Some(sim.base_url()),
-        clock: Some(Arc::new(clock.clone())),
-        sleeper: Some(Arc::new(clock)),
-        timeout: Some(Duration::from_secs(10)),
-        jitter_seed: Some(3),
-        ..ClientSettings::default()
-    };
+    o.client = sim_client(sim, &clock);
     o
 }
 

@@ -3,6 +3,9 @@
 //! open drift issues of the cases it covers; opened once, edited in place
 //! when the table changes, left alone when it does not, never a second one.
 
+mod sim_client;
+use sim_client::sim_client;
+
 use std::fs;
 use std::path::Path;
 
@@ -113,11 +116,8 @@ fn without_the_option_there_is_no_health_issue() {
 
 #[tokio::test]
 async fn in_github_mode_only_the_apps_own_health_issue_is_edited() {
-    use std::sync::Arc;
-    use std::time::Duration;
-
     use benchops_github::ManualClock;
-    use benchops_publish::github::{ClientSettings, GitHubSweepOptions, sweep_github};
+    use benchops_publish::github::{GitHubSweepOptions, sweep_github};
     use benchops_testkit::GitHubSim;
     use benchops_testkit::sim::auth::TEST_APP_PRIVATE_KEY_PEM;
 
@@ -146,14 +146,7 @@ async fn in_github_mode_only_the_apps_own_health_issue_is_edited() {
     let mut o = GitHubSweepOptions::new("acme/bench", sim.app_id(), &key, Some(handoff), &manifest);
     o.clock = Clock::fixed("2026-11-30T01:30:00.000Z");
     o.health_issue_label = Some(DEFAULT_HEALTH_LABEL.to_owned());
-    o.client = ClientSettings {
-        api_url: Some(sim.base_url()),
-        clock: Some(Arc::new(clock.clone())),
-        sleeper: Some(Arc::new(clock)),
-        timeout: Some(Duration::from_secs(5)),
-        jitter_seed: Some(7),
-        ..ClientSettings::default()
-    };
+    o.client = sim_client(&sim, &clock);
     sweep_github(&o).await.expect("sweep");
     let issues = sim.issues("acme", "bench");
     let mine = issues.iter().find(|i| i.number == theirs).expect("theirs");

@@ -3,14 +3,15 @@
 //! alone when nothing changed, closed when the lane's latest slot has a good
 //! record again; none without the option.
 
+mod sim_client;
+use sim_client::sim_client;
+
 use std::fs;
 use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
 
 use benchops::seal::SealedRecord;
 use benchops_github::ManualClock;
-use benchops_publish::github::{ClientSettings, GitHubSweepOptions, sweep_github};
+use benchops_publish::github::{GitHubSweepOptions, sweep_github};
 use benchops_publish::ledger::{Ledger, LedgerState};
 use benchops_publish::local::{LocalSweepOptions, sweep_local};
 use benchops_publish::sweep::Clock;
@@ -182,14 +183,7 @@ async fn github_mode_opens_and_closes_it_as_the_apps_bot_with_the_issues_token()
         );
         o.clock = Clock::fixed(now);
         o.missed_run_label = Some(LABEL.to_owned());
-        o.client = ClientSettings {
-            api_url: Some(sim.base_url()),
-            clock: Some(Arc::new(clock.clone())),
-            sleeper: Some(Arc::new(clock)),
-            timeout: Some(Duration::from_secs(5)),
-            jitter_seed: Some(7),
-            ..ClientSettings::default()
-        };
+        o.client = sim_client(&sim, &clock);
         o
     };
     hand_off(&handoff, &first_records());

@@ -15,15 +15,17 @@
 //! The client's clock is a `ManualClock` that is also its sleeper, so
 //! retry and pacing waits are instant and recorded.
 
+mod sim_client;
+use sim_client::sim_client;
+
 use std::fs;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use benchops::reconcile::{drift_marker, evidence_marker};
 use benchops::seal::SealedRecord;
 use benchops_github::{GitHubClient, GitSha, ManualClock, Repo, Token};
-use benchops_publish::github::{ClientSettings, GitHubSweepOptions, sweep_github};
+use benchops_publish::github::{GitHubSweepOptions, sweep_github};
 use benchops_publish::history::record_path;
 use benchops_publish::ledger::Applied;
 use benchops_publish::sweep::Clock;
@@ -192,14 +194,7 @@ impl Env {
         o.clock = Clock::fixed("2026-12-02T00:00:00.000Z");
         o.trigger = "schedule".to_owned();
         o.history_base_url = "https://github.example/acme/bench/blob/benchmark-history".to_owned();
-        o.client = ClientSettings {
-            api_url: Some(self.sim.base_url()),
-            clock: Some(Arc::new(clock.clone())),
-            sleeper: Some(Arc::new(clock.clone())),
-            timeout: Some(Duration::from_secs(5)),
-            jitter_seed: Some(7),
-            ..ClientSettings::default()
-        };
+        o.client = sim_client(&self.sim, &clock);
         (o, clock)
     }
 

@@ -6,18 +6,20 @@
 //! issues, comments and labels. Regression tests of the defects the two
 //! former sweeps had are here too, each run in both modes.
 
+mod sim_client;
+use sim_client::sim_client;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use benchops::reconcile::{closed_marker, evidence_marker};
 use benchops::seal::SealedRecord;
 use benchops_github::ManualClock;
-use benchops_publish::github::{ClientSettings, GitHubSweepOptions, sweep_github};
+use benchops_publish::github::{GitHubSweepOptions, sweep_github};
 use benchops_publish::history::LocalHistory;
 use benchops_publish::ledger::Ledger;
 use benchops_publish::local::{LocalSweepOptions, sweep_local};
@@ -221,14 +223,7 @@ impl Mode {
                 o.max_actions = max_actions;
                 o.trigger = "schedule".to_owned();
                 o.history_base_url = BASE_URL.to_owned();
-                o.client = ClientSettings {
-                    api_url: Some(sim.base_url()),
-                    clock: Some(Arc::new(api_clock.clone())),
-                    sleeper: Some(Arc::new(api_clock)),
-                    timeout: Some(Duration::from_secs(5)),
-                    jitter_seed: Some(7),
-                    ..ClientSettings::default()
-                };
+                o.client = sim_client(sim, &api_clock);
                 sweep_github(&o).await
             }
         }
