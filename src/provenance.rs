@@ -427,6 +427,27 @@ fn window(s: &AllowedSigner) -> String {
     )
 }
 
+/// Checks that `signature` is an armored SSHSIG in [`NAMESPACE`] that
+/// verifies over `record` with the key it carries, and returns that key's
+/// fingerprint. It says nothing about trust (no `allowed_signers`): a
+/// receiver uses it to learn, cheaply and without a network round trip,
+/// which key is asking before it spends anything on the request (rate
+/// limits are per key), then calls [`verify`].
+pub fn signer(record: &[u8], signature: &[u8]) -> Result<String, Rejection> {
+    let sig = SshSig::from_pem(signature).map_err(|e| Rejection::Malformed(e.to_string()))?;
+    if sig.namespace() != NAMESPACE {
+        return Err(Rejection::Namespace {
+            found: sig.namespace().to_owned(),
+        });
+    }
+    let key = PublicKey::from(sig.public_key().clone());
+    let fingerprint = fingerprint(&key);
+    if key.verify(NAMESPACE, record, &sig).is_err() {
+        return Err(Rejection::BadSignature { fingerprint });
+    }
+    Ok(fingerprint)
+}
+
 /// Checks `signature` (an armored SSHSIG) over `record` for `principal` at
 /// `at`, as `ssh-keygen -Y verify` would.
 pub fn verify(

@@ -324,3 +324,24 @@ fn only_unencrypted_ed25519_keys_sign() {
     assert!(e.to_string().contains("Ed25519"), "{e}");
     assert!(private_key("junk").is_err());
 }
+
+#[test]
+fn signer_names_the_key_that_verifies_without_any_trust() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (key, public) = keypair(tmp.path(), "exec");
+    let signed = openssh_signs(tmp.path(), &key, NAMESPACE, RECORD);
+    let fp = benchops::provenance::signer(RECORD, signed.as_bytes()).expect("self-consistent");
+    let parsed = ssh_key::PublicKey::from_openssh(&public).expect("public key");
+    assert_eq!(fp, benchops::provenance::fingerprint(&parsed));
+    assert!(fp.starts_with("SHA256:"), "{fp}");
+
+    let mut tampered = RECORD.to_vec();
+    tampered[0] ^= 1;
+    let r = benchops::provenance::signer(&tampered, signed.as_bytes()).expect_err("tampered");
+    assert_eq!(r.kind(), "bad_signature", "{r}");
+    let other_ns = openssh_signs(tmp.path(), &key, "file", RECORD);
+    let r = benchops::provenance::signer(RECORD, other_ns.as_bytes()).expect_err("namespace");
+    assert_eq!(r.kind(), "namespace", "{r}");
+    let r = benchops::provenance::signer(RECORD, b"not a signature").expect_err("malformed");
+    assert_eq!(r.kind(), "malformed", "{r}");
+}

@@ -129,6 +129,102 @@ fn default_leeway() -> u64 {
     60
 }
 
+/// `POST /handoff` ([`crate::handoff`]): signed records handed to the App,
+/// which writes the handoff ref with its own contents-phase token. Off
+/// unless the `[handoff]` table is present.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Handoff {
+    /// The schedule manifest's path in each served repository, read on
+    /// `policy.default_branch`; its `[signing]` table names the
+    /// `allowed_signers` file.
+    #[serde(default = "default_handoff_manifest")]
+    pub manifest: String,
+    /// The largest request body accepted (413 above).
+    #[serde(default = "default_handoff_body")]
+    pub max_body_bytes: usize,
+    /// Requests a signing key may make a minute, on average.
+    #[serde(default = "default_handoff_rate")]
+    pub per_key_per_minute: u32,
+    /// Requests a signing key may make at once after a quiet spell.
+    #[serde(default = "default_handoff_burst")]
+    pub burst: u32,
+    /// How long the manifest and `allowed_signers` read from the default
+    /// branch are reused, in seconds (0: read for every request).
+    #[serde(default = "default_handoff_ttl")]
+    pub trust_ttl_seconds: u64,
+}
+
+/// The default `[handoff] manifest`, the publication template's.
+pub const DEFAULT_HANDOFF_MANIFEST: &str = "benchmarks/schedule.toml";
+/// The default `[handoff] max_body_bytes`.
+pub const DEFAULT_HANDOFF_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+fn default_handoff_manifest() -> String {
+    DEFAULT_HANDOFF_MANIFEST.into()
+}
+fn default_handoff_body() -> usize {
+    DEFAULT_HANDOFF_BODY_BYTES
+}
+fn default_handoff_rate() -> u32 {
+    30
+}
+fn default_handoff_burst() -> u32 {
+    10
+}
+fn default_handoff_ttl() -> u64 {
+    60
+}
+
+fn validate_handoff(h: &Handoff) -> Result<(), (String, String)> {
+    let m = &h.manifest;
+    if m.is_empty()
+        || m.starts_with('/')
+        || m.split('/')
+            .any(|part| part.is_empty() || part == "." || part == "..")
+        || !m.ends_with(".toml")
+    {
+        return Err((
+            "handoff.manifest".into(),
+            format!(
+                "{} is not a relative path to a .toml file inside the repository",
+                benchops::excerpt::quote(m)
+            ),
+        ));
+    }
+    // A sealed record may be up to 8 MiB; JSON escaping and the signature
+    // add a little.
+    if !(1024..=16 * 1024 * 1024).contains(&h.max_body_bytes) {
+        return Err((
+            "handoff.max_body_bytes".into(),
+            format!(
+                "{} is outside 1024..={}",
+                h.max_body_bytes,
+                16 * 1024 * 1024
+            ),
+        ));
+    }
+    if !(1..=6000).contains(&h.per_key_per_minute) {
+        return Err((
+            "handoff.per_key_per_minute".into(),
+            format!("{} is outside 1..=6000", h.per_key_per_minute),
+        ));
+    }
+    if !(1..=1000).contains(&h.burst) {
+        return Err((
+            "handoff.burst".into(),
+            format!("{} is outside 1..=1000", h.burst),
+        ));
+    }
+    if h.trust_ttl_seconds > 3600 {
+        return Err((
+            "handoff.trust_ttl_seconds".into(),
+            format!("{} is more than 3600", h.trust_ttl_seconds),
+        ));
+    }
+    Ok(())
+}
+
 /// The file as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -148,6 +244,7 @@ struct RawConfig {
     queue_capacity: Option<usize>,
     oidc: Option<Oidc>,
     policy: Option<Policy>,
+    handoff: Option<Handoff>,
 }
 
 /// The validated configuration.
@@ -180,6 +277,8 @@ pub struct Config {
     pub oidc: Oidc,
     /// The token-exchange policy.
     pub policy: Policy,
+    /// `POST /handoff`, when the `[handoff]` table turns it on.
+    pub handoff: Option<Handoff>,
 }
 
 impl Config {
@@ -437,6 +536,9 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         )
     })?;
     validate_policy(&policy).map_err(|(k, r)| key_err(&k, r))?;
+    if let Some(h) = &raw.handoff {
+        validate_handoff(h).map_err(|(k, r)| key_err(&k, r))?;
+    }
 
     Ok(Config {
         path: path.to_owned(),
@@ -452,6 +554,7 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         queue_capacity,
         oidc,
         policy,
+        handoff: raw.handoff,
     })
 }
 

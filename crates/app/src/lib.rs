@@ -8,7 +8,10 @@
 //!   installation token scoped to one repository and one phase, and its
 //!   revocation ([`token`], [`policy`]);
 //! - `GET /healthz`, `GET /readyz`, `GET /metrics` ([`pages`]);
-//! - `GET /status`, `GET /status.json` ([`status`]).
+//! - `GET /status`, `GET /status.json` ([`status`]);
+//! - `POST /handoff`: a signed sealed record from an execution host with no
+//!   GitHub credential, written as a handoff ref ([`handoff`]; on with a
+//!   `[handoff]` table).
 //!
 //! State is one SQLite file ([`store`]); configuration is one TOML file
 //! plus environment variables ([`config`]). [`serve_on`] runs the whole
@@ -24,6 +27,7 @@
 
 pub mod config;
 pub mod events;
+pub mod handoff;
 pub mod intake;
 pub mod pages;
 pub mod policy;
@@ -86,6 +90,8 @@ pub struct AppState {
     pub status_cache: pages::StatusCache,
     /// The bound on "webhook refused" log lines.
     pub refusal_log: telemetry::LogLimiter,
+    /// `POST /handoff`, when configured.
+    pub handoffs: Option<handoff::Handoffs>,
 }
 
 /// Why the server could not be built.
@@ -150,7 +156,9 @@ pub fn build(config: Config) -> Result<(Arc<AppState>, WorkerHandle), BuildError
         bot_login: bot_login.clone(),
     };
     let intake = intake::Intake::start(store.clone())?;
+    let handoffs = config.handoff.clone().map(handoff::Handoffs::new);
     let state = Arc::new(AppState {
+        handoffs,
         config,
         intake,
         store,
@@ -199,6 +207,11 @@ impl WorkerHandle {
 /// The HTTP routes.
 pub fn router(state: Arc<AppState>) -> Router {
     let max_body = state.config.max_body_bytes;
+    let max_handoff = state
+        .config
+        .handoff
+        .as_ref()
+        .map_or(config::DEFAULT_HANDOFF_BODY_BYTES, |h| h.max_body_bytes);
     Router::new()
         .route(
             "/webhook",
@@ -209,6 +222,10 @@ pub fn router(state: Arc<AppState>) -> Router {
             post(token::exchange).layer(DefaultBodyLimit::max(token::MAX_TOKEN_REQUEST_BYTES)),
         )
         .route("/token/revoke", post(token::revoke))
+        .route(
+            "/handoff",
+            post(handoff::receive).layer(DefaultBodyLimit::max(max_handoff)),
+        )
         .route("/healthz", get(pages::healthz))
         .route("/readyz", get(pages::readyz))
         .route("/metrics", get(pages::metrics))

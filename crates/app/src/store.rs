@@ -115,6 +115,17 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (repository, after_sha)
      ) WITHOUT ROWID;
      CREATE TABLE probe (id INTEGER PRIMARY KEY, at TEXT NOT NULL);",
+    // 2: records taken by `POST /handoff`, so a replay is answered without
+    // writing again.
+    "CREATE TABLE handoffs (
+        repository TEXT NOT NULL COLLATE NOCASE,
+        digest TEXT NOT NULL,
+        lane TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        ref TEXT NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (repository, digest)
+     ) WITHOUT ROWID;",
 ];
 
 /// Why a database operation failed.
@@ -756,6 +767,71 @@ impl Store {
             )
             .optional()
         })
+    }
+}
+
+/// A record `POST /handoff` wrote (or found) as a handoff ref.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HandedOff {
+    /// `OWNER/NAME`.
+    pub repository: String,
+    /// The record's sha256, 64 hex digits.
+    pub digest: String,
+    /// Its lane.
+    pub lane: String,
+    /// The signing key's `SHA256:` fingerprint.
+    pub fingerprint: String,
+    /// The handoff ref, `refs/heads/benchmark-result/…`.
+    #[serde(rename = "ref")]
+    pub ref_name: String,
+    /// When it was taken, RFC 3339.
+    pub at: String,
+}
+
+impl Store {
+    /// The handoff of `digest` to `repository`, if one was taken.
+    pub fn handed_off(
+        &self,
+        repository: &str,
+        digest: &str,
+    ) -> Result<Option<HandedOff>, StoreError> {
+        self.read(|c| {
+            c.query_row(
+                "SELECT repository, digest, lane, fingerprint, ref, at FROM handoffs
+                 WHERE repository = ?1 AND digest = ?2",
+                params![repository, digest],
+                |r| {
+                    Ok(HandedOff {
+                        repository: r.get(0)?,
+                        digest: r.get(1)?,
+                        lane: r.get(2)?,
+                        fingerprint: r.get(3)?,
+                        ref_name: r.get(4)?,
+                        at: r.get(5)?,
+                    })
+                },
+            )
+            .optional()
+        })
+    }
+
+    /// Remembers a handoff; a second one of the same record is ignored.
+    pub fn record_handoff(&self, h: &HandedOff) -> Result<(), StoreError> {
+        self.lock()
+            .execute(
+                "INSERT OR IGNORE INTO handoffs (repository, digest, lane, fingerprint, ref, at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    h.repository,
+                    h.digest,
+                    h.lane,
+                    h.fingerprint,
+                    h.ref_name,
+                    h.at
+                ],
+            )
+            .map(|_| ())
+            .map_err(sql(&self.path))
     }
 }
 

@@ -10,7 +10,9 @@
 //!   handled events or `other`, so a sender cannot grow the label set;
 //! - `benchops_app_signature_failures_total`;
 //! - `benchops_app_queue_depth` (accepted, not yet processed);
-//! - `benchops_app_token_exchanges_total{kind,reason}`.
+//! - `benchops_app_token_exchanges_total{kind,reason}`;
+//! - `benchops_app_handoffs_total{reason}` (`POST /handoff`: `accepted`,
+//!   `already-present`, or why it was refused).
 
 use std::sync::atomic::{AtomicI64, AtomicU64};
 
@@ -42,6 +44,13 @@ pub struct TokenLabels {
     pub reason: &'static str,
 }
 
+/// Labels of a handoff answer.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HandoffLabels {
+    /// The status or reason code.
+    pub reason: &'static str,
+}
+
 /// The server's metrics.
 #[derive(Debug)]
 pub struct Metrics {
@@ -50,6 +59,7 @@ pub struct Metrics {
     signature_failures: Counter,
     queue_depth: Gauge<i64, AtomicI64>,
     tokens: Family<TokenLabels, Counter<u64, AtomicU64>>,
+    handoffs: Family<HandoffLabels, Counter<u64, AtomicU64>>,
 }
 
 impl Default for Metrics {
@@ -66,6 +76,7 @@ impl Metrics {
         let signature_failures = Counter::default();
         let queue_depth = Gauge::<i64, AtomicI64>::default();
         let tokens = Family::<TokenLabels, Counter>::default();
+        let handoffs = Family::<HandoffLabels, Counter>::default();
         registry.register(
             "deliveries",
             "Webhook deliveries by event and outcome",
@@ -86,8 +97,14 @@ impl Metrics {
             "Token exchanges and revocations by reason code",
             tokens.clone(),
         );
+        registry.register(
+            "handoffs",
+            "POST /handoff answers by status or reason code",
+            handoffs.clone(),
+        );
         Metrics {
             registry,
+            handoffs,
             deliveries,
             signature_failures,
             queue_depth,
@@ -122,6 +139,11 @@ impl Metrics {
         self.tokens
             .get_or_create(&TokenLabels { kind, reason })
             .inc();
+    }
+
+    /// Counts a handoff answer.
+    pub fn handoff(&self, reason: &'static str) {
+        self.handoffs.get_or_create(&HandoffLabels { reason }).inc();
     }
 
     /// The Prometheus text exposition.

@@ -107,6 +107,51 @@ pub enum Command {
         #[arg(long, default_value = "benchops")]
         comment: String,
     },
+    /// Hand signed sealed records to benchops-app (`POST /handoff`), which
+    /// checks them against the repository's allowed_signers and writes the
+    /// handoff refs with its own token. Needs no GitHub credential.
+    ///
+    /// Takes each <sha256>.json (with its .sig beside it) directly inside
+    /// each DIR, or named as a file. Records that fail a local check (name,
+    /// bytes, signature) are not sent. Connection errors, timeouts, 429,
+    /// 502, 503 and 504 are retried with exponential backoff and jitter (or
+    /// after Retry-After); every other answer is final. Delivered records
+    /// (accepted, or already present) move to DIR/.handed-off/. Exit 0 when
+    /// every record was delivered, 1 when one was refused or invalid, 3
+    /// when one could not be delivered (run again later), 2 on an error.
+    #[command(
+        after_help = "Example:\n  benchops-exec lane run --sign-key ~/.config/benchops/nightly.key ... --out out/\n  benchops-exec handoff --to https://benchops-app.example.org out/"
+    )]
+    Handoff {
+        /// benchops-app's base URL (`/handoff` is appended).
+        #[arg(long, value_name = "URL", env = "BENCHOPS_HANDOFF_URL")]
+        to: String,
+        /// The repository, OWNER/NAME, when the App serves several.
+        #[arg(long, value_name = "OWNER/NAME")]
+        repository: Option<String>,
+        /// Tries per record, the first included.
+        #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=100))]
+        attempts: u32,
+        /// The first pause between tries, in milliseconds (it doubles).
+        #[arg(long, value_name = "MS", default_value_t = 1000)]
+        backoff_ms: u64,
+        /// The longest pause between tries, in milliseconds.
+        #[arg(long, value_name = "MS", default_value_t = 60_000)]
+        max_backoff_ms: u64,
+        /// The timeout of one request, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        timeout: u64,
+        /// Leave delivered records in place instead of moving them to
+        /// DIR/.handed-off/.
+        #[arg(long)]
+        keep: bool,
+        /// Print one JSON object per record instead of text lines.
+        #[arg(long)]
+        json: bool,
+        /// Directories of sealed records, or record files.
+        #[arg(required = true, value_name = "DIR")]
+        inputs: Vec<PathBuf>,
+    },
     /// Run one child of a benchmark (started by `bench submit`; not for
     /// direct use).
     ///

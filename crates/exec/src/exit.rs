@@ -20,3 +20,11 @@ pub const CHILD_FAILED: u8 = 1;
 /// or unwritable state, a Slurm tool that failed, a benchmark that cannot be
 /// sealed, or a wrapper that could not do its work.
 pub const ERROR: u8 = 2;
+
+/// `handoff`: a record was refused by the App or failed a check here (not
+/// sent); a person must look. Other records may have been delivered.
+pub const HANDOFF_REFUSED: u8 = 1;
+
+/// `handoff`: a record could not be delivered after every try (the App
+/// unreachable, busy or failing); it stays in place: run again later.
+pub const HANDOFF_UNDELIVERED: u8 = 3;

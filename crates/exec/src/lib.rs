@@ -9,6 +9,7 @@ pub mod backend;
 pub mod bench;
 pub mod child;
 pub mod exit;
+pub mod handoff;
 pub mod lane;
 pub mod procfs;
 pub mod render;

@@ -88,6 +88,45 @@ fn run(cli: Cli) -> Result<u8> {
     let state = StateDir::new(&cli.state);
     let scheduler = cli.scheduler();
     match cli.command {
+        Command::Handoff {
+            to,
+            repository,
+            attempts,
+            backoff_ms,
+            max_backoff_ms,
+            timeout,
+            keep,
+            json,
+            inputs,
+        } => {
+            use benchops_exec::handoff::{self, HandoffOptions, Outcome};
+            let mut opts = HandoffOptions::new(to);
+            opts.repository = repository;
+            opts.attempts = attempts;
+            opts.initial_backoff = std::time::Duration::from_millis(backoff_ms);
+            opts.max_backoff = std::time::Duration::from_millis(max_backoff_ms.max(backoff_ms));
+            opts.timeout = std::time::Duration::from_secs(timeout);
+            opts.keep = keep;
+            let files = handoff::collect(&inputs)?;
+            let done = handoff::deliver(&opts, &files, &mut std::thread::sleep)?;
+            for d in &done {
+                if json {
+                    line(serde_json::to_string(d)?)?;
+                } else {
+                    line(render::handoff(d))?;
+                }
+            }
+            let any = |f: fn(&Outcome) -> bool| done.iter().any(|d| f(&d.outcome));
+            Ok(
+                if any(|o| matches!(o, Outcome::Refused { .. } | Outcome::Invalid { .. })) {
+                    exit::HANDOFF_REFUSED
+                } else if any(|o| matches!(o, Outcome::Undelivered { .. })) {
+                    exit::HANDOFF_UNDELIVERED
+                } else {
+                    exit::OK
+                },
+            )
+        }
         Command::Keygen { out, comment } => {
             let pair = benchops_exec::signing::keygen(&out, &comment)?;
             note(format_args!(

@@ -387,3 +387,31 @@ pub fn escape_line(s: &str) -> String {
     }
     o
 }
+
+/// One line per handed-off record: `accepted <hex> <ref>`, `already-present
+/// <hex> <ref>`, `refused <hex> HTTP <status> <reason>: <detail>`, `invalid
+/// <file>: <reason>`, `undelivered <hex> after <n> tries: <error>`.
+pub fn handoff(d: &crate::handoff::Delivery) -> String {
+    use crate::handoff::Outcome;
+    let moved = match (&d.moved_to, &d.move_error) {
+        (Some(p), _) => format!(" (moved to {})", p.display()),
+        (None, Some(e)) => format!(" (not moved: {e})"),
+        (None, None) => String::new(),
+    };
+    match &d.outcome {
+        Outcome::Accepted { ref_name } => format!("accepted {} {ref_name}{moved}", d.digest),
+        Outcome::AlreadyPresent { ref_name } => {
+            format!("already-present {} {ref_name}{moved}", d.digest)
+        }
+        Outcome::Refused {
+            status,
+            reason,
+            detail,
+        } => format!("refused {} HTTP {status} {reason}: {detail}", d.digest),
+        Outcome::Invalid { reason } => format!("invalid {}: {reason}", d.file.display()),
+        Outcome::Undelivered { last_error } => format!(
+            "undelivered {} after {} tries: {last_error}",
+            d.digest, d.attempts
+        ),
+    }
+}

@@ -1,0 +1,457 @@
+//! `benchops-exec handoff --to URL DIR…`: hands signed sealed records to
+//! benchops-app's `POST /handoff`, which checks them and writes the handoff
+//! ref with its own token. The execution host needs the lane's signing key
+//! and network reach to the App; no GitHub credential of any kind.
+//!
+//! Each `<hex>.json` directly inside a DIR (or named as a file) is checked
+//! here first, so that nothing doomed leaves the host: its bytes must hash
+//! to its name and be a valid sealed record, and `<hex>.json.sig` must be
+//! beside it, an SSHSIG in the namespace `benchops-result` that verifies
+//! with the key it carries (whether that key is trusted is the App's
+//! question). Then it is sent, one request per record.
+//!
+//! **Retries.** A connection or timeout error, 429, 502, 503 and 504 are
+//! retried, up to `attempts` in all, after a pause that doubles from
+//! `initial_backoff` up to `max_backoff`, with jitter (half the pause is
+//! random), or after the server's `Retry-After` when it says (at most
+//! [`MAX_RETRY_AFTER`]). Anything else is final: 201 `accepted`, 200
+//! `already-present`, and every other answer a refusal with the server's
+//! reason code (a person must look; sending again would not help).
+//!
+//! **Nothing is lost.** A delivered record (accepted or already present)
+//! and its signature are moved into `DIR/.handed-off/` (unless `keep`), so
+//! the next run sends only what is new; a refused or undelivered one stays
+//! where it is. Moving is a rename, never a copy.
+//!
+//! The client is a small blocking `reqwest` with rustls (the system's
+//! certificate store), not the publication client: this crate links no
+//! GitHub client (`tests/dependency_invariants.rs`).
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use benchops::digest::Sha256Digest;
+use benchops::fsio::{self, Symlinks};
+use benchops::provenance::{self, MAX_SIGNATURE_BYTES, SIG_SUFFIX};
+use serde::Serialize;
+
+/// Where delivered records are moved, inside their directory.
+pub const HANDED_OFF_DIR: &str = ".handed-off";
+/// The longest `Retry-After` honoured.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
+/// The most of a response body read.
+const MAX_RESPONSE_BYTES: u64 = 64 * 1024;
+/// The most of a server's `detail` printed, in characters.
+const MAX_DETAIL_CHARS: usize = 500;
+
+/// How to hand off.
+#[derive(Debug, Clone)]
+pub struct HandoffOptions {
+    /// benchops-app's base URL (`/handoff` is appended unless the path
+    /// already ends in it).
+    pub url: String,
+    /// `OWNER/NAME`, when the App serves several repositories.
+    pub repository: Option<String>,
+    /// Tries per record, the first included.
+    pub attempts: u32,
+    /// The first pause between tries.
+    pub initial_backoff: Duration,
+    /// The longest pause between tries.
+    pub max_backoff: Duration,
+    /// The timeout of one request.
+    pub timeout: Duration,
+    /// Leave delivered records where they are.
+    pub keep: bool,
+}
+
+impl HandoffOptions {
+    /// Defaults for `url`: 6 tries, 1 s doubling to 60 s, 30 s a request.
+    pub fn new(url: impl Into<String>) -> HandoffOptions {
+        HandoffOptions {
+            url: url.into(),
+            repository: None,
+            attempts: 6,
+            initial_backoff: Duration::from_secs(1),
+            max_backoff: Duration::from_secs(60),
+            timeout: Duration::from_secs(30),
+            keep: false,
+        }
+    }
+
+    /// The endpoint.
+    pub fn endpoint(&self) -> String {
+        let base = self.url.trim_end_matches('/');
+        if base.ends_with("/handoff") {
+            base.to_owned()
+        } else {
+            format!("{base}/handoff")
+        }
+    }
+}
+
+/// Why the handoff could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum HandoffError {
+    /// A DIR could not be read.
+    #[error("failed to read {path}")]
+    Read {
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No record was found.
+    #[error("no sealed record (<sha256>.json) in {0}")]
+    Empty(String),
+    /// The URL is not http(s).
+    #[error("{0:?} is not an http:// or https:// URL")]
+    Url(String),
+    /// The HTTP client could not be built.
+    #[error("the HTTP client could not be set up: {0}")]
+    Client(String),
+}
+
+/// What happened to one record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "kebab-case")]
+pub enum Outcome {
+    /// The App wrote the handoff ref.
+    Accepted {
+        /// The ref.
+        #[serde(rename = "ref")]
+        ref_name: String,
+    },
+    /// The App had it already.
+    AlreadyPresent {
+        /// The ref.
+        #[serde(rename = "ref")]
+        ref_name: String,
+    },
+    /// The App refused it: a person must look.
+    Refused {
+        /// The HTTP status.
+        status: u16,
+        /// The server's reason code.
+        reason: String,
+        /// The server's detail, bounded.
+        detail: String,
+    },
+    /// Not sent: it fails a check here (bad name, bytes, signature).
+    Invalid {
+        /// Why.
+        reason: String,
+    },
+    /// Every try failed for a reason that may pass: run again later.
+    Undelivered {
+        /// The last failure.
+        last_error: String,
+    },
+}
+
+/// One record's handoff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Delivery {
+    /// The record file, where it was found.
+    pub file: PathBuf,
+    /// Its sha256 (from its name).
+    pub digest: String,
+    /// Requests made.
+    pub attempts: u32,
+    /// What happened.
+    pub outcome: Outcome,
+    /// Where the record was moved, when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_to: Option<PathBuf>,
+    /// Why a delivered record could not be moved (it stays; the next run
+    /// answers "already present").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub move_error: Option<String>,
+}
+
+fn record_digest(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    let hex = name.strip_suffix(".json")?;
+    (hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        .then(|| hex.to_owned())
+}
+
+/// The record files named by `inputs`: each file as given, each directory's
+/// `<hex>.json` entries (not recursive, not `.handed-off/`), sorted.
+pub fn collect(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, HandoffError> {
+    let mut out = Vec::new();
+    for input in inputs {
+        let meta = std::fs::metadata(input).map_err(|source| HandoffError::Read {
+            path: input.clone(),
+            source,
+        })?;
+        if !meta.is_dir() {
+            out.push(input.clone());
+            continue;
+        }
+        let entries = std::fs::read_dir(input).map_err(|source| HandoffError::Read {
+            path: input.clone(),
+            source,
+        })?;
+        let mut found = Vec::new();
+        for e in entries {
+            let e = e.map_err(|source| HandoffError::Read {
+                path: input.clone(),
+                source,
+            })?;
+            let path = e.path();
+            if record_digest(&path).is_some() {
+                found.push(path);
+            }
+        }
+        found.sort();
+        out.extend(found);
+    }
+    if out.is_empty() {
+        let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+        return Err(HandoffError::Empty(names.join(", ")));
+    }
+    Ok(out)
+}
+
+/// The request body of one record, or why it is not sent.
+fn prepare(file: &Path, repository: Option<&str>) -> Result<(String, Vec<u8>), String> {
+    let digest = record_digest(file)
+        .ok_or_else(|| "the name is not <64 lowercase hex digits>.json".to_owned())?;
+    let bytes = fsio::read_record_file(file, fsio::DEFAULT_MAX_RECORD_BYTES, Symlinks::Refuse)
+        .map_err(|e| e.reason())?;
+    let expected = Sha256Digest::from_hex(&digest).map_err(|e| e.to_string())?;
+    benchops::seal::verify(&bytes, Some(&expected))
+        .map_err(|e| format!("not a valid sealed record: {e}"))?;
+    let sig_path = PathBuf::from(format!("{}{SIG_SUFFIX}", file.display()));
+    if std::fs::symlink_metadata(&sig_path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    {
+        return Err(format!(
+            "unsigned: {} is missing; the App takes signed records only (seal with --sign-key)",
+            sig_path.display()
+        ));
+    }
+    let sig = fsio::read_record_file(&sig_path, MAX_SIGNATURE_BYTES, Symlinks::Refuse)
+        .map_err(|e| format!("{}: {}", sig_path.display(), e.reason()))?;
+    provenance::signer(&bytes, &sig).map_err(|r| format!("{}: {r}", sig_path.display()))?;
+    let record = String::from_utf8(bytes).map_err(|_| "the record is not UTF-8".to_owned())?;
+    let signature =
+        String::from_utf8(sig).map_err(|_| format!("{} is not UTF-8", sig_path.display()))?;
+    let body = serde_json::json!({
+        "repository": repository,
+        "record": record,
+        "signature": signature,
+        "digest": digest,
+    });
+    let mut body = body;
+    if repository.is_none() {
+        if let Some(o) = body.as_object_mut() {
+            o.remove("repository");
+        }
+    }
+    Ok((
+        digest,
+        serde_json::to_vec(&body).map_err(|e| e.to_string())?,
+    ))
+}
+
+/// Printable text from a server: control characters replaced, bounded.
+pub fn inert(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .take(MAX_DETAIL_CHARS)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if text.chars().count() > MAX_DETAIL_CHARS {
+        out.push('…');
+    }
+    out
+}
+
+/// One try's result.
+enum Try {
+    Final(Outcome),
+    Again {
+        error: String,
+        wait: Option<Duration>,
+    },
+}
+
+fn send(client: &reqwest::blocking::Client, url: &str, body: &[u8]) -> Try {
+    let resp = match client
+        .post(url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body.to_vec())
+        .send()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            return Try::Again {
+                error: format!("{url}: {}", error_chain(&e)),
+                wait: None,
+            };
+        }
+    };
+    let status = resp.status().as_u16();
+    let retry_after = resp
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(|s| Duration::from_secs(s).min(MAX_RETRY_AFTER));
+    let mut text = String::new();
+    let read = resp.take(MAX_RESPONSE_BYTES).read_to_string(&mut text);
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    let field = |k: &str| json.get(k).and_then(|v| v.as_str()).map(inert);
+    match status {
+        200 | 201 => {
+            let ref_name = field("ref").unwrap_or_default();
+            match (field("status").as_deref(), read) {
+                (Some("accepted"), Ok(_)) => Try::Final(Outcome::Accepted { ref_name }),
+                (Some("already-present"), Ok(_)) => {
+                    Try::Final(Outcome::AlreadyPresent { ref_name })
+                }
+                // Success is not inferred from a status code alone.
+                _ => Try::Again {
+                    error: format!(
+                        "{url}: HTTP {status} without a readable answer: {}",
+                        inert(&text)
+                    ),
+                    wait: None,
+                },
+            }
+        }
+        429 | 502 | 503 | 504 => Try::Again {
+            error: format!(
+                "{url}: HTTP {status} {}",
+                field("reason").unwrap_or_default()
+            ),
+            wait: retry_after,
+        },
+        _ => Try::Final(Outcome::Refused {
+            status,
+            reason: field("reason").unwrap_or_else(|| "unknown".to_owned()),
+            detail: field("detail").unwrap_or_else(|| inert(&text)),
+        }),
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(c) = src {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        src = c.source();
+    }
+    inert(&s)
+}
+
+/// The pause before try `n + 1` (n ≥ 1): `initial · 2^(n-1)`, capped,
+/// the upper half of it random.
+pub fn backoff(opts: &HandoffOptions, n: u32, random: u64) -> Duration {
+    let full = opts
+        .initial_backoff
+        .saturating_mul(1u32 << (n.saturating_sub(1)).min(20))
+        .min(opts.max_backoff);
+    let half = full / 2;
+    let jitter_ns = half.as_nanos() as u64;
+    let extra = if jitter_ns == 0 {
+        0
+    } else {
+        random % jitter_ns
+    };
+    half + Duration::from_nanos(extra)
+}
+
+fn random_u64() -> u64 {
+    use rand_core::RngCore as _;
+    rand_core::OsRng.next_u64()
+}
+
+fn move_delivered(file: &Path) -> Result<PathBuf, String> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let dest_dir = dir.join(HANDED_OFF_DIR);
+    std::fs::create_dir_all(&dest_dir).map_err(|e| format!("{}: {e}", dest_dir.display()))?;
+    let name = file.file_name().unwrap_or_default();
+    let sig_name = format!("{}{SIG_SUFFIX}", name.to_string_lossy());
+    let sig = dir.join(&sig_name);
+    // The signature first: a record never sits in .handed-off/ while its
+    // signature is left behind to be sent alone.
+    std::fs::rename(&sig, dest_dir.join(&sig_name))
+        .map_err(|e| format!("{}: {e}", sig.display()))?;
+    let dest = dest_dir.join(name);
+    std::fs::rename(file, &dest).map_err(|e| format!("{}: {e}", file.display()))?;
+    Ok(dest)
+}
+
+/// Hands off every record in `files`, one after the other; `sleep` pauses
+/// between tries (the CLI passes `std::thread::sleep`).
+pub fn deliver(
+    opts: &HandoffOptions,
+    files: &[PathBuf],
+    sleep: &mut dyn FnMut(Duration),
+) -> Result<Vec<Delivery>, HandoffError> {
+    let url = opts.endpoint();
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(HandoffError::Url(opts.url.clone()));
+    }
+    let client = reqwest::blocking::Client::builder()
+        .timeout(opts.timeout)
+        .connect_timeout(opts.timeout.min(Duration::from_secs(10)))
+        .user_agent(concat!("benchops-exec/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| HandoffError::Client(error_chain(&e)))?;
+    let mut out = Vec::with_capacity(files.len());
+    for file in files {
+        let digest = record_digest(file).unwrap_or_default();
+        let mut d = Delivery {
+            file: file.clone(),
+            digest,
+            attempts: 0,
+            outcome: Outcome::Undelivered {
+                last_error: String::new(),
+            },
+            moved_to: None,
+            move_error: None,
+        };
+        let body = match prepare(file, opts.repository.as_deref()) {
+            Ok((_, body)) => body,
+            Err(reason) => {
+                d.outcome = Outcome::Invalid { reason };
+                out.push(d);
+                continue;
+            }
+        };
+        let attempts = opts.attempts.max(1);
+        for n in 1..=attempts {
+            d.attempts = n;
+            match send(&client, &url, &body) {
+                Try::Final(o) => {
+                    d.outcome = o;
+                    break;
+                }
+                Try::Again { error, wait } => {
+                    d.outcome = Outcome::Undelivered { last_error: error };
+                    if n < attempts {
+                        sleep(wait.unwrap_or_else(|| backoff(opts, n, random_u64())));
+                    }
+                }
+            }
+        }
+        if !opts.keep
+            && matches!(
+                d.outcome,
+                Outcome::Accepted { .. } | Outcome::AlreadyPresent { .. }
+            )
+        {
+            match move_delivered(file) {
+                Ok(p) => d.moved_to = Some(p),
+                Err(e) => d.move_error = Some(e),
+            }
+        }
+        out.push(d);
+    }
+    Ok(out)
+}
