@@ -33,6 +33,8 @@ pub struct Options {
     pub app_id: u64,
     pub key_pem: Vec<u8>,
     pub repo_id: u64,
+    /// TOML appended to the configuration (a `[handoff]` table, say).
+    pub extra: String,
 }
 
 impl Default for Options {
@@ -48,6 +50,7 @@ impl Default for Options {
             app_id: APP_ID,
             key_pem: APP_KEY.to_vec(),
             repo_id: 456789,
+            extra: String::new(),
         }
     }
 }
@@ -87,6 +90,7 @@ pub fn setup(o: &Options) -> Setup {
         "\n[[policy.repository]]\nname = \"octo/bench\"\nid = {}\n",
         o.repo_id
     ));
+    text.push_str(&o.extra);
     let config = dir.path().join("config.toml");
     std::fs::write(&config, text).expect("write config");
     Setup { dir, config }
