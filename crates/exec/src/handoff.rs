@@ -159,7 +159,8 @@ pub struct Delivery {
     pub digest: String,
     /// Requests made.
     pub attempts: u32,
-    /// What happened.
+    /// What happened (flattened: `outcome` and its fields).
+    #[serde(flatten)]
     pub outcome: Outcome,
     /// Where the record was moved, when it was.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -454,4 +455,52 @@ pub fn deliver(
         out.push(d);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_is_capped_and_keeps_half_fixed() {
+        let mut o = HandoffOptions::new("http://x");
+        o.initial_backoff = Duration::from_secs(1);
+        o.max_backoff = Duration::from_secs(10);
+        assert_eq!(backoff(&o, 1, 0), Duration::from_millis(500));
+        assert_eq!(backoff(&o, 2, 0), Duration::from_secs(1));
+        assert_eq!(backoff(&o, 3, 0), Duration::from_secs(2));
+        // Capped at max_backoff, whatever the try number.
+        assert_eq!(backoff(&o, 40, 0), Duration::from_secs(5));
+        for r in [1, 123_456_789, u64::MAX] {
+            let d = backoff(&o, 1, r);
+            assert!(
+                d >= Duration::from_millis(500) && d < Duration::from_secs(1),
+                "{d:?}"
+            );
+        }
+        o.initial_backoff = Duration::ZERO;
+        assert_eq!(backoff(&o, 3, u64::MAX), Duration::ZERO);
+    }
+
+    #[test]
+    fn the_endpoint_is_appended_once() {
+        assert_eq!(
+            HandoffOptions::new("https://a.example/").endpoint(),
+            "https://a.example/handoff"
+        );
+        assert_eq!(
+            HandoffOptions::new("https://a.example/app/handoff").endpoint(),
+            "https://a.example/app/handoff"
+        );
+    }
+
+    #[test]
+    fn inert_text_has_no_control_characters_and_is_bounded() {
+        let t = inert("a\u{1b}[31mb\nc");
+        assert_eq!(t, "a [31mb c");
+        assert_eq!(
+            inert(&"x".repeat(10_000)).chars().count(),
+            MAX_DETAIL_CHARS + 1
+        );
+    }
 }
