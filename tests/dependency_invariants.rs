@@ -120,12 +120,24 @@ fn exec_does_not_link_the_github_crate() {
         !closure.contains("benchops-github"),
         "benchops-exec must not depend on benchops-github: {closure:?}"
     );
-    for forbidden in ["octocrab", "jsonwebtoken"] {
+    // The publisher, the App and the simulator all reach GitHub's client;
+    // `handoff` talks to the App over plain HTTP instead.
+    for forbidden in [
+        "octocrab",
+        "jsonwebtoken",
+        "benchops-publish",
+        "benchops-app",
+        "benchops-testkit",
+    ] {
         assert!(
             !closure.contains(forbidden),
             "benchops-exec must not depend on {forbidden}"
         );
     }
+    assert!(
+        closure.contains("reqwest"),
+        "sanity: exec's HTTP client for `handoff` is visible: {closure:?}"
+    );
 }
 
 #[test]
