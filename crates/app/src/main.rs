@@ -74,7 +74,7 @@ fn main() -> ExitCode {
                     let version = s.schema_version().unwrap_or(-1);
                     let _ = writeln!(
                         std::io::stdout(),
-                        "configuration {} is valid\n  app id: {}\n  listen: {}\n  database: {} (schema {version})\n  webhook secrets: {}\n  oidc: issuer {} audience {}\n  repositories: {}\n  workflow: {} on {} for {}\n  environment: {}\n  history: {}",
+                        "configuration {} is valid\n  app id: {}\n  listen: {}\n  database: {} (schema {version})\n  webhook secrets: {}\n  oidc: issuer {} audience {}\n  repositories: {}\n  workflow: {} on {} for {}\n  environment: {}\n  history: {}\n  handoff: {}",
                         cfg.path.display(),
                         cfg.app_id,
                         cfg.listen,
@@ -95,6 +95,15 @@ fn main() -> ExitCode {
                         cfg.history
                             .as_ref()
                             .map_or("(not configured)".to_owned(), |p| p.display().to_string()),
+                        cfg.handoff.as_ref().map_or("off (no [handoff] table)".to_owned(), |h| format!(
+                            "POST /handoff on: trust from {} on {}, at most {} bytes, {} a minute per key (burst {}), trust reused {} s",
+                            h.manifest,
+                            cfg.policy.default_branch,
+                            h.max_body_bytes,
+                            h.per_key_per_minute,
+                            h.burst,
+                            h.trust_ttl_seconds
+                        )),
                     );
                     ExitCode::SUCCESS
                 }

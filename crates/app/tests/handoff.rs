@@ -527,3 +527,42 @@ async fn trust_comes_from_the_default_branch_and_a_missing_table_refuses_everyth
         1
     );
 }
+
+#[test]
+fn a_bad_handoff_table_is_refused_naming_the_key() {
+    for (table, key) in [
+        ("manifest = \"../schedule.toml\"", "handoff.manifest"),
+        ("manifest = \"/etc/schedule.toml\"", "handoff.manifest"),
+        ("manifest = \"benchmarks/schedule.yml\"", "handoff.manifest"),
+        ("max_body_bytes = 10", "handoff.max_body_bytes"),
+        ("per_key_per_minute = 0", "handoff.per_key_per_minute"),
+        ("burst = 0", "handoff.burst"),
+        ("trust_ttl_seconds = 86400", "handoff.trust_ttl_seconds"),
+    ] {
+        let s = setup(&Options {
+            extra: format!("\n[handoff]\n{table}\n"),
+            ..Options::default()
+        });
+        let e = benchops_app::config::load(&s.config).expect_err(table);
+        let msg = e.to_string();
+        assert!(msg.contains(&format!("`{key}`")), "{table}: {msg}");
+        assert!(msg.contains("config.toml"), "the file is named: {msg}");
+    }
+    let s = setup(&Options {
+        extra: "\n[handoff]\nunknown = 1\n".into(),
+        ..Options::default()
+    });
+    let e = benchops_app::config::load(&s.config).expect_err("unknown key");
+    assert!(e.to_string().contains("unknown"), "{e}");
+    let s = setup(&Options {
+        extra: "\n[handoff]\n".into(),
+        ..Options::default()
+    });
+    let cfg = benchops_app::config::load(&s.config).expect("defaults");
+    let h = cfg.handoff.expect("on");
+    assert_eq!(h.manifest, benchops_app::config::DEFAULT_HANDOFF_MANIFEST);
+    assert_eq!(
+        h.max_body_bytes,
+        benchops_app::config::DEFAULT_HANDOFF_BODY_BYTES
+    );
+}
