@@ -479,6 +479,25 @@ async fn trust_comes_from_the_default_branch_and_a_missing_table_refuses_everyth
         (422, Some("invalid-record")),
         "{v}"
     );
+    // A lane the manifest does not have, signed by a key allowed for every
+    // lane: the sweep would only quarantine it.
+    sim.commit_files(
+        "octo",
+        "bench",
+        "main",
+        &[(
+            "benchmarks/allowed_signers",
+            format!("* {public}\n").as_bytes(),
+        )],
+        "a wildcard key",
+    );
+    let stray = drift("weekly", "2026-12-01T01:00:00Z");
+    let (status, _, v) = post(&app.url, body(stray.bytes(), &key.sign(stray.bytes()))).await;
+    assert_eq!(
+        (status, v["reason"].as_str()),
+        (422, Some("unknown-lane")),
+        "{v}"
+    );
     // A repository this App does not serve.
     let other_repo = serde_json::to_vec(&json!({
         "repository": "someone/else",

@@ -31,7 +31,8 @@
 //! 5. the repository's manifest has `[signing]` (403
 //!    `signing-not-configured`) and its `allowed_signers` lists the key
 //!    for the record's lane, valid now (403 `unknown-key`,
-//!    `wrong-principal`, `outside-validity`; [`trust`]).
+//!    `wrong-principal`, `outside-validity`; [`trust`]), and the record's
+//!    lane is one of the manifest's (422 `unknown-lane`).
 //!
 //! Then the record is written, or found: 201 `{"status": "accepted", …}`
 //! for a new ref, 200 `{"status": "already-present", …}` for a record
@@ -351,6 +352,18 @@ async fn handle(
             format!(
                 "{}:{} has no [signing] table, so no signature can be trusted",
                 app.config.policy.default_branch, handoffs.config.manifest
+            ),
+        ));
+    }
+    if !trust.lanes.iter().any(|l| l == &lane) {
+        return Err(refuse(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unknown-lane",
+            format!(
+                "the record's lane {} is not a lane of {}:{}",
+                benchops::excerpt::quote(&lane),
+                app.config.policy.default_branch,
+                handoffs.config.manifest
             ),
         ));
     }

@@ -37,6 +37,9 @@ pub struct Trust {
     pub signers: AllowedSigners,
     /// Where the signers were read, `<branch>:<path>`, for messages.
     pub source: String,
+    /// The manifest's lanes: a record of any other lane would only be
+    /// quarantined by the sweep.
+    pub lanes: Vec<String>,
 }
 
 /// Why the trust could not be read.
@@ -157,6 +160,11 @@ async fn read(
     let loaded = benchops::manifest::from_toml(&text, &format!("{repo}: {source}"))
         .map_err(|e| TrustError::Config(e.to_string()))?;
     let manifest = loaded.manifest;
+    let lanes: Vec<String> = manifest
+        .lanes
+        .iter()
+        .map(|l| l.name.as_str().to_owned())
+        .collect();
     if let Some(named) = &manifest.repository {
         if !named.eq_ignore_ascii_case(&repo.to_string()) {
             return Err(TrustError::Config(format!(
@@ -169,6 +177,7 @@ async fn read(
             signing: None,
             signers: AllowedSigners::default(),
             source,
+            lanes,
         });
     };
     // The manifest's schema keeps the path relative and free of `..`.
@@ -191,5 +200,6 @@ async fn read(
         signing: Some(signing),
         signers,
         source,
+        lanes,
     })
 }
