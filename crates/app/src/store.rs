@@ -115,16 +115,17 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (repository, after_sha)
      ) WITHOUT ROWID;
      CREATE TABLE probe (id INTEGER PRIMARY KEY, at TEXT NOT NULL);",
-    // 2: records taken by `POST /handoff`, so a replay is answered without
-    // writing again.
+    // 2: records taken by `POST /handoff` (with the signature they came
+    // with), so a replay is answered without writing again.
     "CREATE TABLE handoffs (
         repository TEXT NOT NULL COLLATE NOCASE,
         digest TEXT NOT NULL,
+        signature_sha TEXT NOT NULL,
         lane TEXT NOT NULL,
         fingerprint TEXT NOT NULL,
         ref TEXT NOT NULL,
         at TEXT NOT NULL,
-        PRIMARY KEY (repository, digest)
+        PRIMARY KEY (repository, digest, signature_sha)
      ) WITHOUT ROWID;",
 ];
 
@@ -777,6 +778,9 @@ pub struct HandedOff {
     pub repository: String,
     /// The record's sha256, 64 hex digits.
     pub digest: String,
+    /// The sha256 of the signature it came with: the same record signed
+    /// again (a new key) is a new handoff.
+    pub signature_sha: String,
     /// Its lane.
     pub lane: String,
     /// The signing key's `SHA256:` fingerprint.
@@ -789,25 +793,28 @@ pub struct HandedOff {
 }
 
 impl Store {
-    /// The handoff of `digest` to `repository`, if one was taken.
+    /// The handoff of `digest` with the signature `signature_sha` to
+    /// `repository`, if one was taken.
     pub fn handed_off(
         &self,
         repository: &str,
         digest: &str,
+        signature_sha: &str,
     ) -> Result<Option<HandedOff>, StoreError> {
         self.read(|c| {
             c.query_row(
-                "SELECT repository, digest, lane, fingerprint, ref, at FROM handoffs
-                 WHERE repository = ?1 AND digest = ?2",
-                params![repository, digest],
+                "SELECT repository, digest, signature_sha, lane, fingerprint, ref, at
+                 FROM handoffs WHERE repository = ?1 AND digest = ?2 AND signature_sha = ?3",
+                params![repository, digest, signature_sha],
                 |r| {
                     Ok(HandedOff {
                         repository: r.get(0)?,
                         digest: r.get(1)?,
-                        lane: r.get(2)?,
-                        fingerprint: r.get(3)?,
-                        ref_name: r.get(4)?,
-                        at: r.get(5)?,
+                        signature_sha: r.get(2)?,
+                        lane: r.get(3)?,
+                        fingerprint: r.get(4)?,
+                        ref_name: r.get(5)?,
+                        at: r.get(6)?,
                     })
                 },
             )
@@ -819,11 +826,13 @@ impl Store {
     pub fn record_handoff(&self, h: &HandedOff) -> Result<(), StoreError> {
         self.lock()
             .execute(
-                "INSERT OR IGNORE INTO handoffs (repository, digest, lane, fingerprint, ref, at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT OR IGNORE INTO handoffs
+                   (repository, digest, signature_sha, lane, fingerprint, ref, at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
                     h.repository,
                     h.digest,
+                    h.signature_sha,
                     h.lane,
                     h.fingerprint,
                     h.ref_name,

@@ -202,7 +202,15 @@ async fn a_signed_record_is_handed_off_without_a_github_credential_and_swept_int
         "{stdout}{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let ref_name = format!("refs/heads/benchmark-result/nightly/{hex}");
+    let sig_sha = {
+        use sha2::Digest as _;
+        let d = sha2::Sha256::digest(sig.as_bytes());
+        d.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    let ref_name = format!(
+        "refs/heads/benchmark-result/nightly/{hex}-{}",
+        &sig_sha[..12]
+    );
     assert!(
         stdout.starts_with(&format!("accepted {hex} {ref_name}")),
         "{stdout}"
@@ -544,6 +552,32 @@ async fn trust_comes_from_the_default_branch_and_a_missing_table_refuses_everyth
         sim.refs("octo", "bench", "refs/heads/benchmark-result/")
             .len(),
         1
+    );
+
+    // The same record signed again by a new key (a rotation) is a new
+    // handoff beside the first, not "already present".
+    let (new_key, new_public) = keygen(tmp.path(), "k2");
+    sim.commit_files(
+        "octo",
+        "bench",
+        "main",
+        &[(
+            "benchmarks/allowed_signers",
+            format!("nightly {public}\nnightly {new_public}\n").as_bytes(),
+        )],
+        "rotate",
+    );
+    let resigned = new_key.sign(record.bytes());
+    let (status, _, v) = post(&app.url, body(record.bytes(), &resigned)).await;
+    assert_eq!(
+        (status, v["status"].as_str()),
+        (201, Some("accepted")),
+        "{v}"
+    );
+    assert_eq!(
+        sim.refs("octo", "bench", "refs/heads/benchmark-result/")
+            .len(),
+        2
     );
 }
 

@@ -1,7 +1,7 @@
 //! `POST /handoff`: a sealed record and its signature, handed to the App by
 //! an execution host that holds no GitHub credential (`benchops-exec
 //! handoff --to URL`). The App checks both and writes the handoff ref
-//! `refs/heads/benchmark-result/<lane>/<hex>` with its own contents-phase
+//! `refs/heads/benchmark-result/<lane>/<hex>-<sig>` ([`handoff_ref`]) with its own contents-phase
 //! token; the sweep then consumes the ref as it consumes any other, and
 //! checks the signature again.
 //!
@@ -36,8 +36,9 @@
 //!
 //! Then the record is written, or found: 201 `{"status": "accepted", …}`
 //! for a new ref, 200 `{"status": "already-present", …}` for a record
-//! taken before (the store remembers each one) or whose ref exists. A
-//! replay therefore writes nothing. GitHub failing is 502 `github-error`
+//! taken before with the same signature (the store remembers each one) or
+//! whose ref exists. A replay therefore writes nothing; the same record
+//! signed again (after a key change) is a new handoff. GitHub failing is 502 `github-error`
 //! (retry), the App not installed 403 `not-installed`, the repository's
 //! manifest or `allowed_signers` missing or invalid 500 `trust-config`
 //! (an operator fixes the default branch).
@@ -61,6 +62,7 @@ use axum::response::{IntoResponse, Response};
 use benchops::provenance::{self, Rejection};
 use benchops_github::{GitHubClient, GitHubError, RefName, Repo, TreeFile};
 use serde::Deserialize;
+use sha2::Digest as _;
 
 use crate::AppState;
 use crate::config::Handoff as HandoffConfig;
@@ -382,8 +384,12 @@ async fn handle(
         )
     })?;
 
-    // Taken before: nothing to write.
-    match app.store.handed_off(&allowed.name, &hex) {
+    // Taken before, with this signature: nothing to write.
+    let signature_sha: String = sha2::Sha256::digest(signature)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    match app.store.handed_off(&allowed.name, &hex, &signature_sha) {
         Ok(Some(before)) => return Ok((StatusCode::OK, "already-present", before)),
         Ok(None) => {}
         Err(e) => {
@@ -391,7 +397,7 @@ async fn handle(
             return Err(refuse(StatusCode::SERVICE_UNAVAILABLE, "store-error", None));
         }
     }
-    let ref_name = handoff_ref(&lane, &hex)
+    let ref_name = handoff_ref(&lane, &hex, &signature_sha)
         .map_err(|e| refuse(StatusCode::INTERNAL_SERVER_ERROR, "config", e.to_string()))?;
     let written = Written {
         hex: &hex,
@@ -409,6 +415,7 @@ async fn handle(
     let taken = HandedOff {
         repository: allowed.name.clone(),
         digest: hex,
+        signature_sha,
         lane,
         fingerprint,
         ref_name: ref_name.full(),
@@ -441,12 +448,15 @@ fn trust_answer(e: TrustError) -> Answer {
     }
 }
 
-/// `heads/benchmark-result/<lane>/<hex>`, or without the lane where the
-/// lane cannot be a ref component (a lane name with `..` or that ends in
-/// `.lock` or `.`).
-pub fn handoff_ref(lane: &str, hex: &str) -> Result<RefName, GitHubError> {
-    RefName::new(&format!("heads/benchmark-result/{lane}/{hex}"))
-        .or_else(|_| RefName::new(&format!("heads/benchmark-result/{hex}")))
+/// `heads/benchmark-result/<lane>/<hex>-<first 12 hex of the signature's
+/// sha256>`, or without the lane where the lane cannot be a ref component
+/// (a lane name with `..` or that ends in `.lock` or `.`). The signature's
+/// part lets the same record, signed again after a key change, be handed
+/// off beside a ref the sweep quarantined for its old signature.
+pub fn handoff_ref(lane: &str, hex: &str, signature_sha: &str) -> Result<RefName, GitHubError> {
+    let sig = &signature_sha[..signature_sha.len().min(12)];
+    RefName::new(&format!("heads/benchmark-result/{lane}/{hex}-{sig}"))
+        .or_else(|_| RefName::new(&format!("heads/benchmark-result/{hex}-{sig}")))
 }
 
 /// What a handoff ref holds, and what its commit message says.
