@@ -342,6 +342,11 @@ pub struct ProvisionArgs {
     /// Team:ID, OrganizationAdmin). Repeatable.
     #[arg(long, value_name = "TYPE[:ID]", requires = "handoff_refs", value_parser = benchops_publish::provision::parse_actor)]
     pub execution_actor: Vec<benchops_github::BypassActor>,
+    /// With --handoff-refs: benchops-app writes the handoff refs (`POST
+    /// /handoff`, `benchops-exec handoff --to URL`), so the App's bypass
+    /// is enough and no --execution-actor is needed.
+    #[arg(long, requires = "handoff_refs")]
+    pub handoff_via_app: bool,
     /// The missed-run label the publication sweep sets
     /// (--missed-run-issues); `none` if it does not.
     #[arg(long, value_name = "LABEL", default_value = "benchmark-missed-run")]

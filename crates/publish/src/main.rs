@@ -180,6 +180,7 @@ fn run_provision(command: cli::ProvisionCommand) -> u8 {
     opts.workflow_path = a.workflow;
     opts.handoff_refs = a.handoff_refs;
     opts.execution_actors = a.execution_actor;
+    opts.handoff_via_app = a.handoff_via_app;
     opts.missed_run_label = (a.missed_run_label != "none").then_some(a.missed_run_label);
     opts.health_label = (a.health_label != "none").then_some(a.health_label);
     let result = provision::blocking(async {

@@ -22,6 +22,7 @@ fn expected() -> Expected {
         workflow_path: ".github/workflows/benchmark-publication.yml".into(),
         handoff_refs: true,
         execution_actors: vec![parse_actor("DeployKey").expect("valid")],
+        handoff_via_app: false,
         labels: vec![
             ("benchmark-drift".into(), "B60205".into(), "d".into()),
             ("lane:nightly".into(), "1D76DB".into(), "d".into()),
@@ -396,6 +397,18 @@ fn handoff_ruleset_departures() {
     }
     let c = failing(&o, "handoff-ruleset");
     assert!(c.detail.contains("lets no execution identity push"));
+    // Unless the App writes the handoff refs itself (POST /handoff).
+    let mut via_app = expected();
+    via_app.handoff_via_app = true;
+    via_app.execution_actors.clear();
+    let all = checks::run(&via_app, &o);
+    let c = check(&all, "handoff-ruleset");
+    assert!(c.passed, "{}", c.detail);
+    assert!(
+        c.detail.contains("only the App (POST /handoff)"),
+        "{}",
+        c.detail
+    );
     let mut o = good();
     if let Ok(r) = &mut o.rulesets {
         r[1].bypass_actors

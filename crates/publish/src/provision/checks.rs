@@ -44,6 +44,10 @@ pub struct Expected {
     pub handoff_refs: bool,
     /// Who may push handoff refs (the execution identity).
     pub execution_actors: Vec<BypassActor>,
+    /// Whether handoff refs are written by the App (benchops-app's `POST
+    /// /handoff`): then the App's own bypass is enough, and no execution
+    /// identity need push.
+    pub handoff_via_app: bool,
     /// Labels that must exist, with their colours.
     pub labels: Vec<(String, String, String)>,
 }
@@ -589,7 +593,10 @@ fn handoff_ruleset(expected: &Expected, observed: &Observed) -> Check {
             continue;
         };
         let executors: Vec<&BypassActor> = actors.iter().filter(|a| !is_app(a, app_id)).collect();
-        if (r.has_rule("creation") || r.has_rule("update")) && executors.is_empty() {
+        if (r.has_rule("creation") || r.has_rule("update"))
+            && executors.is_empty()
+            && !expected.handoff_via_app
+        {
             problems.push(format!(
                 "ruleset {:?} (id {}) lets no execution identity push handoff refs",
                 r.name, r.id
@@ -618,10 +625,18 @@ fn handoff_ruleset(expected: &Expected, observed: &Observed) -> Check {
         }
     }
     if problems.is_empty() {
+        let who = match (
+            expected.handoff_via_app,
+            expected.execution_actors.is_empty(),
+        ) {
+            (true, true) => "only the App (POST /handoff)",
+            (true, false) => "only the App (POST /handoff) and the execution identity",
+            (false, _) => "only the execution identity",
+        };
         return pass(
             ID,
             format!(
-                "{} active ruleset(s) let only the execution identity push benchmark-result/* refs",
+                "{} active ruleset(s) let {who} push benchmark-result/* refs",
                 covering_all.len()
             ),
         );
@@ -629,7 +644,7 @@ fn handoff_ruleset(expected: &Expected, observed: &Observed) -> Check {
     let remedy = match (
         covering_all.is_empty(),
         app_id,
-        expected.execution_actors.is_empty(),
+        expected.execution_actors.is_empty() && !expected.handoff_via_app,
     ) {
         (true, Some(id), false) => Remedy::Steps {
             steps: vec![Step::CreateRuleset {

@@ -124,6 +124,8 @@ pub struct ProvisionOptions {
     pub handoff_refs: bool,
     /// Who pushes handoff refs.
     pub execution_actors: Vec<BypassActor>,
+    /// Handoff refs are written by benchops-app (`POST /handoff`).
+    pub handoff_via_app: bool,
     /// The missed-run label the workflow's sweep sets, if any.
     pub missed_run_label: Option<String>,
     /// The health issue's label the workflow's sweep sets, if any.
@@ -146,6 +148,7 @@ impl ProvisionOptions {
             workflow_path: DEFAULT_WORKFLOW_PATH.to_owned(),
             handoff_refs: false,
             execution_actors: Vec::new(),
+            handoff_via_app: false,
             missed_run_label: Some("benchmark-missed-run".to_owned()),
             health_label: Some(crate::health_issue::DEFAULT_HEALTH_LABEL.to_owned()),
             client: ClientSettings::default(),
@@ -239,6 +242,7 @@ fn expected(opts: &ProvisionOptions) -> Result<Expected, ProvisionError> {
         workflow_path: opts.workflow_path.clone(),
         handoff_refs: opts.handoff_refs,
         execution_actors: opts.execution_actors.clone(),
+        handoff_via_app: opts.handoff_via_app,
         labels,
     })
 }
