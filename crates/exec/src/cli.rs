@@ -152,6 +152,18 @@ pub enum Command {
         #[arg(required = true, value_name = "DIR")]
         inputs: Vec<PathBuf>,
     },
+    /// Measure a hosted integration workflow (the platform lane): run a
+    /// scenario's declared operations once per run and write one row per
+    /// operation to RESULTS/<run id>.jsonl, with a markdown summary.
+    ///
+    /// Missing credentials, binaries or repository turn every operation
+    /// into a skip row with its reason. Exit 0 when every measured row
+    /// succeeded, 1 when one failed, 2 on a configuration error, 3 when
+    /// every row was skipped. See docs/platform-lane.md.
+    #[command(
+        after_help = "Examples:\n  benchops-exec platform --driver fake-provider --scenario branch_triage_n8 \\\n    --spec examples/platform/scenarios.toml --semantics examples/platform/semantics.toml\n  GITHUB_TOKEN=... benchops-exec platform --driver harness-api --scenario pr_single_anatomy \\\n    --repo your-org/disposable-bench-repo --runs 3 \\\n    --spec examples/platform/scenarios.toml --semantics examples/platform/semantics.toml"
+    )]
+    Platform(PlatformArgs),
     /// Run one child of a benchmark (started by `bench submit`; not for
     /// direct use).
     ///
@@ -481,4 +493,72 @@ impl LaneRunArgs {
             },
         }
     }
+}
+
+/// The driver of `platform`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum PlatformDriver {
+    /// GitHub's REST API through exec's measuring client.
+    HarnessApi,
+    /// `gh` and `git`, or the adapter's commands.
+    Cli,
+    /// The deterministic in-process triage and fleet providers.
+    FakeProvider,
+}
+
+/// The options of `platform`.
+#[derive(Debug, clap::Args)]
+pub struct PlatformArgs {
+    /// `github`, or an adapter named in the semantics config.
+    #[arg(long, default_value = "github")]
+    pub platform: String,
+    /// The driver.
+    #[arg(long, value_enum, default_value = "cli")]
+    pub driver: PlatformDriver,
+    /// The scenario's name in the spec.
+    #[arg(long, default_value = "platform_capability_probe")]
+    pub scenario: String,
+    /// The protection variant (one the semantics config declares).
+    #[arg(long, default_value = "protection-none")]
+    pub protection_variant: String,
+    /// OWNER/NAME of a DISPOSABLE repository: runs create and merge pull
+    /// requests in it.
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: Option<String>,
+    /// Runs of the scenario.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
+    /// The NAME of the environment variable that holds the subject token
+    /// (never the token itself).
+    #[arg(long, value_name = "NAME", default_value = "GITHUB_TOKEN")]
+    pub token_env: String,
+    /// The scenario spec (TOML).
+    #[arg(long, value_name = "FILE")]
+    pub spec: PathBuf,
+    /// The semantics config (TOML).
+    #[arg(long, value_name = "FILE")]
+    pub semantics: PathBuf,
+    /// Where the rows and the summary go.
+    #[arg(long, value_name = "DIR", default_value = ".benchops/platform/results")]
+    pub results: PathBuf,
+    /// Clones, scratch files and the measurement lock.
+    #[arg(long, value_name = "DIR", default_value = ".benchops/platform/work")]
+    pub workdir: PathBuf,
+    /// The GitHub API base URL.
+    #[arg(long, value_name = "URL", env = "GITHUB_API_URL")]
+    pub api_url: Option<String>,
+    /// Race pacing: content operations an hour.
+    #[arg(long, value_name = "N", default_value_t = 500.0)]
+    pub ops_per_hour: f64,
+    /// How much of a command's output an agent reads, in characters (the
+    /// token estimates of CLI rows).
+    #[arg(long, value_name = "CHARS", default_value_t = 20_000)]
+    pub admitted_output_chars: usize,
+    /// How long to wait for another platform run's measurement lock, in
+    /// seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
+    pub lock_wait: u64,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
 }

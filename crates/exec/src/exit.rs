@@ -28,3 +28,9 @@ pub const HANDOFF_REFUSED: u8 = 1;
 /// `handoff`: a record could not be delivered after every try (the App
 /// unreachable, busy or failing); it stays in place: run again later.
 pub const HANDOFF_UNDELIVERED: u8 = 3;
+
+/// `platform`: a measured row failed (the rows are written).
+pub const PLATFORM_FAILED: u8 = 1;
+
+/// `platform`: every row was skipped (each says why); nothing was measured.
+pub const PLATFORM_ALL_SKIPPED: u8 = 3;

@@ -11,6 +11,7 @@ pub mod child;
 pub mod exit;
 pub mod handoff;
 pub mod lane;
+pub mod platform;
 pub mod procfs;
 pub mod render;
 pub mod result;

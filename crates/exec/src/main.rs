@@ -127,6 +127,64 @@ fn run(cli: Cli) -> Result<u8> {
                 },
             )
         }
+        Command::Platform(a) => {
+            use benchops_exec::platform::{self, Driver, PlatformOptions, Verdict};
+            let opts = PlatformOptions {
+                platform: a.platform,
+                driver: match a.driver {
+                    cli::PlatformDriver::HarnessApi => Driver::HarnessApi,
+                    cli::PlatformDriver::Cli => Driver::Cli,
+                    cli::PlatformDriver::FakeProvider => Driver::FakeProvider,
+                },
+                scenario: a.scenario,
+                protection_variant: a.protection_variant,
+                repo: a.repo,
+                runs: a.runs,
+                token_env: a.token_env,
+                spec: a.spec,
+                semantics: a.semantics,
+                results: a.results,
+                workdir: a.workdir,
+                api_url: a.api_url,
+                ops_per_hour: a.ops_per_hour,
+                admitted_output_chars: a.admitted_output_chars,
+                lock_wait: std::time::Duration::from_secs(a.lock_wait),
+            };
+            let clock = platform::clock::SystemClock::new();
+            let var = |k: &str| std::env::var(k).ok();
+            let mut say = |l: &str| note(format_args!("{l}\n"));
+            let mut env = platform::Env {
+                var: &var,
+                which: &platform::on_path,
+                clock: &clock,
+                say: &mut say,
+            };
+            let report = match platform::run(&opts, &mut env) {
+                Ok(r) => r,
+                Err(e) => {
+                    note(format_args!("error: {e}\n"));
+                    return Ok(exit::ERROR);
+                }
+            };
+            if a.json {
+                line(serde_json::json!({
+                    "run_id": report.run_id,
+                    "results": report.results,
+                    "summary": report.summary,
+                    "rows": report.rows.len(),
+                    "skipped": report.rows.iter().filter(|r| r.skipped).count(),
+                    "failed": report.rows.iter().filter(|r| r.failed()).count(),
+                }))?;
+            } else {
+                line(format_args!("[result] {}", report.results.display()))?;
+                line(format_args!("[summary] {}", report.summary.display()))?;
+            }
+            Ok(match report.verdict {
+                Verdict::Ok => exit::OK,
+                Verdict::Failed => exit::PLATFORM_FAILED,
+                Verdict::AllSkipped => exit::PLATFORM_ALL_SKIPPED,
+            })
+        }
         Command::Keygen { out, comment } => {
             let pair = benchops_exec::signing::keygen(&out, &comment)?;
             note(format_args!(

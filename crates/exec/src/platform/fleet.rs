@@ -1,0 +1,303 @@
+//! `branch_fleet_nN` with the fake provider: N open branches are seeded,
+//! about 30% of them (at least one when N > 1) constructed as conflicts
+//! with main; the workflow classifies them, plans (merge the clean ones in
+//! order, leave the conflicts open), applies, observes the open branches,
+//! and an oracle checks the action plan, the merge order, the observed
+//! survivors and the conflict count.
+//!
+//! The survivors the oracle checks are observed from the provider after the
+//! apply (`fleet.sync`), never copied from the plan: a plan compared with
+//! itself proves nothing. `fleet.seed` is setup: it is reported, and the
+//! total says which operations are the workflow and which are setup.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use super::row::{Row, Tokens, ms};
+use super::runner::Ctx;
+use super::triage::Action;
+
+/// How many of `n` branches are seeded as conflicts.
+pub fn conflict_count(n: u32) -> u32 {
+    if n <= 1 {
+        0
+    } else {
+        ((f64::from(n) * 0.3).round() as u32).max(1)
+    }
+}
+
+/// One seeded branch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Spec {
+    /// Its name.
+    pub name: String,
+    /// `clean` or `conflicting`.
+    pub kind: String,
+}
+
+/// The seeded branches of run `run_id`: the clean ones first, then the
+/// conflicts.
+pub fn specs(run_id: &str, n: u32) -> Vec<Spec> {
+    let clean = n - conflict_count(n);
+    (0..n)
+        .map(|i| {
+            let kind = if i >= clean { "conflicting" } else { "clean" };
+            Spec {
+                name: format!("fleet-{run_id}-{}-{i:04}", &kind[..4]),
+                kind: kind.to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// The in-process provider: open pull requests and whether each merges.
+#[derive(Debug)]
+pub struct FakeFleet {
+    mergeable: Vec<(String, bool)>,
+    open: BTreeSet<String>,
+    merged: Vec<String>,
+}
+
+impl FakeFleet {
+    /// Seeds `specs`: a conflicting branch does not merge.
+    pub fn seed(specs: &[Spec]) -> FakeFleet {
+        FakeFleet {
+            mergeable: specs
+                .iter()
+                .map(|s| (s.name.clone(), s.kind == "clean"))
+                .collect(),
+            open: specs.iter().map(|s| s.name.clone()).collect(),
+            merged: Vec::new(),
+        }
+    }
+
+    /// Each open branch and whether it merges.
+    pub fn classify(&self) -> Vec<(String, bool)> {
+        self.mergeable
+            .iter()
+            .filter(|(n, _)| self.open.contains(n))
+            .cloned()
+            .collect()
+    }
+
+    /// Merges `name`: refused when it conflicts or is not open.
+    pub fn merge(&mut self, name: &str) -> Result<(), String> {
+        let ok = self.mergeable.iter().any(|(n, m)| n == name && *m);
+        if !ok {
+            return Err(format!("{name} is not mergeable"));
+        }
+        if !self.open.remove(name) {
+            return Err(format!("{name} is not open"));
+        }
+        self.merged.push(name.to_owned());
+        Ok(())
+    }
+
+    /// The open branches, observed.
+    pub fn open(&self) -> Vec<String> {
+        self.open.iter().cloned().collect()
+    }
+}
+
+/// The plan: merge what merges, in seeded order; leave conflicts open.
+pub fn plan(classified: &[(String, bool)]) -> (Vec<Action>, Vec<String>) {
+    let actions: Vec<Action> = classified
+        .iter()
+        .map(|(name, ok)| Action {
+            branch: name.clone(),
+            classification: if *ok { "clean" } else { "conflicting" }.to_owned(),
+            action: if *ok { "merge" } else { "leave_conflict_open" }.to_owned(),
+        })
+        .collect();
+    let order = actions
+        .iter()
+        .filter(|a| a.action == "merge")
+        .map(|a| a.branch.clone())
+        .collect();
+    (actions, order)
+}
+
+/// The oracle over the plan and the observed survivors.
+pub fn oracle(
+    specs: &[Spec],
+    actions: &[Action],
+    order: &[String],
+    observed: &[String],
+) -> serde_json::Value {
+    let expected: Vec<Action> = specs
+        .iter()
+        .map(|s| Action {
+            branch: s.name.clone(),
+            classification: s.kind.clone(),
+            action: if s.kind == "clean" {
+                "merge"
+            } else {
+                "leave_conflict_open"
+            }
+            .to_owned(),
+        })
+        .collect();
+    let expected_order: Vec<String> = specs
+        .iter()
+        .filter(|s| s.kind == "clean")
+        .map(|s| s.name.clone())
+        .collect();
+    let mut expected_survivors: Vec<String> = specs
+        .iter()
+        .filter(|s| s.kind != "clean")
+        .map(|s| s.name.clone())
+        .collect();
+    expected_survivors.sort();
+    let mut survivors = observed.to_vec();
+    survivors.sort();
+    let conflicts = actions
+        .iter()
+        .filter(|a| a.classification == "conflicting")
+        .count();
+    let seeded_conflicts = specs.iter().filter(|s| s.kind != "clean").count();
+    serde_json::json!({
+        "action_plan_correct": actions == expected.as_slice(),
+        "merge_order_correct": order == expected_order.as_slice(),
+        "final_survivors_correct": survivors == expected_survivors,
+        "conflict_count_correct": conflicts == seeded_conflicts,
+        "expected_merge_order": expected_order,
+        "expected_final_survivors": expected_survivors,
+        "final_survivors": survivors,
+        "conflict_detected_count": conflicts,
+    })
+}
+
+/// The workflow operations (the rest is setup or the total).
+pub const WORKFLOW: [&str; 5] = [
+    "fleet.classify",
+    "fleet.plan",
+    "fleet.apply",
+    "fleet.sync",
+    "fleet.oracle",
+];
+
+/// Runs the fleet scenario's operations with the fake provider.
+pub fn run(ctx: &Ctx<'_>, operations: &[String], n: u32) -> Vec<Row> {
+    let specs = specs(&ctx.meta.run_id, n);
+    let mut provider: Option<FakeFleet> = None;
+    let mut classified: Vec<(String, bool)> = Vec::new();
+    let mut actions: Vec<Action> = Vec::new();
+    let mut order: Vec<String> = Vec::new();
+    let mut observed: Vec<String> = Vec::new();
+    let mut handler = |op: &str| -> Option<Row> {
+        let start = ctx.clock.now_ms();
+        let mut r = ctx.row(op);
+        r.tool_call_count = Some(0);
+        r.tokens = Some(Tokens::fake());
+        r.set("branch_fleet_provider", "fake");
+        r.set("branch_count", n);
+        match (op, provider.as_mut()) {
+            ("fleet.seed", _) => {
+                provider = Some(FakeFleet::seed(&specs));
+                r.set(
+                    "seeded_branch_classes",
+                    specs.iter().map(|s| s.kind.clone()).collect::<Vec<_>>(),
+                );
+                r.note = Some("setup: excluded from the workflow's time".into());
+            }
+            ("fleet.classify", Some(p)) => {
+                classified = p.classify();
+                r.set("branches_reviewed", classified.len());
+            }
+            ("fleet.plan", Some(_)) => {
+                (actions, order) = plan(&classified);
+                r.set("action_plan", &actions);
+                r.set("merge_order", &order);
+            }
+            ("fleet.apply", Some(p)) => {
+                let mut merged = 0;
+                for b in &order {
+                    if let Err(e) = p.merge(b) {
+                        r.fail(&e);
+                        break;
+                    }
+                    merged += 1;
+                }
+                r.set("branches_merged", merged);
+            }
+            ("fleet.sync", Some(p)) => {
+                observed = p.open();
+                r.set("final_survivors", &observed);
+                r.note = Some(
+                    "the fake provider has no checkout: the open branches are observed in memory"
+                        .into(),
+                );
+            }
+            ("fleet.oracle", Some(_)) => {
+                let o = oracle(&specs, &actions, &order, &observed);
+                let ok = [
+                    "action_plan_correct",
+                    "merge_order_correct",
+                    "final_survivors_correct",
+                    "conflict_count_correct",
+                ]
+                .iter()
+                .all(|k| o[k] == true);
+                if !ok {
+                    r.fail("the fleet oracle found a wrong plan, merge order, survivors or conflict count");
+                }
+                r.set("oracle", o);
+            }
+            (
+                "fleet.classify" | "fleet.plan" | "fleet.apply" | "fleet.sync" | "fleet.oracle",
+                None,
+            ) => {
+                r.fail("the fleet was not seeded: declare fleet.seed first");
+            }
+            _ => return None,
+        }
+        r.elapsed_ms = ms(ctx.clock.now_ms() - start);
+        Some(r)
+    };
+    let mut rows = super::runner::run_operations(ctx, operations, &mut handler);
+    // The total separates the workflow from the setup.
+    let workflow_ms: f64 = rows
+        .iter()
+        .filter(|r| WORKFLOW.contains(&r.operation.as_str()) && !r.skipped)
+        .map(|r| r.elapsed_ms)
+        .sum();
+    let setup_ms: f64 = rows
+        .iter()
+        .filter(|r| r.operation == "fleet.seed" && !r.skipped)
+        .map(|r| r.elapsed_ms)
+        .sum();
+    for r in rows.iter_mut().filter(|r| r.operation == "fleet.total") {
+        r.set("workflow_elapsed_ms", ms(workflow_ms));
+        r.set("setup_elapsed_ms", ms(setup_ms));
+        r.set("setup_operations", ["fleet.seed"]);
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ten_branches_three_conflicts() {
+        assert_eq!(conflict_count(10), 3);
+        assert_eq!(conflict_count(1), 0);
+        assert_eq!(conflict_count(2), 1);
+        let s = specs("r1", 10);
+        let mut p = FakeFleet::seed(&s);
+        let (actions, order) = plan(&p.classify());
+        assert_eq!(order.len(), 7);
+        for b in &order {
+            p.merge(b).expect("merges");
+        }
+        let o = oracle(&s, &actions, &order, &p.open());
+        assert_eq!(o["final_survivors_correct"], true, "{o}");
+        assert_eq!(o["conflict_detected_count"], 3);
+        assert!(p.merge(&s[9].name).is_err(), "a conflict does not merge");
+        // Survivors are observed: a provider that merged nothing fails.
+        let fresh = FakeFleet::seed(&s);
+        let o = oracle(&s, &actions, &order, &fresh.open());
+        assert_eq!(o["final_survivors_correct"], false);
+    }
+}
