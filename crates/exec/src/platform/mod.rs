@@ -21,9 +21,12 @@
 //!
 //! Rows, their fields and what may be compared: `docs/platform-lane.md`.
 
+pub mod anatomy;
+pub mod api;
 pub mod clock;
 pub mod compare;
 pub mod fleet;
+pub mod race;
 pub mod row;
 pub mod runner;
 pub mod settle;
@@ -241,12 +244,40 @@ fn meta(opts: &PlatformOptions, semantics: &Semantics, run_id: &str) -> Meta {
 }
 
 /// One run of the scenario with what the run can do.
-fn run_once(ctx: &Ctx<'_>, opts: &PlatformOptions, scenario: &Scenario) -> Vec<Row> {
+fn run_once(
+    ctx: &Ctx<'_>,
+    opts: &PlatformOptions,
+    scenario: &Scenario,
+    client: Option<&api::ApiClient>,
+) -> Vec<Row> {
     let ops = &scenario.operations;
-    match (opts.driver, Family::of(scenario)) {
-        (Driver::FakeProvider, Family::Triage(n)) => triage::run(ctx, ops, n),
-        (Driver::FakeProvider, Family::Fleet(n)) => fleet::run(ctx, ops, n),
-        (driver, family) => ctx.skip_all(
+    let check_instant = opts.protection_variant == "check-instant";
+    let family = Family::of(scenario);
+    match (opts.driver, family, client) {
+        (Driver::FakeProvider, Family::Triage(n), _) => triage::run(ctx, ops, n),
+        (Driver::FakeProvider, Family::Fleet(n), _) => fleet::run(ctx, ops, n),
+        (Driver::HarnessApi, Family::Probe, Some(c)) => {
+            anatomy::probe(ctx, c, opts.repo.as_deref(), ops)
+        }
+        (Driver::HarnessApi, Family::Anatomy | Family::Race(_), Some(c)) => {
+            let Some(repo) = opts.repo.as_deref() else {
+                return ctx.skip_all(ops, "github_repo_not_configured");
+            };
+            match family {
+                Family::Race(n) => {
+                    race::run(ctx, c, repo, ops, n, opts.ops_per_hour, check_instant)
+                }
+                _ => anatomy::run(ctx, c, repo, ops, check_instant),
+            }
+        }
+        (Driver::HarnessApi, Family::Triage(_), _) => ctx.skip_all(
+            ops,
+            &format!(
+                "branch_triage_real_provider_not_implemented:{}",
+                opts.platform
+            ),
+        ),
+        (driver, family, _) => ctx.skip_all(
             ops,
             &format!("driver_not_built_yet:{}:{}", driver.name(), family.name()),
         ),
@@ -314,6 +345,21 @@ pub fn run(opts: &PlatformOptions, env: &mut Env<'_>) -> Result<PlatformReport, 
         opts.driver.name(),
         &opts.protection_variant,
     );
+    let mut skip = skip;
+    let client = match (&skip, opts.driver) {
+        (None, Driver::HarnessApi) => {
+            let token = (env.var)(&opts.token_env).unwrap_or_default();
+            let timeout = Duration::from_secs_f64(settings.command_timeout_s);
+            match api::ApiClient::new(opts.api_url.as_deref(), token.trim(), timeout) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    skip = Some(format!("api_client_unavailable:{e}"));
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     let lock = store::lock(&opts.workdir, env.clock, opts.lock_wait)?;
     meta.measurement_lock_wait_ms = Some(lock.wait_ms);
     let mut rows = Vec::new();
@@ -336,7 +382,7 @@ pub fn run(opts: &PlatformOptions, env: &mut Env<'_>) -> Result<PlatformReport, 
             opts.platform,
             opts.driver.name()
         ));
-        let got = run_once(&ctx, opts, scenario);
+        let got = run_once(&ctx, opts, scenario, client.as_ref());
         for r in &got {
             if let Some(s) = r
                 .settle
