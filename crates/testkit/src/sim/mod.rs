@@ -34,6 +34,7 @@ pub mod clock;
 pub mod faults;
 pub mod git;
 mod handlers;
+pub mod merge;
 pub mod routes;
 mod server;
 mod shapes;
