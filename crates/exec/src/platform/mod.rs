@@ -21,9 +21,11 @@
 //!
 //! Rows, their fields and what may be compared: `docs/platform-lane.md`.
 
+pub mod adapter;
 pub mod anatomy;
 pub mod api;
 pub mod clock;
+pub mod command;
 pub mod compare;
 pub mod fleet;
 pub mod race;
@@ -249,6 +251,8 @@ fn run_once(
     opts: &PlatformOptions,
     scenario: &Scenario,
     client: Option<&api::ApiClient>,
+    adapter_env: &std::collections::BTreeMap<String, String>,
+    semantics: &Semantics,
 ) -> Vec<Row> {
     let ops = &scenario.operations;
     let check_instant = opts.protection_variant == "check-instant";
@@ -270,7 +274,31 @@ fn run_once(
                 _ => anatomy::run(ctx, c, repo, ops, check_instant),
             }
         }
-        (Driver::HarnessApi, Family::Triage(_), _) => ctx.skip_all(
+        (Driver::Cli, Family::Probe | Family::Anatomy, _) if opts.platform != "github" => {
+            let Some(adapter) = semantics.platforms.get(&opts.platform) else {
+                return ctx.skip_all(ops, "platform_not_configured");
+            };
+            let workdir = opts
+                .workdir
+                .join("runs")
+                .join(&ctx.meta.run_id)
+                .join(format!("r{}", ctx.run));
+            let vars = adapter::Vars {
+                repo: opts.repo.clone().unwrap_or_default(),
+                branch: anatomy::branch_name(&ctx.meta.run_id, ctx.run, None),
+                workdir: workdir.display().to_string(),
+            };
+            adapter::run(
+                ctx,
+                adapter,
+                ops,
+                &workdir,
+                adapter_env,
+                opts.admitted_output_chars,
+                &vars,
+            )
+        }
+        (Driver::HarnessApi | Driver::Cli, Family::Triage(_), _) => ctx.skip_all(
             ops,
             &format!(
                 "branch_triage_real_provider_not_implemented:{}",
@@ -360,6 +388,12 @@ pub fn run(opts: &PlatformOptions, env: &mut Env<'_>) -> Result<PlatformReport, 
         }
         _ => None,
     };
+    // The subject token reaches an adapter's commands under its own name,
+    // and nothing else does.
+    let adapter_env: std::collections::BTreeMap<String, String> = (env.var)(&opts.token_env)
+        .map(|t| (opts.token_env.clone(), t))
+        .into_iter()
+        .collect();
     let lock = store::lock(&opts.workdir, env.clock, opts.lock_wait)?;
     meta.measurement_lock_wait_ms = Some(lock.wait_ms);
     let mut rows = Vec::new();
@@ -382,7 +416,14 @@ pub fn run(opts: &PlatformOptions, env: &mut Env<'_>) -> Result<PlatformReport, 
             opts.platform,
             opts.driver.name()
         ));
-        let got = run_once(&ctx, opts, scenario, client.as_ref());
+        let got = run_once(
+            &ctx,
+            opts,
+            scenario,
+            client.as_ref(),
+            &adapter_env,
+            &semantics,
+        );
         for r in &got {
             if let Some(s) = r
                 .settle

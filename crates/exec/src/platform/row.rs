@@ -300,6 +300,11 @@ impl Row {
             poll_interval_s: 0.0,
             poll_quantization_ms: 0.0,
         });
+        r.tokens = Some(Tokens {
+            token_fields_note: "structural: no command typed and no output read, a measured zero"
+                .into(),
+            ..Tokens::measured(0, 0, 0, false)
+        });
         r.extra.insert(
             "measurement_source".into(),
             Value::String("structural: no equivalent operation, zero commands".into()),
