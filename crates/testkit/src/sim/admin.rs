@@ -666,6 +666,7 @@ mod tests {
                 &["non_fast_forward", "deletion"],
                 None,
             )],
+            pulls: Default::default(),
         };
         let history = "refs/heads/benchmark-history";
         let check = |repo: &Repo, change| rule_violations(repo, 7, history, change, "d");

@@ -2,11 +2,13 @@
 //!
 //! [`GitHubSim::start`] binds `127.0.0.1:0` and serves the operations in
 //! [`OPERATIONS`] with GitHub's semantics: git objects with real SHA-1 ids,
-//! refs with fast-forward enforcement, issues, comments and labels with
-//! `Link` pagination, deployment environments with their branch policies,
-//! repository rulesets (enforced on ref updates), App JWTs and installation
-//! tokens that enforce their permissions, rate-limit headers, and a
-//! scriptable [`FaultPlan`]. Tests read the state and the request log
+//! refs with fast-forward enforcement, file writes through the contents
+//! API, issues, comments and labels with `Link` pagination, pull requests
+//! (mergeability known after a configurable delay, merge commits, required
+//! status checks) and commit statuses, deployment environments with their
+//! branch policies, repository rulesets (enforced on ref updates), App JWTs
+//! and installation tokens that enforce their permissions, rate-limit
+//! headers, and a scriptable [`FaultPlan`]. Tests read the state and the request log
 //! through the handle. See `docs/github-simulator.md`.
 //!
 //! ```no_run
@@ -35,6 +37,7 @@ pub mod faults;
 pub mod git;
 mod handlers;
 pub mod merge;
+mod pulls;
 pub mod routes;
 mod server;
 mod shapes;
@@ -42,6 +45,7 @@ mod state;
 
 pub use admin::EnvironmentSnapshot;
 pub use faults::{Fault, FaultPlan, FaultRule, Matcher};
+pub use pulls::{CombinedStatus, MergeableDelay, PullSnapshot, StatusSnapshot};
 pub use routes::{OPERATIONS, Operation};
 pub use state::{AuthKind, LoggedRequest};
 
@@ -215,8 +219,13 @@ impl GitHubSim {
         }
     }
 
+    /// Runs `f` on the state, then brings open pull requests up to date
+    /// with whatever `f` changed.
     fn with<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
-        f(&mut self.shared.lock())
+        let mut st = self.shared.lock();
+        let out = f(&mut st);
+        st.sync_pulls();
+        out
     }
 
     /// `http://127.0.0.1:PORT`, without a trailing slash: the value for
@@ -313,6 +322,7 @@ impl GitHubSim {
                     labels: Vec::new(),
                     environments: Vec::new(),
                     rulesets: Vec::new(),
+                    pulls: pulls::RepoPulls::default(),
                 },
             );
             id
@@ -761,7 +771,7 @@ impl GitHubSim {
                 .zip(ids)
                 .map(|(name, fresh)| Self::label_id(r, name, fresh))
                 .collect();
-            let number = r.issues.iter().map(|i| i.number).max().unwrap_or(0) + 1;
+            let number = r.next_number();
             r.issues.push(state::Issue {
                 id,
                 number,

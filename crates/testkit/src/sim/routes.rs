@@ -104,6 +104,48 @@ pub const OPERATIONS: &[Operation] = &[
         "https://docs.github.com/rest/repos/contents#get-repository-content",
     ),
     op(
+        "PUT",
+        "/repos/{owner}/{repo}/contents/{path}",
+        "repos/create-or-update-file-contents",
+        "https://docs.github.com/rest/repos/contents#create-or-update-file-contents",
+    ),
+    op(
+        "DELETE",
+        "/repos/{owner}/{repo}/contents/{path}",
+        "repos/delete-file",
+        "https://docs.github.com/rest/repos/contents#delete-a-file",
+    ),
+    op(
+        "POST",
+        "/repos/{owner}/{repo}/pulls",
+        "pulls/create",
+        "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/pulls/{pull_number}",
+        "pulls/get",
+        "https://docs.github.com/rest/pulls/pulls#get-a-pull-request",
+    ),
+    op(
+        "PUT",
+        "/repos/{owner}/{repo}/pulls/{pull_number}/merge",
+        "pulls/merge",
+        "https://docs.github.com/rest/pulls/pulls#merge-a-pull-request",
+    ),
+    op(
+        "POST",
+        "/repos/{owner}/{repo}/statuses/{sha}",
+        "repos/create-commit-status",
+        "https://docs.github.com/rest/commits/statuses#create-a-commit-status",
+    ),
+    op(
+        "GET",
+        "/repos/{owner}/{repo}/commits/{ref}/status",
+        "repos/get-combined-status-for-ref",
+        "https://docs.github.com/rest/commits/statuses#get-the-combined-status-for-a-specific-reference",
+    ),
+    op(
         "GET",
         "/repos/{owner}/{repo}/issues",
         "issues/list-for-repo",
@@ -261,26 +303,36 @@ const MULTI_SEGMENT: &[&str] = &["{ref}", "{path}"];
 /// The operation a request goes to, from its method and raw path.
 pub fn match_route(method: &str, path: &str) -> Option<&'static Operation> {
     let segments: Vec<&str> = path.trim_end_matches('/').split('/').collect();
-    OPERATIONS.iter().find(|op| {
-        if !op.method.eq_ignore_ascii_case(method) {
+    OPERATIONS
+        .iter()
+        .find(|op| op.method.eq_ignore_ascii_case(method) && matches(op.template, &segments))
+}
+
+/// Whether path segments fit a template. A multi-segment parameter takes
+/// one or more non-empty segments: all the rest when it ends the template,
+/// else as many as leave the template's fixed tail
+/// (`/commits/{ref}/status`).
+fn matches(template: &str, segments: &[&str]) -> bool {
+    let tpl: Vec<&str> = template.split('/').collect();
+    for (i, t) in tpl.iter().enumerate() {
+        if MULTI_SEGMENT.contains(t) {
+            let tail = &tpl[i + 1..];
+            if segments.len() < i + 1 + tail.len() {
+                return false;
+            }
+            let split = segments.len() - tail.len();
+            return segments[i..split].iter().all(|s| !s.is_empty())
+                && segments[split..].iter().zip(tail).all(|(s, t)| s == t);
+        }
+        let Some(s) = segments.get(i) else {
+            return false;
+        };
+        let is_param = t.starts_with('{');
+        if (is_param && s.is_empty()) || (!is_param && t != s) {
             return false;
         }
-        let tpl: Vec<&str> = op.template.split('/').collect();
-        for (i, t) in tpl.iter().enumerate() {
-            let last = i + 1 == tpl.len();
-            if last && MULTI_SEGMENT.contains(t) {
-                return segments.len() > i && segments[i..].iter().all(|s| !s.is_empty());
-            }
-            let Some(s) = segments.get(i) else {
-                return false;
-            };
-            let is_param = t.starts_with('{');
-            if (is_param && s.is_empty()) || (!is_param && t != s) {
-                return false;
-            }
-        }
-        segments.len() == tpl.len()
-    })
+    }
+    segments.len() == tpl.len()
 }
 
 #[cfg(test)]
@@ -374,6 +426,32 @@ mod tests {
             id("GET", "/repos/o/r/rulesets/42"),
             Some("repos/get-repo-ruleset")
         );
+        assert_eq!(
+            id("PUT", "/repos/o/r/contents/results/x.json"),
+            Some("repos/create-or-update-file-contents")
+        );
+        assert_eq!(
+            id("DELETE", "/repos/o/r/contents/x.json"),
+            Some("repos/delete-file")
+        );
+        assert_eq!(id("POST", "/repos/o/r/pulls"), Some("pulls/create"));
+        assert_eq!(id("GET", "/repos/o/r/pulls/3"), Some("pulls/get"));
+        assert_eq!(id("PUT", "/repos/o/r/pulls/3/merge"), Some("pulls/merge"));
+        assert_eq!(
+            id("POST", "/repos/o/r/statuses/abc123"),
+            Some("repos/create-commit-status")
+        );
+        assert_eq!(
+            id("GET", "/repos/o/r/commits/main/status"),
+            Some("repos/get-combined-status-for-ref")
+        );
+        assert_eq!(
+            id("GET", "/repos/o/r/commits/feature/x/status"),
+            Some("repos/get-combined-status-for-ref")
+        );
+        assert_eq!(id("GET", "/repos/o/r/commits/status"), None);
+        assert_eq!(id("GET", "/repos/o/r/commits/main/statuses"), None);
+        assert_eq!(id("GET", "/repos/o/r/pulls/3/merge"), None);
         assert_eq!(id("PUT", "/repos/o/r/rulesets/42"), None);
         assert_eq!(id("GET", "/repos/o/r/environments"), None);
         assert_eq!(id("DELETE", "/repos/o/r"), None);

@@ -311,6 +311,8 @@ async fn front(sh: Sh, app: Router, req: Request<Incoming>) -> Result<Response<B
 
     {
         let mut st = sh.lock();
+        // A ref this request moved restarts its pull requests' delay now.
+        st.sync_pulls();
         let (key, limit) = bucket_key(&st, caller);
         let b = st.bucket(&key, limit).clone();
         let h = resp.headers_mut();

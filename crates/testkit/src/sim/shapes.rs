@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use super::auth::permissions_json;
 use super::clock::{iso, iso_with_offset};
 use super::git::{Commit, ObjectKind, Signature, TreeEntry};
+use super::pulls::{CommitStatus, PullRequest, PullView};
 use super::state::{
     Actor, App, BranchPolicy, BypassActor, Comment, Environment, Installation, Issue, Label, Repo,
     Ruleset,
@@ -527,6 +528,140 @@ pub fn content_item(
         }
     }
     v
+}
+
+/// A `pull-request`. `view` carries what is computed on each read
+/// (mergeability and the size of the change); `owner_id` is the owning
+/// account's id.
+pub fn pull_request(api: &str, r: &Repo, p: &PullRequest, owner_id: u64, view: &PullView) -> Value {
+    let full = r.full_name();
+    let repo_url = format!("{api}/repos/{full}");
+    let u = format!("{repo_url}/pulls/{}", p.number);
+    let html = format!("{HTML}/{full}/pull/{}", p.number);
+    let issue_url = format!("{repo_url}/issues/{}", p.number);
+    let comments_url = format!("{issue_url}/comments");
+    let review_comments_url = format!("{u}/comments");
+    let review_comment_url = format!("{repo_url}/pulls/comments{{/number}}");
+    let commits_url = format!("{u}/commits");
+    let statuses_url = format!("{repo_url}/statuses/{}", p.head_sha);
+    let repo = repository(api, r, owner_id);
+    let owner = account(api, &r.owner, owner_id);
+    let side = |branch: &str, sha: &str| {
+        json!({
+            "label": format!("{}:{branch}", r.owner),
+            "ref": branch,
+            "sha": sha,
+            "user": owner,
+            "repo": repo,
+        })
+    };
+    let link = |href: &str| json!({ "href": href });
+    json!({
+        "url": u,
+        "id": p.id,
+        "node_id": format!("PR_sim{}", p.id),
+        "html_url": html,
+        "diff_url": format!("{html}.diff"),
+        "patch_url": format!("{html}.patch"),
+        "issue_url": issue_url,
+        "commits_url": commits_url,
+        "review_comments_url": review_comments_url,
+        "review_comment_url": review_comment_url,
+        "comments_url": comments_url,
+        "statuses_url": statuses_url,
+        "number": p.number,
+        "state": if p.open { "open" } else { "closed" },
+        "locked": false,
+        "title": p.title,
+        "user": actor(api, &p.user),
+        "body": p.body,
+        "labels": [],
+        "milestone": null,
+        "active_lock_reason": null,
+        "created_at": iso(p.created_at),
+        "updated_at": iso(p.updated_at),
+        "closed_at": p.closed_at.map(iso),
+        "merged_at": p.merged_at.map(iso),
+        "merge_commit_sha": p.merge_commit_sha,
+        "assignee": null,
+        "assignees": [],
+        "requested_reviewers": [],
+        "requested_teams": [],
+        "head": side(&p.head, &p.head_sha),
+        "base": side(&p.base, &p.base_sha),
+        "_links": {
+            "self": link(&u),
+            "html": link(&html),
+            "issue": link(&issue_url),
+            "comments": link(&comments_url),
+            "review_comments": link(&review_comments_url),
+            "review_comment": link(&review_comment_url),
+            "commits": link(&commits_url),
+            "statuses": link(&statuses_url),
+        },
+        "author_association": "NONE",
+        "auto_merge": null,
+        "draft": p.draft,
+        "merged": p.merged_at.is_some(),
+        "mergeable": view.mergeable,
+        "rebaseable": null,
+        "mergeable_state": view.mergeable_state,
+        "merged_by": p.merged_by.as_ref().map(|a| actor(api, a)),
+        "comments": 0,
+        "review_comments": 0,
+        "maintainer_can_modify": false,
+        "commits": view.stats.commits,
+        "additions": view.stats.additions,
+        "deletions": view.stats.deletions,
+        "changed_files": view.stats.changed_files,
+    })
+}
+
+/// A `simple-commit-status` (an item of a combined status).
+pub fn simple_status(api: &str, r: &Repo, s: &CommitStatus) -> Value {
+    let creator = actor(api, &s.creator);
+    json!({
+        "id": s.id,
+        "node_id": format!("SC_sim{}", s.id),
+        "url": format!("{api}/repos/{}/statuses/{}", r.full_name(), s.sha),
+        "avatar_url": creator["avatar_url"],
+        "state": s.state,
+        "description": s.description,
+        "target_url": s.target_url,
+        "context": s.context,
+        "created_at": iso(s.created_at),
+        "updated_at": iso(s.created_at),
+    })
+}
+
+/// A `status` (the answer to creating one): a `simple-commit-status`
+/// with its `creator`.
+pub fn status(api: &str, r: &Repo, s: &CommitStatus) -> Value {
+    let mut v = simple_status(api, r, s);
+    v["creator"] = actor(api, &s.creator);
+    v
+}
+
+/// A `combined-commit-status` around the page of `statuses` given.
+pub fn combined_status(
+    api: &str,
+    r: &Repo,
+    owner_id: u64,
+    sha: &str,
+    state: &str,
+    statuses: Vec<Value>,
+    total_count: usize,
+) -> Value {
+    let u = format!("{api}/repos/{}/commits/{sha}", r.full_name());
+    json!({
+        "state": state,
+        "statuses": statuses,
+        "sha": sha,
+        "total_count": total_count,
+        "repository": repository(api, r, owner_id),
+        "commit_url": u,
+        "url": format!("{u}/status"),
+    })
 }
 
 /// The account that owns the simulated App.

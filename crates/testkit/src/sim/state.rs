@@ -1,7 +1,8 @@
 //! The simulator's state: the App, installations, repositories (objects,
-//! refs, issues, labels, environments, rulesets), tokens, rate-limit
-//! buckets, the fault plan and the request log. Everything sits behind one mutex; no lock is held
-//! across an `.await`.
+//! refs, issues, labels, environments, rulesets, pull requests and commit
+//! statuses), tokens, rate-limit buckets, the fault plan and the request
+//! log. Everything sits behind one mutex; no lock is held across an
+//! `.await`.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -12,6 +13,7 @@ use super::auth::{Access, Permissions};
 use super::clock::Clock;
 use super::faults::Armed;
 use super::git::{self, Commit, Object, ObjectStore, Signature};
+use super::pulls::{MergeableDelay, RepoPulls};
 
 /// The simulated GitHub App.
 #[derive(Debug, Clone)]
@@ -165,6 +167,8 @@ pub(crate) struct Repo {
     pub environments: Vec<Environment>,
     /// In creation order.
     pub rulesets: Vec<Ruleset>,
+    /// Pull requests, commit statuses and merge settings.
+    pub pulls: RepoPulls,
 }
 
 impl Repo {
@@ -346,6 +350,8 @@ pub(crate) struct State {
     pub tokens: Vec<Token>,
     pub buckets: HashMap<String, Bucket>,
     pub rate_limit: u64,
+    /// How long pull request mergeability stays unknown.
+    pub mergeable_delay: MergeableDelay,
     pub faults: Vec<Armed>,
     pub log: Vec<LoggedRequest>,
     pub seq: u64,
@@ -363,6 +369,7 @@ impl State {
             tokens: Vec::new(),
             buckets: HashMap::new(),
             rate_limit: 5000,
+            mergeable_delay: MergeableDelay::default(),
             faults: Vec::new(),
             log: Vec::new(),
             seq: 0,
@@ -376,7 +383,8 @@ impl State {
     }
 
     /// A fresh id for issues, comments, labels, repositories,
-    /// environments, branch policies and rulesets.
+    /// environments, branch policies, rulesets, pull requests and commit
+    /// statuses.
     pub fn next_id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id

@@ -2,11 +2,13 @@
 
 mod admin;
 mod auth;
+mod contents;
 mod faults;
 mod git;
 mod git_ids;
 mod handoff;
 mod issues;
+mod pulls;
 
 use benchops_testkit::GitHubSim;
 use reqwest::Method;

@@ -24,7 +24,11 @@ fn respond(r: Result<Response>) -> Response {
     r.unwrap_or_else(IntoResponse::into_response)
 }
 
-fn str_field<'a>(body: &'a Map<String, Value>, field: &str, docs: &'static str) -> Result<&'a str> {
+pub(super) fn str_field<'a>(
+    body: &'a Map<String, Value>,
+    field: &str,
+    docs: &'static str,
+) -> Result<&'a str> {
     match body.get(field) {
         Some(Value::String(s)) => Ok(s),
         None | Some(Value::Null) => Err(ApiError::missing(field, docs)),
@@ -314,7 +318,12 @@ pub(crate) async fn get_tree(
     })())
 }
 
-fn signature(v: &Value, field: &str, docs: &'static str, now: i64) -> Result<Option<Signature>> {
+pub(super) fn signature(
+    v: &Value,
+    field: &str,
+    docs: &'static str,
+    now: i64,
+) -> Result<Option<Signature>> {
     let obj = match v {
         Value::Null => return Ok(None),
         Value::Object(o) => o,

@@ -222,7 +222,7 @@ pub(crate) async fn create(
             .get_mut(&key)
             .ok_or_else(|| ApiError::not_found(ctx.docs))?;
         let labels = resolve_labels(r, &names, &mut fresh.drain(..));
-        let number = r.issues.iter().map(|i| i.number).max().unwrap_or(0) + 1;
+        let number = r.next_number();
         r.issues.push(Issue {
             id,
             number,

@@ -8,7 +8,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::http::{HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, patch, post};
+use axum::routing::{delete, get, patch, post, put};
 use rsa::RsaPublicKey;
 use serde_json::{Value, json};
 
@@ -17,8 +17,10 @@ use super::state::{Actor, State};
 
 pub(crate) mod admin;
 pub(crate) mod apps;
+pub(crate) mod contents;
 pub(crate) mod git;
 pub(crate) mod issues;
+pub(crate) mod pulls;
 
 /// State shared by the front layer and the handlers.
 #[derive(Debug)]
@@ -381,7 +383,23 @@ pub(crate) fn router(sh: Sh) -> Router {
         )
         .route(
             "/repos/{owner}/{repo}/contents/{*path}",
-            get(git::get_content),
+            get(git::get_content)
+                .put(contents::put_file)
+                .delete(contents::delete_file),
+        )
+        .route("/repos/{owner}/{repo}/pulls", post(pulls::create))
+        .route("/repos/{owner}/{repo}/pulls/{number}", get(pulls::get_one))
+        .route(
+            "/repos/{owner}/{repo}/pulls/{number}/merge",
+            put(pulls::merge_pull),
+        )
+        .route(
+            "/repos/{owner}/{repo}/statuses/{sha}",
+            post(pulls::create_status),
+        )
+        .route(
+            "/repos/{owner}/{repo}/commits/{*rest}",
+            get(pulls::combined_status),
         )
         .route(
             "/repos/{owner}/{repo}/issues",
