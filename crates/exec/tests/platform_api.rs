@@ -1,0 +1,499 @@
+//! The platform lane's `harness-api` driver against the project's stateful
+//! GitHub simulator (pull requests with a mergeability computed after a
+//! delay, merges, commit statuses, contents writes, refs), through the
+//! library with an injected clock whose sleeps are instant, and once
+//! through the real binary:
+//!
+//! - the pull-request anatomy, with every row's requests and settle fields;
+//! - a delayed mergeable, a settle timeout, a failed merge whose later
+//!   steps are skipped, and `check-instant` against a required status;
+//! - a race paced by the budget on the injected clock;
+//! - a second run on the same repository, and the cleanup.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use benchops_exec::platform::clock::FakeClock;
+use benchops_exec::platform::row::Row;
+use benchops_exec::platform::{self, Driver, Env, PlatformOptions, PlatformReport, Verdict};
+use benchops_testkit::GitHubSim;
+use benchops_testkit::sim::MergeableDelay;
+
+const SPEC: &str = r#"
+[defaults]
+settle_interval_s = 1.0
+settle_timeout_s = 30.0
+command_timeout_s = 10.0
+
+[[scenarios]]
+name = "platform_capability_probe"
+operations = ["capability.probe"]
+
+[[scenarios]]
+name = "pr_single_anatomy"
+requires_remote = true
+operations = ["branch.publish", "integration.open", "integration.visible.settle",
+  "integration.mergeable.settle", "integration.merge.request", "integration.merged.settle",
+  "integration.main.settle", "integration.sync.local", "integration.total"]
+
+[[scenarios]]
+name = "impatient_anatomy"
+requires_remote = true
+poll_interval_s = 1.0
+operations = ["branch.publish", "integration.open", "integration.mergeable.settle",
+  "integration.merge.request", "integration.total"]
+
+[[scenarios]]
+name = "integration_race_n3"
+requires_remote = true
+operations = ["branch.publish", "integration.open", "integration.visible.settle",
+  "integration.mergeable.settle", "integration.checks.green.settle", "integration.merge.request",
+  "integration.merged.settle", "integration.main.settle",
+  "race.publish.window", "race.integrate.window", "race.pacing.injected", "race.total"]
+"#;
+
+const SEMANTICS: &str = r#"
+schema_version = 1
+protection_variants = ["protection-none", "check-instant"]
+implemented = ["protection-none", "check-instant"]
+classes = ["integration-default"]
+[platforms.github]
+semantics_version = "2026-12"
+class = "integration-default"
+"#;
+
+struct Fixture {
+    sim: GitHubSim,
+    token: String,
+    dir: tempfile::TempDir,
+}
+
+async fn fixture() -> Fixture {
+    let sim = GitHubSim::start().await;
+    sim.create_repo("octo", "bench");
+    let iid = sim.installation_id("octo").expect("installed");
+    let token = sim.mint_token(
+        iid,
+        &[
+            ("contents", "write"),
+            ("pull_requests", "write"),
+            ("statuses", "write"),
+        ],
+        Some(&["bench"]),
+    );
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::write(dir.path().join("spec.toml"), SPEC).expect("spec");
+    std::fs::write(dir.path().join("semantics.toml"), SEMANTICS).expect("semantics");
+    Fixture { sim, token, dir }
+}
+
+fn options(f: &Fixture, scenario: &str, variant: &str) -> PlatformOptions {
+    let d = f.dir.path();
+    PlatformOptions {
+        platform: "github".into(),
+        driver: Driver::HarnessApi,
+        scenario: scenario.into(),
+        protection_variant: variant.into(),
+        repo: Some("octo/bench".into()),
+        runs: 1,
+        token_env: "SUBJECT_TOKEN".into(),
+        spec: d.join("spec.toml"),
+        semantics: d.join("semantics.toml"),
+        results: d.join("results"),
+        workdir: d.join("work"),
+        api_url: Some(f.sim.base_url()),
+        ops_per_hour: 3600.0,
+        admitted_output_chars: 20_000,
+        lock_wait: Duration::from_secs(5),
+    }
+}
+
+/// Runs the lane through the library on a fake clock (off the async
+/// runtime: the driver's client is blocking).
+async fn run(opts: PlatformOptions, token: &str) -> (PlatformReport, Vec<String>) {
+    let token = token.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let clock = FakeClock::new();
+        let var = |k: &str| (k == "SUBJECT_TOKEN").then(|| token.clone());
+        let mut lines = Vec::new();
+        let mut say = |l: &str| lines.push(l.to_owned());
+        let mut env = Env {
+            var: &var,
+            which: &|_| true,
+            clock: &clock,
+            say: &mut say,
+        };
+        let report = platform::run(&opts, &mut env).expect("the run starts");
+        (report, lines)
+    })
+    .await
+    .expect("joined")
+}
+
+fn row<'a>(rows: &'a [Row], op: &str) -> &'a Row {
+    rows.iter()
+        .find(|r| r.operation == op)
+        .unwrap_or_else(|| panic!("no row {op}"))
+}
+
+fn ops(rows: &[Row]) -> Vec<&str> {
+    rows.iter().map(|r| r.operation.as_str()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_anatomy_measures_each_step_and_cleans_up() {
+    let f = fixture().await;
+    f.sim.set_mergeable_delay(MergeableDelay::Reads(3));
+    let (report, lines) = run(
+        options(&f, "pr_single_anatomy", "protection-none"),
+        &f.token,
+    )
+    .await;
+    let rows = &report.rows;
+    assert_eq!(report.verdict, Verdict::Ok, "{rows:#?}");
+    assert_eq!(
+        ops(rows),
+        [
+            "branch.publish",
+            "integration.open",
+            "integration.visible.settle",
+            "integration.mergeable.settle",
+            "integration.merge.request",
+            "integration.merged.settle",
+            "integration.main.settle",
+            "integration.sync.local",
+            "integration.total"
+        ]
+    );
+    for r in rows {
+        assert!(!r.skipped && r.returncode == Some(0), "{r:#?}");
+        assert!(r.semantic_contract_match, "{}", r.operation);
+        assert_eq!(r.tool_call_count, None, "API requests are not tool calls");
+        let t = r.tokens.as_ref().expect("token fields");
+        assert_eq!(
+            t.estimated_tokens_total, None,
+            "null, never a fictional count"
+        );
+        let m = r.api_metrics.as_ref().expect("api metrics");
+        assert!(
+            m.request_count > 0 && m.request_bytes > 0 && m.response_bytes > 0,
+            "{r:#?}"
+        );
+    }
+    let publish = row(rows, "branch.publish");
+    let m = publish.api_metrics.as_ref().expect("metrics");
+    // create the ref, look for an existing file, put the file.
+    assert_eq!(m.request_count, 3, "{m:?}");
+    assert_eq!(m.request_ids.len(), 3);
+    assert!(
+        m.request_ids.iter().all(Option::is_some),
+        "request ids are kept"
+    );
+    assert!(m.rate_limit_remaining.is_some());
+
+    // The mergeability is known on the fourth read of the pull request;
+    // the visible settle made the first, so the mergeable settle sees it on
+    // its third poll, two intervals after its first, to within one
+    // interval.
+    let s = row(rows, "integration.mergeable.settle")
+        .settle
+        .as_ref()
+        .expect("settle fields");
+    assert_eq!(s.settled, Some(true));
+    assert_eq!(s.poll_iterations, 3);
+    assert_eq!(s.settle_elapsed_ms, Some(2000.0));
+    assert_eq!(s.poll_quantization_ms, 1000.0);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("[quantization] integration.mergeable.settle")),
+        "{lines:?}"
+    );
+    let total = row(rows, "integration.total");
+    let sum: f64 = rows[..8].iter().map(|r| r.elapsed_ms).sum();
+    assert_eq!(total.elapsed_ms, (sum * 1000.0).round() / 1000.0);
+    assert_eq!(
+        total.api_metrics.as_ref().map(|m| m.request_count),
+        Some(
+            rows[..8]
+                .iter()
+                .map(|r| r.api_metrics.as_ref().map_or(0, |m| m.request_count))
+                .sum()
+        )
+    );
+
+    // The pull request was merged into main, then the branch and the file
+    // the merge left on main were cleaned up.
+    let pulls = f.sim.pulls("octo", "bench");
+    assert_eq!(pulls.len(), 1);
+    assert!(pulls[0].merged);
+    assert!(
+        pulls[0]
+            .head_ref
+            .contains(&report.run_id.to_ascii_lowercase())
+    );
+    let refs = f.sim.refs("octo", "bench", "refs/heads/benchops-platform-");
+    assert!(
+        refs.is_empty(),
+        "the disposable branch is deleted: {refs:?}"
+    );
+    let left: Vec<String> = f
+        .sim
+        .file_paths("octo", "bench", "main")
+        .into_iter()
+        .filter(|p| p.starts_with(".benchops-platform/"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "the payload is removed from main: {left:?}"
+    );
+
+    // A second run on the same repository works (its payload is its own).
+    let (again, _) = run(
+        options(&f, "pr_single_anatomy", "protection-none"),
+        &f.token,
+    )
+    .await;
+    assert_eq!(again.verdict, Verdict::Ok, "{:#?}", again.rows);
+    assert_ne!(again.run_id, report.run_id);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settle_timeout_and_a_failed_merge_skip_what_follows() {
+    let f = fixture().await;
+    // Never known within the 30 s timeout at 1 s a poll.
+    f.sim.set_mergeable_delay(MergeableDelay::Reads(1000));
+    let (report, _) = run(
+        options(&f, "pr_single_anatomy", "protection-none"),
+        &f.token,
+    )
+    .await;
+    assert_eq!(report.verdict, Verdict::Failed);
+    let r = row(&report.rows, "integration.mergeable.settle");
+    let s = r.settle.as_ref().expect("settle");
+    assert_eq!(s.settled, Some(false));
+    assert_eq!(s.settle_elapsed_ms, None, "a timeout has no settle time");
+    assert_eq!(s.observed_wait_ms, 30_000.0, "but its wait is measured");
+    assert_eq!(r.elapsed_ms, 30_000.0);
+    assert!(r.failed());
+    for op in [
+        "integration.merge.request",
+        "integration.merged.settle",
+        "integration.main.settle",
+        "integration.sync.local",
+    ] {
+        let x = row(&report.rows, op);
+        assert!(x.skipped, "{op}");
+        assert_eq!(
+            x.skip_reason.as_deref(),
+            Some("prior_step_failed:integration.mergeable.settle")
+        );
+        assert!(!x.semantic_contract_match);
+    }
+    assert_eq!(row(&report.rows, "integration.total").returncode, Some(1));
+
+    f.sim.set_mergeable_delay(MergeableDelay::Reads(0));
+    assert!(
+        f.sim
+            .fail_next_merge("octo", "bench", 405, "Base branch was modified.")
+    );
+    let (report, _) = run(
+        options(&f, "pr_single_anatomy", "protection-none"),
+        &f.token,
+    )
+    .await;
+    assert_eq!(report.verdict, Verdict::Failed);
+    let m = row(&report.rows, "integration.merge.request");
+    assert!(m.failed());
+    assert!(
+        m.stderr
+            .as_deref()
+            .is_some_and(|e| e.contains("HTTP 405: Base branch was modified.")),
+        "{m:#?}"
+    );
+    assert_eq!(
+        row(&report.rows, "integration.merged.settle")
+            .skip_reason
+            .as_deref(),
+        Some("prior_step_failed:integration.merge.request")
+    );
+    // The results were written even so.
+    assert!(report.results.is_file());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_instant_posts_the_required_status_before_the_merge() {
+    let f = fixture().await;
+    f.sim.set_mergeable_delay(MergeableDelay::Reads(0));
+    assert!(
+        f.sim
+            .require_status_check("octo", "bench", "main", "benchops/check-instant")
+    );
+    // Without the variant the required check is never posted: the merge
+    // is refused.
+    let (plain, _) = run(
+        options(&f, "pr_single_anatomy", "protection-none"),
+        &f.token,
+    )
+    .await;
+    assert_eq!(plain.verdict, Verdict::Failed);
+    assert!(row(&plain.rows, "integration.merge.request").failed());
+
+    let (report, _) = run(options(&f, "pr_single_anatomy", "check-instant"), &f.token).await;
+    assert_eq!(report.verdict, Verdict::Ok, "{:#?}", report.rows);
+    let names = ops(&report.rows);
+    let green = names
+        .iter()
+        .position(|o| *o == "integration.checks.green.settle")
+        .expect("inserted");
+    assert_eq!(
+        names[green + 1],
+        "integration.merge.request",
+        "right before the merge"
+    );
+    let g = &report.rows[green];
+    assert!(g.extra.contains_key("status_post_elapsed_ms"));
+    assert_eq!(g.extra["status_context"], "benchops/check-instant");
+    assert_eq!(g.settle.as_ref().and_then(|s| s.settled), Some(true));
+    assert!(g.semantic_contract_match);
+    assert_eq!(
+        g.meta.platform_comparison_key.as_deref(),
+        Some("2026-12:integration-default:check-instant")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_race_is_paced_on_the_injected_clock_and_reports_its_windows() {
+    let f = fixture().await;
+    f.sim.set_mergeable_delay(MergeableDelay::Reads(1));
+    let (report, _) = run(
+        options(&f, "integration_race_n3", "protection-none"),
+        &f.token,
+    )
+    .await;
+    let rows = &report.rows;
+    assert_eq!(report.verdict, Verdict::Ok, "{rows:#?}");
+    assert_eq!(rows.len(), 3 * 8 + 4);
+    for b in 0..3u32 {
+        assert_eq!(
+            rows.iter().filter(|r| r.race_branch == Some(b)).count(),
+            8,
+            "one row per operation per branch"
+        );
+    }
+    // One content operation a second: the budget's waits are inside the
+    // operations they delayed, reported on them and in the total, never
+    // subtracted.
+    let pacing = row(rows, "race.pacing.injected");
+    assert!(pacing.elapsed_ms > 0.0, "{pacing:#?}");
+    let on_rows: f64 = rows
+        .iter()
+        .filter_map(|r| r.extra.get("pacing_injected_ms").and_then(|v| v.as_f64()))
+        .sum();
+    assert!(
+        (on_rows - pacing.elapsed_ms).abs() < 1e-6,
+        "{on_rows} vs {}",
+        pacing.elapsed_ms
+    );
+    let publish = rows
+        .iter()
+        .find(|r| r.operation == "branch.publish" && r.extra.contains_key("pacing_injected_ms"))
+        .expect("a paced publish");
+    assert!(publish.elapsed_ms >= publish.extra["pacing_injected_ms"].as_f64().unwrap_or(0.0));
+    // protection-none: the declared checks step is structural.
+    assert!(row(rows, "integration.checks.green.settle").structural);
+    let w = row(rows, "race.integrate.window");
+    assert_eq!(w.returncode, Some(0));
+    assert!(w.elapsed_ms > 0.0);
+    let total = row(rows, "race.total");
+    assert!(total.elapsed_ms >= w.elapsed_ms);
+    assert_eq!(
+        f.sim
+            .pulls("octo", "bench")
+            .iter()
+            .filter(|p| p.merged)
+            .count(),
+        3
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_race_where_no_branch_ran_exits_as_all_skipped() {
+    let f = fixture().await;
+    // The token cannot even read main: every branch's setup fails.
+    let iid = f.sim.installation_id("octo").expect("installed");
+    let useless = f
+        .sim
+        .mint_token(iid, &[("issues", "read")], Some(&["other"]));
+    let (report, _) = run(
+        options(&f, "integration_race_n3", "protection-none"),
+        &useless,
+    )
+    .await;
+    assert_eq!(report.verdict, Verdict::AllSkipped, "{:#?}", report.rows);
+    let w = row(&report.rows, "race.publish.window");
+    assert!(w.skipped);
+    assert_eq!(
+        row(&report.rows, "race.total").skip_reason.as_deref(),
+        Some("race_no_branch_ran")
+    );
+    assert!(
+        report.rows[0]
+            .skip_reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("setup_failed:")),
+        "{:?}",
+        report.rows[0].skip_reason
+    );
+}
+
+fn exec() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_benchops-exec"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_probes_with_the_token_named_by_token_env() {
+    let f = fixture().await;
+    let d: &Path = f.dir.path();
+    let mut c = std::process::Command::new(exec());
+    c.arg("platform")
+        .args([
+            "--driver",
+            "harness-api",
+            "--scenario",
+            "platform_capability_probe",
+        ])
+        .args([
+            "--repo",
+            "octo/bench",
+            "--token-env",
+            "SUBJECT_TOKEN",
+            "--json",
+        ])
+        .arg("--spec")
+        .arg(d.join("spec.toml"))
+        .arg("--semantics")
+        .arg(d.join("semantics.toml"))
+        .arg("--results")
+        .arg(d.join("cli-results"))
+        .arg("--workdir")
+        .arg(d.join("cli-work"))
+        .arg("--api-url")
+        .arg(f.sim.base_url())
+        .env("SUBJECT_TOKEN", &f.token);
+    let o = tokio::task::spawn_blocking(move || c.output().expect("runs"))
+        .await
+        .expect("joined");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(summary["rows"], 1);
+    assert_eq!(summary["failed"], 0);
+    let jsonl = std::fs::read_to_string(summary["results"].as_str().expect("path")).expect("rows");
+    assert!(!jsonl.contains(&f.token), "the token is never written");
+    assert!(jsonl.contains("\"token_env\":\"SUBJECT_TOKEN\""));
+}
