@@ -28,6 +28,7 @@ pub mod clock;
 pub mod command;
 pub mod compare;
 pub mod fleet;
+pub mod ghcli;
 pub mod race;
 pub mod row;
 pub mod runner;
@@ -254,6 +255,7 @@ fn run_once(
     adapter_env: &std::collections::BTreeMap<String, String>,
     semantics: &Semantics,
 ) -> Vec<Row> {
+    let token = adapter_env.get(&opts.token_env).map(String::as_str);
     let ops = &scenario.operations;
     let check_instant = opts.protection_variant == "check-instant";
     let family = Family::of(scenario);
@@ -273,6 +275,31 @@ fn run_once(
                 }
                 _ => anatomy::run(ctx, c, repo, ops, check_instant),
             }
+        }
+        (Driver::Cli, Family::Probe, _) if opts.platform == "github" => ghcli::probe(
+            ctx,
+            ops,
+            token.unwrap_or_default(),
+            opts.admitted_output_chars,
+        ),
+        (Driver::Cli, Family::Anatomy, _) if opts.platform == "github" => {
+            let Some(repo) = opts.repo.as_deref() else {
+                return ctx.skip_all(ops, "github_repo_not_configured");
+            };
+            let workdir = opts
+                .workdir
+                .join("runs")
+                .join(&ctx.meta.run_id)
+                .join(format!("r{}", ctx.run));
+            ghcli::run(
+                ctx,
+                repo,
+                ops,
+                &workdir,
+                token.unwrap_or_default(),
+                opts.api_url.as_deref(),
+                opts.admitted_output_chars,
+            )
         }
         (Driver::Cli, Family::Probe | Family::Anatomy, _) if opts.platform != "github" => {
             let Some(adapter) = semantics.platforms.get(&opts.platform) else {
