@@ -32,6 +32,7 @@ fn metric(name: &str, unit: &str, direction: Direction, value: Option<f64>) -> M
         unit: unit.to_owned(),
         direction,
         value: value.map(|v| Finite::new(v).expect("generated values are finite")),
+        reason: None,
     }
 }
 

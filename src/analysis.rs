@@ -32,6 +32,8 @@ pub struct MetricValue {
     pub direction: Direction,
     /// The value, or `None` when the run did not measure it.
     pub value: Option<Finite>,
+    /// Why a `None` value was not measured, when the command said.
+    pub reason: Option<String>,
 }
 
 /// One classified child run.
@@ -75,6 +77,10 @@ pub struct CaseAnalysis {
     pub metrics: Vec<Metric>,
     /// Every run that did not succeed, with its reason.
     pub not_succeeded: Vec<NotSucceeded>,
+    /// Why the command did not measure its own metrics, as its measured
+    /// successes said (distinct, in order of first report).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skip_reasons: Vec<String>,
 }
 
 /// Bootstrap settings used for every interval.
@@ -113,7 +119,10 @@ pub struct Analysis {
     pub ci: CiSettings,
 }
 
-const BUILTIN_ORDER: [&str; 4] = ["wall_s", "user_s", "sys_s", "max_rss_bytes"];
+/// The metrics every child run has, measured by the wrapper (not the
+/// command), in their display order.
+pub const BUILTIN_METRICS: [&str; 4] = ["wall_s", "user_s", "sys_s", "max_rss_bytes"];
+const BUILTIN_ORDER: [&str; 4] = BUILTIN_METRICS;
 
 fn metric_rank(name: &str) -> (usize, &str) {
     (
@@ -167,12 +176,21 @@ pub fn analyze(benchmark: Sha256Digest, cases: &[CaseId], runs: &[RunInput]) -> 
         total.add(&counts);
         warm_total.add(&warm);
         let metrics = case_metrics(&successes, level, &mut boots);
+        let mut skip_reasons: Vec<String> = Vec::new();
+        for m in successes.iter().flat_map(|r| &r.metrics) {
+            if let (None, Some(why)) = (m.value, &m.reason) {
+                if !skip_reasons.contains(why) {
+                    skip_reasons.push(why.clone());
+                }
+            }
+        }
         out_cases.push(CaseAnalysis {
             case: case.clone(),
             runs: counts,
             warmup_runs: warm,
             metrics,
             not_succeeded,
+            skip_reasons,
         });
     }
     let incomplete = total.incomplete + warm_total.incomplete;
@@ -410,6 +428,7 @@ mod tests {
                 unit: "s".into(),
                 direction: Direction::LowerIsBetter,
                 value: wall.map(|w| Finite::new(w).expect("finite")),
+                reason: None,
             }],
         }
     }

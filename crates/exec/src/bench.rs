@@ -691,6 +691,7 @@ pub fn metric_values(r: &child::ChildResult) -> Vec<MetricValue> {
         unit: unit.into(),
         direction: lower,
         value,
+        reason: None,
     };
     let mut out = vec![
         mv("wall_s", "s", r.wall_s),
@@ -710,6 +711,7 @@ pub fn metric_values(r: &child::ChildResult) -> Vec<MetricValue> {
     for (name, m) in seen {
         if !out.iter().any(|x| x.name == name) {
             let mut v = mv(&name, &m.unit, m.value);
+            v.reason = m.reason.clone();
             if m.higher_is_better {
                 v.direction = Direction::HigherIsBetter;
             }

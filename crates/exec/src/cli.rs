@@ -561,4 +561,10 @@ pub struct PlatformArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Run as a platform case of a lane: print one JSON metric line per
+    /// measured value on standard output (a skipped row's values are null
+    /// with its reason), the file names on standard error, and exit 0
+    /// unless a row failed. Needs --runs 1 (the lane repeats the case).
+    #[arg(long, conflicts_with = "json")]
+    pub metrics: bool,
 }

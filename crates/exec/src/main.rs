@@ -159,6 +159,12 @@ fn run(cli: Cli) -> Result<u8> {
                 clock: &clock,
                 say: &mut say,
             };
+            if a.metrics && a.runs != 1 {
+                note(format_args!(
+                    "error: --metrics runs one run per case (a lane repeats the case); drop --runs\n"
+                ));
+                return Ok(exit::ERROR);
+            }
             let report = match platform::run(&opts, &mut env) {
                 Ok(r) => r,
                 Err(e) => {
@@ -166,6 +172,20 @@ fn run(cli: Cli) -> Result<u8> {
                     return Ok(exit::ERROR);
                 }
             };
+            if a.metrics {
+                for m in platform::metric_lines(&report.rows) {
+                    line(m)?;
+                }
+                note(format_args!(
+                    "[result] {}\n[summary] {}\n",
+                    report.results.display(),
+                    report.summary.display()
+                ));
+                return Ok(match report.verdict {
+                    Verdict::Failed => exit::PLATFORM_FAILED,
+                    Verdict::Ok | Verdict::AllSkipped => exit::OK,
+                });
+            }
             if a.json {
                 line(serde_json::json!({
                     "run_id": report.run_id,

@@ -132,14 +132,46 @@ pub fn seal_benchmark(
     Ok(benchops::seal::seal(&record)?)
 }
 
+/// The longest `skip_reason` a case gets, in characters.
+const MAX_SKIP_REASON_CHARS: usize = 1000;
+
+/// Whether a case was skipped by its command: every measured run
+/// succeeded, said why it measured nothing of its own (a metric line's
+/// `reason`), and none of its own metrics has a value.
+fn skipped_by_command(c: &benchops::analysis::CaseAnalysis) -> Option<String> {
+    let own: Vec<_> = c
+        .metrics
+        .iter()
+        .filter(|m| !benchops::analysis::BUILTIN_METRICS.contains(&m.name.as_str()))
+        .collect();
+    let nothing_measured =
+        !own.is_empty() && own.iter().all(|m| m.samples.iter().all(Option::is_none));
+    (c.runs.succeeded > 0
+        && c.runs.succeeded == c.runs.total
+        && !c.skip_reasons.is_empty()
+        && nothing_measured)
+        .then(|| {
+            let all = c.skip_reasons.join("; ");
+            let mut cut: String = all.chars().take(MAX_SKIP_REASON_CHARS).collect();
+            if all.chars().count() > MAX_SKIP_REASON_CHARS {
+                cut.push('…');
+            }
+            cut
+        })
+}
+
 /// The record's cases from an analysis: a case passes only when every
-/// measured run succeeded; otherwise it is in error, with the reasons.
+/// measured run succeeded; it is skipped when its command said why it
+/// measured nothing; otherwise it is in error, with the reasons.
 pub(crate) fn cases_of(analysis: &Analysis) -> Vec<Case> {
     let mut cases = Vec::with_capacity(analysis.cases.len());
     for c in &analysis.cases {
         let mut runs = c.runs;
         runs.add(&c.warmup_runs);
-        let (outcome, error) = if c.runs.succeeded > 0 && c.runs.succeeded == c.runs.total {
+        let skip_reason = skipped_by_command(c);
+        let (outcome, error) = if skip_reason.is_some() {
+            (Outcome::Skipped, None)
+        } else if c.runs.succeeded > 0 && c.runs.succeeded == c.runs.total {
             (Outcome::Pass, None)
         } else {
             // Some or all measured runs failed or went missing: numbers from
@@ -171,7 +203,7 @@ pub(crate) fn cases_of(analysis: &Analysis) -> Vec<Case> {
         cases.push(Case {
             id: c.case.clone(),
             outcome,
-            skip_reason: None,
+            skip_reason,
             error,
             runs,
             metrics: c.metrics.clone(),

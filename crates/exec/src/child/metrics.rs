@@ -16,7 +16,8 @@ const BUILTIN_METRICS: [&str; 4] = ["wall_s", "user_s", "sys_s", "max_rss_bytes"
 ///
 /// With [`ChildSpec::json_metrics`](super::ChildSpec::json_metrics), every stdout line that is a JSON object
 /// with a `"metric"` key must be exactly
-/// `{"metric": <non-empty name>, "value": <number or null>, "unit": <string>}`.
+/// `{"metric": <non-empty name>, "value": <number or null>, "unit": <string>}`,
+/// optionally with `"direction"` and, for a null value, `"reason"`.
 /// Lines that are not JSON objects, or have no `"metric"` key, are ignored.
 /// A line that starts with `{` and mentions `"metric"` but is not valid JSON
 /// (for example `NaN`, or a number out of range) is an error, not ignored.
@@ -34,7 +35,16 @@ pub struct Metric {
     /// `"direction": "higher_is_better"`. Absent means lower is better.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub higher_is_better: bool,
+    /// Why a null value was not measured: the line's optional `"reason"`,
+    /// allowed only with `"value": null` (at most [`MAX_REASON_BYTES`]).
+    /// A case whose runs all succeeded and measured none of their own
+    /// metrics, with reasons, is sealed as skipped with those reasons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
+
+/// The longest `"reason"` of a metric line, in bytes.
+pub const MAX_REASON_BYTES: usize = 256;
 
 /// A stdout line that looked like a metric but was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -152,10 +162,12 @@ fn metric_from_object(
     {
         return Err("unit is longer than 32 bytes".to_owned());
     }
-    if let Some(key) = object
-        .keys()
-        .find(|k| !matches!(k.as_str(), "metric" | "value" | "unit" | "direction"))
-    {
+    if let Some(key) = object.keys().find(|k| {
+        !matches!(
+            k.as_str(),
+            "metric" | "value" | "unit" | "direction" | "reason"
+        )
+    }) {
         return Err(format!("unknown key {key:?}"));
     }
     let value = match object.get("value") {
@@ -184,11 +196,25 @@ fn metric_from_object(
             );
         }
     };
+    let reason = match object.get("reason") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(_)) if value.is_some() => {
+            return Err(
+                "\"reason\" is for a null value only: a measured value needs none".to_owned(),
+            );
+        }
+        Some(Value::String(r)) if r.is_empty() || r.len() > MAX_REASON_BYTES => {
+            return Err(format!("\"reason\" must be 1 to {MAX_REASON_BYTES} bytes"));
+        }
+        Some(Value::String(r)) => Some(r.clone()),
+        Some(_) => return Err("\"reason\" must be a string".to_owned()),
+    };
     Ok(Metric {
         name,
         value,
         unit,
         higher_is_better,
+        reason,
     })
 }
 
@@ -240,5 +266,19 @@ mod tests {
         assert_eq!(lines, [1, 3]);
         let exact = vec![b' '; MAX_METRIC_LINE_BYTES];
         assert!(parse_all(&exact, 999).errors.is_empty());
+    }
+
+    #[test]
+    fn a_reason_explains_a_null_value_only() {
+        let input = b"{\"metric\":\"a\",\"value\":null,\"unit\":\"ms\",\"reason\":\"no token\"}\n\
+{\"metric\":\"b\",\"value\":1,\"unit\":\"ms\",\"reason\":\"why\"}\n\
+{\"metric\":\"c\",\"value\":null,\"unit\":\"ms\",\"reason\":\"\"}\n\
+{\"metric\":\"d\",\"value\":null,\"unit\":\"ms\",\"reason\":7}\n";
+        let p = parse_all(input, 5);
+        assert_eq!(p.metrics.len(), 1);
+        assert_eq!(p.metrics[0].reason.as_deref(), Some("no token"));
+        let lines: Vec<_> = p.errors.iter().map(|e| e.line).collect();
+        assert_eq!(lines, [2, 3, 4], "{:?}", p.errors);
+        assert!(p.errors[0].reason.contains("null value only"));
     }
 }

@@ -118,6 +118,39 @@ pub fn env_remove_publication_credentials() -> Vec<String> {
     .collect()
 }
 
+/// The prefix of the variables that hold a platform case's subject token
+/// (a token for a disposable repository, never a publication credential).
+pub const SUBJECT_TOKEN_PREFIX: &str = "BENCHOPS_SUBJECT_TOKEN";
+
+/// The subject-token variables (of `present`) to remove from a child that
+/// runs `argv`: every one, except the one a platform case names with
+/// `--token-env` (`benchops-exec platform … --token-env NAME`). A token for
+/// one platform case therefore never reaches another child.
+pub fn subject_token_removals(
+    argv: &[String],
+    present: impl Iterator<Item = String>,
+) -> Vec<String> {
+    let is_platform = argv
+        .first()
+        .and_then(|p| Path::new(p).file_name())
+        .is_some_and(|n| n == "benchops-exec")
+        && argv.get(1).is_some_and(|a| a == "platform");
+    let kept: Option<&str> = if is_platform {
+        argv.iter().enumerate().find_map(|(i, a)| {
+            a.strip_prefix("--token-env=").or_else(|| {
+                (a == "--token-env")
+                    .then(|| argv.get(i + 1).map(String::as_str))
+                    .flatten()
+            })
+        })
+    } else {
+        None
+    };
+    present
+        .filter(|k| k.starts_with(SUBJECT_TOKEN_PREFIX) && Some(k.as_str()) != kept)
+        .collect()
+}
+
 /// What to run: fully resolved, no placeholders left.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChildSpec {
@@ -349,6 +382,63 @@ fn start_ticks_from_stat(stat: &str) -> Option<u64> {
     let rest = &stat[stat.rfind(')')? + 1..];
     // `rest` starts at field 3, so field 22 is the 20th.
     rest.split_ascii_whitespace().nth(19)?.parse().ok()
+}
+
+#[cfg(test)]
+mod subject_token_tests {
+    use super::*;
+
+    fn argv(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn only_the_platform_case_that_names_a_subject_token_keeps_it() {
+        let present = || {
+            [
+                "PATH",
+                "BENCHOPS_SUBJECT_TOKEN_A",
+                "BENCHOPS_SUBJECT_TOKEN_B",
+            ]
+            .into_iter()
+            .map(String::from)
+        };
+        let other = subject_token_removals(&argv(&["sh", "-c", "work"]), present());
+        assert_eq!(
+            other,
+            ["BENCHOPS_SUBJECT_TOKEN_A", "BENCHOPS_SUBJECT_TOKEN_B"]
+        );
+        let a = subject_token_removals(
+            &argv(&[
+                "/usr/bin/benchops-exec",
+                "platform",
+                "--token-env",
+                "BENCHOPS_SUBJECT_TOKEN_A",
+            ]),
+            present(),
+        );
+        assert_eq!(a, ["BENCHOPS_SUBJECT_TOKEN_B"]);
+        let b = subject_token_removals(
+            &argv(&[
+                "benchops-exec",
+                "platform",
+                "--token-env=BENCHOPS_SUBJECT_TOKEN_B",
+            ]),
+            present(),
+        );
+        assert_eq!(b, ["BENCHOPS_SUBJECT_TOKEN_A"]);
+        // Not a platform invocation: naming the variable keeps nothing.
+        let sneaky = subject_token_removals(
+            &argv(&[
+                "benchops-exec",
+                "seal",
+                "--token-env",
+                "BENCHOPS_SUBJECT_TOKEN_A",
+            ]),
+            present(),
+        );
+        assert_eq!(sneaky.len(), 2);
+    }
 }
 
 #[cfg(test)]

@@ -58,10 +58,15 @@ pub(super) fn build_command(spec: &ChildSpec) -> Result<Command, ChildError> {
         .envs(&spec.env);
     // `Command` keeps the last operation per variable, so these removals win
     // over the additions above as well as over the inherited environment.
+    let subject_tokens = super::subject_token_removals(
+        &spec.argv,
+        std::env::vars_os().filter_map(|(k, _)| k.into_string().ok()),
+    );
     for name in spec
         .env_remove
         .iter()
         .chain(&env_remove_publication_credentials())
+        .chain(&subject_tokens)
     {
         command.env_remove(name);
     }

@@ -339,6 +339,49 @@ fn run_once(
     }
 }
 
+/// The metric lines of `rows`, for a platform case in a lane (`--metrics`):
+/// per row `<op>.ms` (its duration; null with the skip reason when
+/// skipped, 0 for a structural row), for a settle `<op>.settle_ms` (null
+/// on a timeout), for an API row `<op>.requests`, for a CLI row
+/// `<op>.tool_calls`. A race branch's rows are `<op>.b<k>.…`.
+pub fn metric_lines(rows: &[Row]) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    let mut out = Vec::new();
+    for r in rows {
+        let base = match r.race_branch {
+            Some(b) => format!("{}.b{b}", r.operation),
+            None => r.operation.clone(),
+        };
+        let line = |suffix: &str, value: Option<f64>, unit: &str, reason: Option<&str>| {
+            let mut v = json!({"metric": format!("{base}.{suffix}"), "value": value, "unit": unit});
+            if let (None, Some(why)) = (value, reason) {
+                v["reason"] = json!(why.chars().take(200).collect::<String>());
+            }
+            v
+        };
+        let skip = r.skip_reason.as_deref().filter(|_| r.skipped);
+        out.push(line("ms", (!r.skipped).then_some(r.elapsed_ms), "ms", skip));
+        if let Some(s) = r.settle.as_ref().filter(|_| !r.structural) {
+            let why = skip.or(Some("not settled before the timeout"));
+            out.push(line("settle_ms", s.settle_elapsed_ms, "ms", why));
+        }
+        if let Some(m) = &r.api_metrics {
+            out.push(line(
+                "requests",
+                Some(m.request_count as f64),
+                "requests",
+                None,
+            ));
+        }
+        if r.api_metrics.is_none() && !r.skipped {
+            if let Some(n) = r.tool_call_count {
+                out.push(line("tool_calls", Some(f64::from(n)), "calls", None));
+            }
+        }
+    }
+    out
+}
+
 /// The verdict over `rows`.
 pub fn verdict(rows: &[Row]) -> Verdict {
     if !rows.is_empty() && rows.iter().all(|r| r.skipped) {

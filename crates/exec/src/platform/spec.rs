@@ -248,6 +248,13 @@ pub fn load_spec(path: &Path) -> Result<Spec, SpecError> {
         }
         let mut ops = std::collections::BTreeSet::new();
         for (j, op) in s.operations.iter().enumerate() {
+            if op.is_empty() || op.len() > 100 || op.chars().any(char::is_control) {
+                return Err(invalid(
+                    format!("scenarios[{i}].operations[{j}]"),
+                    "an operation name is 1 to 100 characters, none of them control characters"
+                        .into(),
+                ));
+            }
             if !ops.insert(op.as_str()) {
                 return Err(invalid(
                     format!("scenarios[{i}].operations[{j}]"),
