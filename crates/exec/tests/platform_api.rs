@@ -44,6 +44,12 @@ operations = ["branch.publish", "integration.open", "integration.mergeable.settl
   "integration.merge.request", "integration.total"]
 
 [[scenarios]]
+name = "branch_fleet_n5"
+requires_remote = true
+operations = ["fleet.seed", "fleet.classify", "fleet.plan", "fleet.apply", "fleet.sync",
+  "fleet.oracle", "fleet.total"]
+
+[[scenarios]]
 name = "integration_race_n3"
 requires_remote = true
 operations = ["branch.publish", "integration.open", "integration.visible.settle",
@@ -444,6 +450,57 @@ async fn a_race_where_no_branch_ran_exits_as_all_skipped() {
             .is_some_and(|r| r.starts_with("setup_failed:")),
         "{:?}",
         report.rows[0].skip_reason
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_over_the_api_merges_the_clean_branches_and_observes_the_conflicts() {
+    let f = fixture().await;
+    f.sim.set_mergeable_delay(MergeableDelay::Reads(2));
+    let (report, _) = run(options(&f, "branch_fleet_n5", "protection-none"), &f.token).await;
+    let rows = &report.rows;
+    assert_eq!(report.verdict, Verdict::Ok, "{rows:#?}");
+    assert_eq!(
+        ops(rows),
+        [
+            "fleet.seed",
+            "fleet.classify",
+            "fleet.plan",
+            "fleet.apply",
+            "fleet.sync",
+            "fleet.oracle",
+            "fleet.total"
+        ]
+    );
+    let classify = row(rows, "fleet.classify");
+    let s = classify.settle.as_ref().expect("a settle");
+    assert!(
+        s.poll_iterations >= 2,
+        "mergeability was computed later: {s:?}"
+    );
+    assert_eq!(row(rows, "fleet.apply").extra["branches_merged"], 3);
+    let oracle = &row(rows, "fleet.oracle").extra["oracle"];
+    for k in [
+        "action_plan_correct",
+        "merge_order_correct",
+        "final_survivors_correct",
+        "conflict_count_correct",
+    ] {
+        assert_eq!(oracle[k], true, "{k}: {oracle}");
+    }
+    assert_eq!(oracle["conflict_detected_count"], 2);
+    assert_eq!(
+        row(rows, "fleet.sync").extra["final_survivors"]
+            .as_array()
+            .map(Vec::len),
+        Some(2),
+        "the two conflicts, observed open"
+    );
+    let pulls = f.sim.pulls("octo", "bench");
+    assert_eq!(pulls.iter().filter(|p| p.merged).count(), 3);
+    assert!(
+        f.sim.refs("octo", "bench", "refs/heads/fleet-").is_empty(),
+        "the fleet's branches are deleted"
     );
 }
 

@@ -28,6 +28,7 @@ pub mod clock;
 pub mod command;
 pub mod compare;
 pub mod fleet;
+pub mod fleet_api;
 pub mod ghcli;
 pub mod race;
 pub mod row;
@@ -325,6 +326,10 @@ fn run_once(
                 &vars,
             )
         }
+        (Driver::HarnessApi, Family::Fleet(n), Some(c)) => match opts.repo.as_deref() {
+            Some(repo) => fleet_api::run(ctx, c, repo, ops, n),
+            None => ctx.skip_all(ops, "github_repo_not_configured"),
+        },
         (Driver::HarnessApi | Driver::Cli, Family::Triage(_), _) => ctx.skip_all(
             ops,
             &format!(
