@@ -56,6 +56,7 @@ cleanup = [["forge", "unmount", "{workdir}/checkout"]]
 "integration.mergeable.settle" = "no asynchronous mergeability"
 "integration.merged.settle" = "merge is synchronous"
 "integration.main.settle" = "merge returns after main moved"
+"integration.checks.green.settle" = "no hosted status checks"
 "#,
     )
     .expect("semantics");
@@ -63,6 +64,15 @@ cleanup = [["forge", "unmount", "{workdir}/checkout"]]
 }
 
 fn run(dir: &Path, switches: &[&str]) -> (Output, Vec<Value>) {
+    run_scenario(dir, switches, "pr_single_anatomy", &[])
+}
+
+fn run_scenario(
+    dir: &Path,
+    switches: &[&str],
+    scenario: &str,
+    extra: &[&str],
+) -> (Output, Vec<Value>) {
     for s in switches {
         std::fs::write(dir.join(s), "").expect("switch");
     }
@@ -93,12 +103,13 @@ fn run(dir: &Path, switches: &[&str]) -> (Output, Vec<Value>) {
             "--driver",
             "cli",
             "--scenario",
-            "pr_single_anatomy",
+            scenario,
             "--repo",
             "team/scratch",
             "--token-env",
             "FORGE_TOKEN",
         ])
+        .args(extra)
         .env("PATH", path)
         // The adapter's commands get a clean environment: HOME is how the
         // script finds its log and the test's failure switches.
@@ -243,4 +254,62 @@ fn a_failed_merge_skips_the_rest_and_a_failed_setup_skips_everything() {
             .all(|r| r["skip_reason"] == "setup_failed:forge:mount refused"),
         "{rows:?}"
     );
+}
+
+#[test]
+fn an_adapter_races_branch_after_branch_with_its_own_setup_and_pacing() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (o, rows) = run_scenario(
+        tmp.path(),
+        &[],
+        "integration_race_n3",
+        &["--ops-per-hour", "36000"],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(rows.len(), 3 * 8 + 4);
+    for b in 0..3 {
+        let mine: Vec<&Value> = rows.iter().filter(|r| r["race_branch"] == b).collect();
+        assert_eq!(mine.len(), 8);
+        assert!(mine.iter().all(|r| r["returncode"] == 0), "{mine:#?}");
+    }
+    let log = std::fs::read_to_string(tmp.path().join("forge.log")).expect("log");
+    assert_eq!(
+        log.lines().filter(|l| l.starts_with("mount ")).count(),
+        3,
+        "{log}"
+    );
+    assert_eq!(
+        log.lines().filter(|l| l.starts_with("merge")).count(),
+        3,
+        "{log}"
+    );
+    assert_eq!(
+        log.lines().filter(|l| l.starts_with("unmount ")).count(),
+        3,
+        "{log}"
+    );
+    let pacing = rows
+        .iter()
+        .find(|r| r["operation"] == "race.pacing.injected")
+        .expect("pacing");
+    assert!(
+        pacing["elapsed_ms"].as_f64().is_some_and(|x| x > 0.0),
+        "{pacing}"
+    );
+    assert!(
+        rows.iter()
+            .filter(|r| r.get("pacing_injected_ms").is_some())
+            .all(|r| r["elapsed_ms"].as_f64() >= r["pacing_injected_ms"].as_f64()),
+        "waits are inside the operations"
+    );
+    let total = rows
+        .iter()
+        .find(|r| r["operation"] == "race.total")
+        .expect("total");
+    assert_eq!(total["returncode"], 0);
 }

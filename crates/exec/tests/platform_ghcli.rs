@@ -83,6 +83,10 @@ fn setup(dir: &Path) -> String {
 }
 
 fn run(dir: &Path, path: &str, scenario: &str) -> (Output, Vec<Value>) {
+    run_with(dir, path, scenario, &[])
+}
+
+fn run_with(dir: &Path, path: &str, scenario: &str, extra: &[&str]) -> (Output, Vec<Value>) {
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/platform");
     let spec = dir.join("spec.toml");
     let text = std::fs::read_to_string(examples.join("scenarios.toml"))
@@ -110,6 +114,7 @@ fn run(dir: &Path, path: &str, scenario: &str) -> (Output, Vec<Value>) {
             "octo/bench",
         ])
         .args(["--token-env", "SUBJECT_TOKEN"])
+        .args(extra)
         .env("PATH", path)
         .env("HOME", dir)
         .env("SUBJECT_TOKEN", "subject-secret")
@@ -252,4 +257,65 @@ fn a_refused_merge_skips_what_follows() {
             "prior_step_failed:integration.merge.request"
         );
     }
+}
+
+#[test]
+fn a_cli_race_paces_inside_its_timed_operations() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let path = setup(tmp.path());
+    // Two content operations a second: most pushes, pull requests and
+    // merges wait, inside the row they delay.
+    let (o, rows) = run_with(
+        tmp.path(),
+        &path,
+        "integration_race_n3",
+        &["--ops-per-hour", "7200"],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}\n{rows:#?}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(rows.len(), 3 * 8 + 4);
+    let paced: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r.get("pacing_injected_ms").is_some())
+        .collect();
+    assert!(paced.len() >= 4, "{paced:#?}");
+    for r in &paced {
+        let waited = r["pacing_injected_ms"].as_f64().expect("ms");
+        assert!(
+            r["elapsed_ms"].as_f64().expect("ms") >= waited,
+            "the wait is inside the operation's time: {r}"
+        );
+    }
+    let injected: f64 = paced
+        .iter()
+        .map(|r| r["pacing_injected_ms"].as_f64().unwrap_or(0.0))
+        .sum();
+    let pacing = rows
+        .iter()
+        .find(|r| r["operation"] == "race.pacing.injected")
+        .expect("pacing");
+    assert!(
+        (pacing["elapsed_ms"].as_f64().expect("ms") - injected).abs() < 0.01,
+        "{pacing}"
+    );
+    let window = rows
+        .iter()
+        .find(|r| r["operation"] == "race.integrate.window")
+        .expect("window");
+    assert_eq!(window["returncode"], 0, "{window}");
+    let merged = std::fs::read_dir(tmp.path().join("prs"))
+        .expect("prs")
+        .filter(|e| {
+            e.as_ref()
+                .expect("e")
+                .path()
+                .extension()
+                .is_some_and(|x| x == "merged")
+        })
+        .count();
+    assert_eq!(merged, 3);
 }

@@ -52,25 +52,8 @@ pub fn run(
     vars: &Vars,
 ) -> Vec<Row> {
     let timeout = Duration::from_secs_f64(ctx.settings.command_timeout_s);
-    if let Err(e) = std::fs::create_dir_all(workdir) {
-        return ctx.skip_all(
-            operations,
-            &format!("setup_failed:workdir:{}", super::row::tail(&e.to_string())),
-        );
-    }
-    for cmd in &adapter.setup {
-        let cmd = expand(cmd, ctx, vars);
-        let cap = command::run(ctx.clock, &cmd, workdir, env, admitted, timeout);
-        if !cap.ok() {
-            let why = cap.error.unwrap_or(cap.stderr);
-            let reason = format!(
-                "setup_failed:{}:{}",
-                cmd.first().map_or("", String::as_str),
-                why.trim().chars().take(120).collect::<String>()
-            );
-            undo(ctx, adapter, workdir, env, admitted, vars);
-            return ctx.skip_all(operations, &reason);
-        }
+    if let Err(reason) = setup(ctx, adapter, workdir, env, admitted, vars) {
+        return ctx.skip_all(operations, &reason);
     }
     let mut handler = |op: &str| -> Option<Row> {
         if let Some(note) = adapter.structural.get(op) {
@@ -91,6 +74,122 @@ pub fn run(
     let rows = run_operations(ctx, operations, &mut handler);
     undo(ctx, adapter, workdir, env, admitted, vars);
     rows
+}
+
+/// One branch of a race through the adapter: its own setup, paced
+/// commands, its own cleanup.
+struct AdapterBranch<'a> {
+    ctx: &'a Ctx<'a>,
+    adapter: &'a PlatformSemantics,
+    workdir: std::path::PathBuf,
+    env: &'a BTreeMap<String, String>,
+    admitted: usize,
+    vars: Vars,
+}
+
+impl super::race::RaceBranch for AdapterBranch<'_> {
+    fn op(&mut self, op: &str, pace: &mut dyn FnMut()) -> Option<Row> {
+        let ctx = self.ctx;
+        if let Some(note) = self.adapter.structural.get(op) {
+            return Some(Row::structural(ctx.meta, ctx.scenario, ctx.run, op, note));
+        }
+        let commands: Vec<Vec<String>> = self
+            .adapter
+            .commands
+            .get(op)?
+            .iter()
+            .map(|c| expand(c, ctx, &self.vars))
+            .collect();
+        let timeout = Duration::from_secs_f64(ctx.settings.command_timeout_s);
+        let mut r = super::race::paced(ctx, pace, || {
+            let mut r = ctx.row(op);
+            command::sequence_row(
+                &mut r,
+                ctx.clock,
+                &commands,
+                &self.workdir,
+                self.env,
+                self.admitted,
+                timeout,
+            );
+            r
+        });
+        r.set("race_branch_name", &self.vars.branch);
+        Some(r)
+    }
+
+    fn cleanup(&mut self) {
+        undo(
+            self.ctx,
+            self.adapter,
+            &self.workdir,
+            self.env,
+            self.admitted,
+            &self.vars,
+        );
+    }
+}
+
+/// A race through the adapter: each branch its own setup in
+/// `workdir/b<k>`, content commands paced inside their timed region.
+#[allow(clippy::too_many_arguments)]
+pub fn race<'a>(
+    ctx: &'a Ctx<'a>,
+    adapter: &'a PlatformSemantics,
+    operations: &[String],
+    workdir: &'a Path,
+    env: &'a BTreeMap<String, String>,
+    admitted: usize,
+    repo: &'a str,
+    branches: u32,
+    ops_per_hour: f64,
+) -> Vec<Row> {
+    let mut make = move |b: u32| -> Result<Box<dyn super::race::RaceBranch + 'a>, String> {
+        let dir = workdir.join(format!("b{b}"));
+        let vars = Vars {
+            repo: repo.to_owned(),
+            branch: super::anatomy::branch_name(&ctx.meta.run_id, ctx.run, Some(b)),
+            workdir: dir.display().to_string(),
+        };
+        setup(ctx, adapter, &dir, env, admitted, &vars)?;
+        Ok(Box::new(AdapterBranch {
+            ctx,
+            adapter,
+            workdir: dir,
+            env,
+            admitted,
+            vars,
+        }))
+    };
+    super::race::run_race(ctx, operations, branches, ops_per_hour, &mut make)
+}
+
+/// The untimed setup; `Err` is the skip reason.
+fn setup(
+    ctx: &Ctx<'_>,
+    adapter: &PlatformSemantics,
+    workdir: &Path,
+    env: &BTreeMap<String, String>,
+    admitted: usize,
+    vars: &Vars,
+) -> Result<(), String> {
+    let timeout = Duration::from_secs_f64(ctx.settings.command_timeout_s);
+    std::fs::create_dir_all(workdir)
+        .map_err(|e| format!("setup_failed:workdir:{}", super::row::tail(&e.to_string())))?;
+    for cmd in &adapter.setup {
+        let cmd = expand(cmd, ctx, vars);
+        let cap = command::run(ctx.clock, &cmd, workdir, env, admitted, timeout);
+        if !cap.ok() {
+            let why = cap.error.unwrap_or(cap.stderr);
+            undo(ctx, adapter, workdir, env, admitted, vars);
+            return Err(format!(
+                "setup_failed:{}:{}",
+                cmd.first().map_or("", String::as_str),
+                why.trim().chars().take(120).collect::<String>()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The untimed cleanup; its failures are not data.

@@ -24,7 +24,7 @@
 //! the subject token as `GH_TOKEN` and nothing else of it.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::anatomy::{branch_name, payload_path};
@@ -35,8 +35,8 @@ use super::settle::settle;
 
 struct Gh<'a> {
     ctx: &'a Ctx<'a>,
-    checkout: &'a Path,
-    env: &'a BTreeMap<String, String>,
+    checkout: PathBuf,
+    env: BTreeMap<String, String>,
     admitted: usize,
     timeout: Duration,
 }
@@ -48,7 +48,7 @@ impl Gh<'_> {
             self.ctx.clock,
             &argv,
             cwd,
-            self.env,
+            &self.env,
             self.admitted,
             self.timeout,
         )
@@ -61,8 +61,8 @@ impl Gh<'_> {
             &mut r,
             self.ctx.clock,
             &commands,
-            self.checkout,
-            self.env,
+            &self.checkout,
+            &self.env,
             self.admitted,
             self.timeout,
         );
@@ -84,8 +84,8 @@ impl Gh<'_> {
                 let cap = command::run(
                     self.ctx.clock,
                     argv,
-                    self.checkout,
-                    self.env,
+                    &self.checkout,
+                    &self.env,
                     self.admitted,
                     self.timeout,
                 );
@@ -120,7 +120,7 @@ fn strings(v: &[&str]) -> Vec<String> {
 fn remote_main(gh: &Gh<'_>) -> Option<String> {
     let cap = gh.run(
         &["git", "ls-remote", "origin", "refs/heads/main"],
-        gh.checkout,
+        &gh.checkout,
     );
     cap.ok()
         .then(|| cap.stdout.split_whitespace().next().map(str::to_owned))
@@ -137,78 +137,113 @@ pub fn pr_number(out: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
-/// One run of a single-branch scenario with `gh` and `git`.
-#[allow(clippy::too_many_arguments)]
-pub fn run(
-    ctx: &Ctx<'_>,
-    repo: &str,
-    operations: &[String],
-    workdir: &Path,
-    token: &str,
-    api_url: Option<&str>,
-    admitted: usize,
-) -> Vec<Row> {
-    let mut env = BTreeMap::from([("GH_TOKEN".to_owned(), token.to_owned())]);
-    if let Some(url) = api_url {
-        env.insert("GITHUB_API_URL".to_owned(), url.to_owned());
+/// One branch's clone, state and steps.
+pub struct GhBranch<'a> {
+    gh: Gh<'a>,
+    repo: String,
+    branch: String,
+    path: String,
+    base: String,
+    pr: Option<u64>,
+    title: String,
+}
+
+impl std::fmt::Debug for GhBranch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GhBranch")
+            .field("branch", &self.branch)
+            .finish()
     }
-    let checkout = workdir.join("checkout");
-    let gh = Gh {
-        ctx,
-        checkout: &checkout,
-        env: &env,
-        admitted,
-        timeout: Duration::from_secs_f64(ctx.settings.command_timeout_s),
-    };
-    let branch = branch_name(&ctx.meta.run_id, ctx.run, None);
-    let path = payload_path(&ctx.meta.run_id, ctx.run, None);
-    let setup_fail = |what: &str, cap: &Capture| {
-        let why = cap.error.clone().unwrap_or_else(|| cap.stderr.clone());
-        format!(
-            "setup_failed:{what}:{}",
-            why.trim().chars().take(120).collect::<String>()
-        )
-    };
-    if let Err(e) = std::fs::create_dir_all(workdir) {
-        return ctx.skip_all(operations, &format!("setup_failed:workdir:{e}"));
-    }
-    let cap = gh.run(
-        &["gh", "repo", "clone", repo, &checkout.display().to_string()],
-        workdir,
-    );
-    if !cap.ok() {
-        return ctx.skip_all(operations, &setup_fail("clone", &cap));
-    }
-    let file = checkout.join(&path);
-    let content = format!(
-        "benchops platform lane, run {} ({}), branch {branch}\n",
-        ctx.meta.run_id, ctx.run
-    );
-    let written = file
-        .parent()
-        .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(&file, content));
-    if let Err(e) = written {
-        return ctx.skip_all(operations, &format!("setup_failed:payload:{e}"));
-    }
-    let message = format!("benchops platform lane {} r{}", ctx.meta.run_id, ctx.run);
-    for argv in [
-        vec!["git", "switch", "-q", "-c", &branch],
-        vec!["git", "add", &path],
-        vec!["git", "commit", "-q", "-m", &message],
-    ] {
-        let cap = gh.run(&argv, &checkout);
-        if !cap.ok() {
-            return ctx.skip_all(operations, &setup_fail(argv[1], &cap));
+}
+
+/// What every branch of a run shares.
+#[derive(Debug, Clone)]
+pub struct GhSettings<'a> {
+    /// `OWNER/NAME`.
+    pub repo: &'a str,
+    /// The subject token (`GH_TOKEN`).
+    pub token: &'a str,
+    /// `GITHUB_API_URL` for the commands, if set.
+    pub api_url: Option<&'a str>,
+    /// Admitted output characters.
+    pub admitted: usize,
+}
+
+impl<'a> GhBranch<'a> {
+    /// The untimed setup of branch `b` (`None`: the single branch) in
+    /// `workdir`: clone, branch, payload, commit, main's sha.
+    pub fn setup(
+        ctx: &'a Ctx<'a>,
+        settings: &GhSettings<'_>,
+        workdir: &Path,
+        b: Option<u32>,
+    ) -> Result<GhBranch<'a>, String> {
+        let mut env = BTreeMap::from([("GH_TOKEN".to_owned(), settings.token.to_owned())]);
+        if let Some(url) = settings.api_url {
+            env.insert("GITHUB_API_URL".to_owned(), url.to_owned());
         }
+        let gh = Gh {
+            ctx,
+            checkout: workdir.join("checkout"),
+            env,
+            admitted: settings.admitted,
+            timeout: Duration::from_secs_f64(ctx.settings.command_timeout_s),
+        };
+        let branch = branch_name(&ctx.meta.run_id, ctx.run, b);
+        let path = payload_path(&ctx.meta.run_id, ctx.run, b);
+        let fail = |what: &str, cap: &Capture| {
+            let why = cap.error.clone().unwrap_or_else(|| cap.stderr.clone());
+            format!(
+                "setup_failed:{what}:{}",
+                why.trim().chars().take(120).collect::<String>()
+            )
+        };
+        std::fs::create_dir_all(workdir).map_err(|e| format!("setup_failed:workdir:{e}"))?;
+        let dest = gh.checkout.display().to_string();
+        let cap = gh.run(&["gh", "repo", "clone", settings.repo, &dest], workdir);
+        if !cap.ok() {
+            return Err(fail("clone", &cap));
+        }
+        let file = gh.checkout.join(&path);
+        let content = format!(
+            "benchops platform lane, run {} ({}), branch {branch}\n",
+            ctx.meta.run_id, ctx.run
+        );
+        file.parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&file, content))
+            .map_err(|e| format!("setup_failed:payload:{e}"))?;
+        let message = format!("benchops platform lane {} r{}", ctx.meta.run_id, ctx.run);
+        for argv in [
+            vec!["git", "switch", "-q", "-c", &branch],
+            vec!["git", "add", &path],
+            vec!["git", "commit", "-q", "-m", &message],
+        ] {
+            let cap = gh.run(&argv, &gh.checkout);
+            if !cap.ok() {
+                return Err(fail(argv[1], &cap));
+            }
+        }
+        let base =
+            remote_main(&gh).ok_or_else(|| "setup_failed:ls-remote:main has no sha".to_owned())?;
+        Ok(GhBranch {
+            title: format!("benchops platform lane {} {branch}", ctx.meta.run_id),
+            gh,
+            repo: settings.repo.to_owned(),
+            branch,
+            path,
+            base,
+            pr: None,
+        })
     }
-    let Some(base) = remote_main(&gh) else {
-        return ctx.skip_all(operations, "setup_failed:ls-remote:main has no sha");
-    };
-    let mut pr: Option<u64> = None;
-    let title = format!("benchops platform lane {} r{}", ctx.meta.run_id, ctx.run);
-    let mut handler = |op: &str| -> Option<Row> {
-        let n = pr.map(|n| n.to_string()).unwrap_or_default();
+
+    /// One operation; `pace` runs before each content operation, inside
+    /// its timed region.
+    pub fn op(&mut self, op: &str, pace: &mut dyn FnMut()) -> Option<Row> {
+        let gh = &self.gh;
+        let ctx = gh.ctx;
+        let repo = self.repo.as_str();
+        let n = self.pr.map(|n| n.to_string()).unwrap_or_default();
         let view = |field: &str| {
             strings(&[
                 "gh",
@@ -224,45 +259,64 @@ pub fn run(
             ])
         };
         Some(match op {
-            "branch.publish" => {
+            "branch.publish" => super::race::paced(ctx, pace, || {
                 gh.step(
                     op,
-                    vec![strings(&["git", "push", "-q", "-u", "origin", &branch])],
+                    vec![strings(&[
+                        "git",
+                        "push",
+                        "-q",
+                        "-u",
+                        "origin",
+                        &self.branch,
+                    ])],
                 )
                 .0
-            }
+            }),
             "integration.open" => {
-                let (mut r, caps) = gh.step(
-                    op,
-                    vec![strings(&[
-                        "gh",
-                        "pr",
-                        "create",
-                        "--repo",
-                        repo,
-                        "--head",
-                        &branch,
-                        "--base",
-                        "main",
-                        "--title",
-                        &title,
-                        "--body",
-                        "A disposable pull request of a benchops platform-lane run.",
-                    ])],
-                );
-                if !r.failed() {
-                    pr = caps.last().and_then(|c| pr_number(&c.stdout));
-                    if pr.is_none() {
-                        r.fail("no pull request number in gh pr create's output");
+                let mut pr = None;
+                let r = super::race::paced(ctx, pace, || {
+                    let (mut r, caps) = gh.step(
+                        op,
+                        vec![strings(&[
+                            "gh",
+                            "pr",
+                            "create",
+                            "--repo",
+                            repo,
+                            "--head",
+                            &self.branch,
+                            "--base",
+                            "main",
+                            "--title",
+                            &self.title,
+                            "--body",
+                            "A disposable pull request of a benchops platform-lane run.",
+                        ])],
+                    );
+                    if !r.failed() {
+                        pr = caps.last().and_then(|c| pr_number(&c.stdout));
+                        if pr.is_none() {
+                            r.fail("no pull request number in gh pr create's output");
+                        }
                     }
-                }
+                    r
+                });
+                self.pr = pr;
                 r
             }
             "integration.visible.settle" => gh.settle(op, &view("state"), |s| !s.is_empty()),
             "integration.mergeable.settle" => {
                 gh.settle(op, &view("mergeable"), |s| !s.is_empty() && s != "UNKNOWN")
             }
-            "integration.merge.request" => {
+            "integration.checks.green.settle" => Row::structural(
+                ctx.meta,
+                ctx.scenario,
+                ctx.run,
+                op,
+                "protection-none: no required status check, nothing to wait for",
+            ),
+            "integration.merge.request" => super::race::paced(ctx, pace, || {
                 gh.step(
                     op,
                     vec![strings(&[
@@ -270,16 +324,17 @@ pub fn run(
                     ])],
                 )
                 .0
-            }
+            }),
             "integration.merged.settle" => gh.settle(op, &view("state"), |s| s == "MERGED"),
             "integration.main.settle" => {
                 let argv = strings(&["git", "ls-remote", "origin", "refs/heads/main"]);
-                gh.settle(op, &argv, |out| {
+                let base = self.base.clone();
+                gh.settle(op, &argv, move |out| {
                     out.split_whitespace().next().is_some_and(|sha| sha != base)
                 })
             }
             "integration.sync.local" => {
-                let _ = gh.run(&["git", "switch", "-q", "main"], gh.checkout);
+                let _ = gh.run(&["git", "switch", "-q", "main"], &gh.checkout);
                 gh.step(
                     op,
                     vec![strings(&[
@@ -295,30 +350,79 @@ pub fn run(
             }
             _ => return None,
         })
-    };
-    let rows = run_operations(ctx, operations, &mut handler);
-    cleanup(&gh, &branch, &path);
-    rows
-}
+    }
 
-/// Untimed: the remote branch, and the payload the merge left on main.
-fn cleanup(gh: &Gh<'_>, branch: &str, path: &str) {
-    let c = gh.checkout;
-    let _ = gh.run(&["git", "push", "-q", "origin", "--delete", branch], c);
-    let _ = gh.run(&["git", "switch", "-q", "main"], c);
-    let _ = gh.run(&["git", "pull", "-q", "--ff-only", "origin", "main"], c);
-    if c.join(path).exists() {
-        let msg = format!("benchops platform lane {}: clean up", gh.ctx.meta.run_id);
-        for argv in [
-            vec!["git", "rm", "-q", path],
-            vec!["git", "commit", "-q", "-m", &msg],
-            vec!["git", "push", "-q", "origin", "main"],
-        ] {
-            if !gh.run(&argv, c).ok() {
-                break;
+    /// Untimed: the remote branch, and the payload the merge left on main.
+    pub fn cleanup(&mut self) {
+        let gh = &self.gh;
+        let c = gh.checkout.clone();
+        let path = self.path.as_str();
+        let _ = gh.run(
+            &["git", "push", "-q", "origin", "--delete", &self.branch],
+            &c,
+        );
+        let _ = gh.run(&["git", "switch", "-q", "main"], &c);
+        let _ = gh.run(&["git", "pull", "-q", "--ff-only", "origin", "main"], &c);
+        if c.join(path).exists() {
+            let msg = format!("benchops platform lane {}: clean up", gh.ctx.meta.run_id);
+            for argv in [
+                vec!["git", "rm", "-q", path],
+                vec!["git", "commit", "-q", "-m", &msg],
+                vec!["git", "push", "-q", "origin", "main"],
+            ] {
+                if !gh.run(&argv, &c).ok() {
+                    break;
+                }
             }
         }
     }
+}
+
+impl super::race::RaceBranch for GhBranch<'_> {
+    fn op(&mut self, op: &str, pace: &mut dyn FnMut()) -> Option<Row> {
+        let mut r = GhBranch::op(self, op, pace)?;
+        r.set("race_branch_name", &self.branch);
+        Some(r)
+    }
+
+    fn cleanup(&mut self) {
+        GhBranch::cleanup(self);
+    }
+}
+
+/// One run of a single-branch scenario with `gh` and `git`.
+pub fn run<'a>(
+    ctx: &'a Ctx<'a>,
+    settings: &GhSettings<'_>,
+    operations: &[String],
+    workdir: &Path,
+) -> Vec<Row> {
+    let mut branch = match GhBranch::setup(ctx, settings, workdir, None) {
+        Ok(b) => b,
+        Err(reason) => return ctx.skip_all(operations, &reason),
+    };
+    let mut no_pace = || {};
+    let mut handler = |op: &str| branch.op(op, &mut no_pace);
+    let rows = run_operations(ctx, operations, &mut handler);
+    branch.cleanup();
+    rows
+}
+
+/// A race with `gh` and `git`: each branch its own clone under `workdir`.
+pub fn race<'a>(
+    ctx: &'a Ctx<'a>,
+    settings: &'a GhSettings<'a>,
+    operations: &[String],
+    workdir: &'a Path,
+    branches: u32,
+    ops_per_hour: f64,
+) -> Vec<Row> {
+    let mut make = move |b: u32| -> Result<Box<dyn super::race::RaceBranch + 'a>, String> {
+        let dir = workdir.join(format!("b{b}"));
+        GhBranch::setup(ctx, settings, &dir, Some(b))
+            .map(|g| Box::new(g) as Box<dyn super::race::RaceBranch + 'a>)
+    };
+    super::race::run_race(ctx, operations, branches, ops_per_hour, &mut make)
 }
 
 /// `platform_capability_probe` with `gh`: `gh auth status`.

@@ -283,7 +283,7 @@ fn run_once(
             token.unwrap_or_default(),
             opts.admitted_output_chars,
         ),
-        (Driver::Cli, Family::Anatomy, _) if opts.platform == "github" => {
+        (Driver::Cli, Family::Anatomy | Family::Race(_), _) if opts.platform == "github" => {
             let Some(repo) = opts.repo.as_deref() else {
                 return ctx.skip_all(ops, "github_repo_not_configured");
             };
@@ -292,14 +292,36 @@ fn run_once(
                 .join("runs")
                 .join(&ctx.meta.run_id)
                 .join(format!("r{}", ctx.run));
-            ghcli::run(
-                ctx,
+            let settings = ghcli::GhSettings {
                 repo,
+                token: token.unwrap_or_default(),
+                api_url: opts.api_url.as_deref(),
+                admitted: opts.admitted_output_chars,
+            };
+            match family {
+                Family::Race(n) => ghcli::race(ctx, &settings, ops, &workdir, n, opts.ops_per_hour),
+                _ => ghcli::run(ctx, &settings, ops, &workdir),
+            }
+        }
+        (Driver::Cli, Family::Race(n), _) if opts.platform != "github" => {
+            let Some(adapter) = semantics.platforms.get(&opts.platform) else {
+                return ctx.skip_all(ops, "platform_not_configured");
+            };
+            let workdir = opts
+                .workdir
+                .join("runs")
+                .join(&ctx.meta.run_id)
+                .join(format!("r{}", ctx.run));
+            adapter::race(
+                ctx,
+                adapter,
                 ops,
                 &workdir,
-                token.unwrap_or_default(),
-                opts.api_url.as_deref(),
+                adapter_env,
                 opts.admitted_output_chars,
+                opts.repo.as_deref().unwrap_or_default(),
+                n,
+                opts.ops_per_hour,
             )
         }
         (Driver::Cli, Family::Probe | Family::Anatomy, _) if opts.platform != "github" => {
@@ -339,7 +361,12 @@ fn run_once(
         ),
         (driver, family, _) => ctx.skip_all(
             ops,
-            &format!("driver_not_built_yet:{}:{}", driver.name(), family.name()),
+            &format!(
+                "{}_not_implemented:{}:{}",
+                family.name(),
+                opts.platform,
+                driver.name()
+            ),
         ),
     }
 }

@@ -68,16 +68,26 @@ impl Budgeter {
     }
 }
 
-/// A race over the API driver.
-#[allow(clippy::too_many_arguments)]
-pub fn run(
+/// One branch of a race, as a driver runs it.
+pub trait RaceBranch {
+    /// Runs `op`, calling `pace` before each content operation inside the
+    /// operation's timed region; `None` when the driver lacks `op`.
+    fn op(&mut self, op: &str, pace: &mut dyn FnMut()) -> Option<Row>;
+    /// Untimed cleanup, after the race's own rows; failures are not data.
+    fn cleanup(&mut self);
+}
+
+/// Builds branch `b` (its untimed setup), or says why it could not.
+pub type MakeBranch<'a> = dyn FnMut(u32) -> Result<Box<dyn RaceBranch + 'a>, String> + 'a;
+
+/// A race: `branches` branches one after the other, each through the
+/// declared per-branch operations, then the race's own rows.
+pub fn run_race<'a>(
     ctx: &Ctx<'_>,
-    client: &ApiClient,
-    repo: &str,
     operations: &[String],
     branches: u32,
     ops_per_hour: f64,
-    check_instant: bool,
+    make: &mut MakeBranch<'a>,
 ) -> Vec<Row> {
     let (race_ops, branch_ops): (Vec<String>, Vec<String>) = operations
         .iter()
@@ -88,7 +98,7 @@ pub fn run(
     let mut timeline: Vec<(String, f64, f64)> = Vec::new();
     let mut aborted: Option<String> = None;
     let race_start = ctx.clock.now_ms();
-    let mut cleanups = Vec::new();
+    let mut made: Vec<Box<dyn RaceBranch + 'a>> = Vec::new();
     for b in 0..branches {
         let skip_branch = |rows: &mut Vec<Row>, reason: &str| {
             for op in &branch_ops {
@@ -101,22 +111,14 @@ pub fn run(
             skip_branch(&mut rows, &format!("prior_step_failed:{at}"));
             continue;
         }
-        let branch = anatomy::branch_name(&ctx.meta.run_id, ctx.run, Some(b));
-        let path = anatomy::payload_path(&ctx.meta.run_id, ctx.run, Some(b));
-        // Serial landing: each branch starts from main as it is now.
-        let mut state = BranchState::default();
-        match client.branch_sha(repo, "main") {
-            Ok(sha) => state.base = Some(sha),
-            Err(e) => {
+        let mut branch = match make(b) {
+            Ok(br) => br,
+            Err(reason) => {
                 aborted = Some(format!("branch-{b}:setup"));
-                skip_branch(
-                    &mut rows,
-                    &format!("setup_failed:{}", super::row::tail(&e.to_string())),
-                );
+                skip_branch(&mut rows, &reason);
                 continue;
             }
-        }
-        cleanups.push((branch.clone(), path.clone()));
+        };
         for op in &branch_ops {
             if let Some(at) = &aborted {
                 let mut r = ctx.skip(op, &format!("prior_step_failed:{at}"));
@@ -127,23 +129,10 @@ pub fn run(
             let injected_before = budget.injected;
             let start = ctx.clock.now_ms();
             let mut pace = || budget.pace(ctx.clock);
-            let row = guarded(ctx, op, || {
-                anatomy::branch_op(
-                    ctx,
-                    client,
-                    repo,
-                    &branch,
-                    &path,
-                    &mut state,
-                    op,
-                    &mut pace,
-                    check_instant,
-                )
-            });
+            let row = guarded(ctx, op, || branch.op(op, &mut pace));
             let end = ctx.clock.now_ms();
             let mut row = row.unwrap_or_else(|| ctx.skip(op, "operation_not_implemented"));
             row.race_branch = Some(b);
-            row.set("race_branch_name", &branch);
             let injected = budget.injected - injected_before;
             if !injected.is_zero() {
                 row.set("pacing_injected_ms", ms(injected.as_secs_f64() * 1000.0));
@@ -160,6 +149,7 @@ pub fn run(
             }
             rows.push(row);
         }
+        made.push(branch);
     }
     let race_end = ctx.clock.now_ms();
     let summary = race_rows(
@@ -172,11 +162,90 @@ pub fn run(
         branches,
     );
     rows.extend(summary);
-    for (branch, path) in cleanups {
-        anatomy::cleanup(client, repo, &branch, &path, &ctx.meta.run_id);
+    for mut b in made {
+        b.cleanup();
     }
     finish(ctx, &mut rows);
     rows
+}
+
+/// Runs `f` with `pace` first, inside one timed region: the row's duration
+/// includes the pacing wait (for drivers whose steps time themselves).
+pub fn paced(ctx: &Ctx<'_>, pace: &mut dyn FnMut(), f: impl FnOnce() -> Row) -> Row {
+    let start = ctx.clock.now_ms();
+    pace();
+    let mut r = f();
+    r.elapsed_ms = ms(ctx.clock.now_ms() - start);
+    r
+}
+
+struct ApiBranch<'a> {
+    ctx: &'a Ctx<'a>,
+    client: &'a ApiClient,
+    repo: &'a str,
+    branch: String,
+    path: String,
+    state: BranchState,
+    check_instant: bool,
+}
+
+impl RaceBranch for ApiBranch<'_> {
+    fn op(&mut self, op: &str, pace: &mut dyn FnMut()) -> Option<Row> {
+        let mut r = anatomy::branch_op(
+            self.ctx,
+            self.client,
+            self.repo,
+            &self.branch,
+            &self.path,
+            &mut self.state,
+            op,
+            pace,
+            self.check_instant,
+        )?;
+        r.set("race_branch_name", &self.branch);
+        Some(r)
+    }
+
+    fn cleanup(&mut self) {
+        anatomy::cleanup(
+            self.client,
+            self.repo,
+            &self.branch,
+            &self.path,
+            &self.ctx.meta.run_id,
+        );
+    }
+}
+
+/// A race over the API driver.
+pub fn run<'a>(
+    ctx: &'a Ctx<'a>,
+    client: &'a ApiClient,
+    repo: &'a str,
+    operations: &[String],
+    branches: u32,
+    ops_per_hour: f64,
+    check_instant: bool,
+) -> Vec<Row> {
+    let mut make = move |b: u32| -> Result<Box<dyn RaceBranch + 'a>, String> {
+        // Serial landing: each branch starts from main as it is now.
+        let base = client
+            .branch_sha(repo, "main")
+            .map_err(|e| format!("setup_failed:{}", super::row::tail(&e.to_string())))?;
+        Ok(Box::new(ApiBranch {
+            ctx,
+            client,
+            repo,
+            branch: anatomy::branch_name(&ctx.meta.run_id, ctx.run, Some(b)),
+            path: anatomy::payload_path(&ctx.meta.run_id, ctx.run, Some(b)),
+            state: BranchState {
+                base: Some(base),
+                ..BranchState::default()
+            },
+            check_instant,
+        }))
+    };
+    run_race(ctx, operations, branches, ops_per_hour, &mut make)
 }
 
 /// The race-level rows.
