@@ -558,6 +558,9 @@ pub struct PlatformArgs {
     /// seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     pub lock_wait: u64,
+    /// Keep the run's clones and scratch files (WORKDIR/runs/<run id>).
+    #[arg(long)]
+    pub keep_workdirs: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,

@@ -111,6 +111,7 @@ fn options(f: &Fixture, scenario: &str, variant: &str) -> PlatformOptions {
         ops_per_hour: 3600.0,
         admitted_output_chars: 20_000,
         lock_wait: Duration::from_secs(5),
+        keep_workdirs: false,
     }
 }
 

@@ -222,6 +222,12 @@ fn gh_and_git_measure_the_anatomy_and_clean_up() {
         String::from_utf8_lossy(&branches.stdout)
     );
 
+    // The run's clones are removed (no --keep-workdirs).
+    let left: Vec<_> = std::fs::read_dir(tmp.path().join("work/runs"))
+        .map(|d| d.collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+
     // The probe.
     let (o, rows) = run(tmp.path(), &path, "platform_capability_probe");
     assert_eq!(o.status.code(), Some(0));

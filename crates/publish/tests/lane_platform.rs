@@ -268,4 +268,57 @@ json_lines = true
         .output()
         .expect("sweep"));
     assert!(report.contains("persist: 1 new record(s)"), "{report}");
+
+    // The next day's run compares the platform case's metric with the
+    // baseline the first run set, like any other case.
+    let path = format!(
+        "{}:{}",
+        exec_bin().parent().expect("dir").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = ok(&Command::new(exec_bin())
+        .arg("--state")
+        .arg(&pub_dir)
+        .args([
+            "lane",
+            "run",
+            "--lane",
+            "platform",
+            "--slot",
+            "2026-12-02T02:00:00Z",
+            "--wait",
+        ])
+        .arg("--manifest")
+        .arg(root.join("schedule.toml"))
+        .arg("--history")
+        .arg(pub_dir.join("history.git"))
+        .arg("--subject")
+        .arg(&subject)
+        .arg("--out")
+        .arg(pub_dir.join("sealed"))
+        .env("PATH", path)
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GH_TOKEN")
+        .output()
+        .expect("lane run"));
+    let digest = out
+        .lines()
+        .find_map(|l| l.strip_prefix("sealed sha256:"))
+        .and_then(|l| l.split(':').next())
+        .expect("a sealed record line");
+    let second: Value = serde_json::from_slice(
+        &std::fs::read(pub_dir.join("sealed").join(format!("{digest}.json"))).expect("record"),
+    )
+    .expect("json");
+    assert_eq!(
+        second["baseline"]["slot"], "2026-12-01T02:00:00Z",
+        "{}",
+        second["baseline"]
+    );
+    let keys = second["comparison"]["keys"].as_array().expect("keys");
+    let key = keys
+        .iter()
+        .find(|k| k["case"] == "triage" && k["metric"] == "triage.total.ms")
+        .unwrap_or_else(|| panic!("the platform metric is compared: {keys:#?}"));
+    assert!(key["initial"].is_object(), "{key}");
 }

@@ -101,6 +101,9 @@ pub struct PlatformOptions {
     pub admitted_output_chars: usize,
     /// How long to wait for the measurement lock.
     pub lock_wait: Duration,
+    /// Keep the run's clones and scratch files (`WORKDIR/runs/<run id>`)
+    /// instead of removing them after the run.
+    pub keep_workdirs: bool,
 }
 
 /// How a run ended.
@@ -536,6 +539,15 @@ pub fn run(opts: &PlatformOptions, env: &mut Env<'_>) -> Result<PlatformReport, 
             }
         }
         rows.extend(got);
+    }
+    let scratch = opts.workdir.join("runs").join(&run_id);
+    if !opts.keep_workdirs && scratch.exists() {
+        if let Err(e) = std::fs::remove_dir_all(&scratch) {
+            (env.say)(&format!(
+                "[cleanup] could not remove {}: {e}",
+                scratch.display()
+            ));
+        }
     }
     drop(lock);
     let (results, summary) = store::write(&opts.results, &run_id, &rows)?;
