@@ -427,13 +427,8 @@ fn window(s: &AllowedSigner) -> String {
     )
 }
 
-/// Checks that `signature` is an armored SSHSIG in [`NAMESPACE`] that
-/// verifies over `record` with the key it carries, and returns that key's
-/// fingerprint. It says nothing about trust (no `allowed_signers`): a
-/// receiver uses it to learn, cheaply and without a network round trip,
-/// which key is asking before it spends anything on the request (rate
-/// limits are per key), then calls [`verify`].
-pub fn signer(record: &[u8], signature: &[u8]) -> Result<String, Rejection> {
+/// An armored SSHSIG in [`NAMESPACE`], its key and the key's fingerprint.
+fn parse(signature: &[u8]) -> Result<(SshSig, PublicKey, String), Rejection> {
     let sig = SshSig::from_pem(signature).map_err(|e| Rejection::Malformed(e.to_string()))?;
     if sig.namespace() != NAMESPACE {
         return Err(Rejection::Namespace {
@@ -442,6 +437,17 @@ pub fn signer(record: &[u8], signature: &[u8]) -> Result<String, Rejection> {
     }
     let key = PublicKey::from(sig.public_key().clone());
     let fingerprint = fingerprint(&key);
+    Ok((sig, key, fingerprint))
+}
+
+/// Checks that `signature` is an armored SSHSIG in [`NAMESPACE`] that
+/// verifies over `record` with the key it carries, and returns that key's
+/// fingerprint. It says nothing about trust (no `allowed_signers`): a
+/// receiver uses it to learn, cheaply and without a network round trip,
+/// which key is asking before it spends anything on the request (rate
+/// limits are per key), then calls [`verify`].
+pub fn signer(record: &[u8], signature: &[u8]) -> Result<String, Rejection> {
+    let (sig, key, fingerprint) = parse(signature)?;
     if key.verify(NAMESPACE, record, &sig).is_err() {
         return Err(Rejection::BadSignature { fingerprint });
     }
@@ -457,14 +463,7 @@ pub fn verify(
     principal: &str,
     at: Timestamp,
 ) -> Result<Verified, Rejection> {
-    let sig = SshSig::from_pem(signature).map_err(|e| Rejection::Malformed(e.to_string()))?;
-    if sig.namespace() != NAMESPACE {
-        return Err(Rejection::Namespace {
-            found: sig.namespace().to_owned(),
-        });
-    }
-    let key = PublicKey::from(sig.public_key().clone());
-    let fingerprint = fingerprint(&key);
+    let (sig, key, fingerprint) = parse(signature)?;
     let lines: Vec<&AllowedSigner> = signers
         .signers
         .iter()

@@ -338,7 +338,8 @@ fn send(client: &reqwest::blocking::Client, url: &str, body: &[u8]) -> Try {
     }
 }
 
-fn error_chain(e: &dyn std::error::Error) -> String {
+/// An error and its sources joined by `: `, printable (see [`inert`]).
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(c) = src {

@@ -81,6 +81,39 @@ fn ok(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// `lane run --wait` of the `platform` lane at `slot`, with `benchops-exec`
+/// on `PATH` and `env` added; what it printed.
+fn lane_run(root: &Path, subject: &Path, slot: &str, env: &[(&str, &str)]) -> String {
+    let pub_dir = root.join("pub");
+    let path = format!(
+        "{}:{}",
+        exec_bin().parent().expect("dir").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut c = Command::new(exec_bin());
+    c.arg("--state")
+        .arg(&pub_dir)
+        .args([
+            "lane", "run", "--lane", "platform", "--slot", slot, "--wait",
+        ])
+        .arg("--manifest")
+        .arg(root.join("schedule.toml"))
+        .arg("--history")
+        .arg(pub_dir.join("history.git"))
+        .arg("--subject")
+        .arg(subject)
+        .arg("--out")
+        .arg(pub_dir.join("sealed"))
+        .env("PATH", path)
+        .env_remove("BENCHOPS_SUBJECT_TOKEN_HOSTED")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GH_TOKEN");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    ok(&c.output().expect("lane run"))
+}
+
 #[test]
 fn a_lane_with_platform_cases_seals_their_rows_and_skips_with_reasons() {
     let tmp = tempfile::tempdir().expect("tmp");
@@ -147,38 +180,12 @@ json_lines = true
         .output()
         .expect("sweep"));
 
-    let path = format!(
-        "{}:{}",
-        exec_bin().parent().expect("dir").display(),
-        std::env::var("PATH").unwrap_or_default()
+    let out = lane_run(
+        root,
+        &subject,
+        "2026-12-01T02:00:00Z",
+        &[("BENCHOPS_SUBJECT_TOKEN_TRIAGE", "a-subject-token")],
     );
-    let out = ok(&Command::new(exec_bin())
-        .arg("--state")
-        .arg(&pub_dir)
-        .args([
-            "lane",
-            "run",
-            "--lane",
-            "platform",
-            "--slot",
-            "2026-12-01T02:00:00Z",
-            "--wait",
-        ])
-        .arg("--manifest")
-        .arg(root.join("schedule.toml"))
-        .arg("--history")
-        .arg(pub_dir.join("history.git"))
-        .arg("--subject")
-        .arg(&subject)
-        .arg("--out")
-        .arg(pub_dir.join("sealed"))
-        .env("PATH", path)
-        .env("BENCHOPS_SUBJECT_TOKEN_TRIAGE", "a-subject-token")
-        .env_remove("BENCHOPS_SUBJECT_TOKEN_HOSTED")
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GH_TOKEN")
-        .output()
-        .expect("lane run"));
     let digest = out
         .lines()
         .find_map(|l| l.strip_prefix("sealed sha256:"))
@@ -271,36 +278,7 @@ json_lines = true
 
     // The next day's run compares the platform case's metric with the
     // baseline the first run set, like any other case.
-    let path = format!(
-        "{}:{}",
-        exec_bin().parent().expect("dir").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let out = ok(&Command::new(exec_bin())
-        .arg("--state")
-        .arg(&pub_dir)
-        .args([
-            "lane",
-            "run",
-            "--lane",
-            "platform",
-            "--slot",
-            "2026-12-02T02:00:00Z",
-            "--wait",
-        ])
-        .arg("--manifest")
-        .arg(root.join("schedule.toml"))
-        .arg("--history")
-        .arg(pub_dir.join("history.git"))
-        .arg("--subject")
-        .arg(&subject)
-        .arg("--out")
-        .arg(pub_dir.join("sealed"))
-        .env("PATH", path)
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GH_TOKEN")
-        .output()
-        .expect("lane run"));
+    let out = lane_run(root, &subject, "2026-12-02T02:00:00Z", &[]);
     let digest = out
         .lines()
         .find_map(|l| l.strip_prefix("sealed sha256:"))

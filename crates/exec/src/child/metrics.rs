@@ -36,7 +36,7 @@ pub struct Metric {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub higher_is_better: bool,
     /// Why a null value was not measured: the line's optional `"reason"`,
-    /// allowed only with `"value": null` (at most [`MAX_REASON_BYTES`]).
+    /// allowed only with `"value": null` (at most 256 bytes).
     /// A case whose runs all succeeded and measured none of their own
     /// metrics, with reasons, is sealed as skipped with those reasons.
     #[serde(default, skip_serializing_if = "Option::is_none")]

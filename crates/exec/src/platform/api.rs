@@ -130,7 +130,7 @@ impl ApiClient {
             Ok(r) => r,
             Err(e) => {
                 metrics.request_ids.push(None);
-                return Err(err(None, chain(&e)));
+                return Err(err(None, crate::handoff::error_chain(&e)));
             }
         };
         let status = resp.status().as_u16();
@@ -348,17 +348,6 @@ pub fn field_str(v: &Value, path: &[&str], what: &str) -> Result<String, ApiErro
     cur.as_str()
         .map(str::to_owned)
         .ok_or_else(|| missing(what, &path.join(".")))
-}
-
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(c) = src {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        src = c.source();
-    }
-    s
 }
 
 /// Standard base64 with padding (the contents API's encoding).

@@ -168,6 +168,39 @@ pub fn oracle(
     })
 }
 
+/// Whether every check of an [`oracle`] verdict passed.
+pub fn oracle_ok(o: &serde_json::Value) -> bool {
+    [
+        "action_plan_correct",
+        "merge_order_correct",
+        "final_survivors_correct",
+        "conflict_count_correct",
+    ]
+    .iter()
+    .all(|k| o[k] == true)
+}
+
+/// The message of a failed oracle row.
+pub const ORACLE_FAILED: &str =
+    "the fleet oracle found a wrong plan, merge order, survivors or conflict count";
+
+/// Marks `fleet.total` with the workflow's time apart from the setup's.
+pub fn annotate_total(rows: &mut [Row]) {
+    let sum = |pred: &dyn Fn(&Row) -> bool| -> f64 {
+        rows.iter()
+            .filter(|r| pred(r) && !r.skipped)
+            .map(|r| r.elapsed_ms)
+            .sum()
+    };
+    let workflow_ms = sum(&|r| WORKFLOW.contains(&r.operation.as_str()));
+    let setup_ms = sum(&|r| r.operation == "fleet.seed");
+    for r in rows.iter_mut().filter(|r| r.operation == "fleet.total") {
+        r.set("workflow_elapsed_ms", ms(workflow_ms));
+        r.set("setup_elapsed_ms", ms(setup_ms));
+        r.set("setup_operations", ["fleet.seed"]);
+    }
+}
+
 /// The workflow operations (the rest is setup or the total).
 pub const WORKFLOW: [&str; 5] = [
     "fleet.classify",
@@ -231,16 +264,8 @@ pub fn run(ctx: &Ctx<'_>, operations: &[String], n: u32) -> Vec<Row> {
             }
             ("fleet.oracle", Some(_)) => {
                 let o = oracle(&specs, &actions, &order, &observed);
-                let ok = [
-                    "action_plan_correct",
-                    "merge_order_correct",
-                    "final_survivors_correct",
-                    "conflict_count_correct",
-                ]
-                .iter()
-                .all(|k| o[k] == true);
-                if !ok {
-                    r.fail("the fleet oracle found a wrong plan, merge order, survivors or conflict count");
+                if !oracle_ok(&o) {
+                    r.fail(ORACLE_FAILED);
                 }
                 r.set("oracle", o);
             }
@@ -256,22 +281,7 @@ pub fn run(ctx: &Ctx<'_>, operations: &[String], n: u32) -> Vec<Row> {
         Some(r)
     };
     let mut rows = super::runner::run_operations(ctx, operations, &mut handler);
-    // The total separates the workflow from the setup.
-    let workflow_ms: f64 = rows
-        .iter()
-        .filter(|r| WORKFLOW.contains(&r.operation.as_str()) && !r.skipped)
-        .map(|r| r.elapsed_ms)
-        .sum();
-    let setup_ms: f64 = rows
-        .iter()
-        .filter(|r| r.operation == "fleet.seed" && !r.skipped)
-        .map(|r| r.elapsed_ms)
-        .sum();
-    for r in rows.iter_mut().filter(|r| r.operation == "fleet.total") {
-        r.set("workflow_elapsed_ms", ms(workflow_ms));
-        r.set("setup_elapsed_ms", ms(setup_ms));
-        r.set("setup_operations", ["fleet.seed"]);
-    }
+    annotate_total(&mut rows);
     rows
 }
 

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use super::anatomy::{api_row, api_settle};
 use super::api::{ApiClient, ApiError};
-use super::fleet::{self, Spec, WORKFLOW};
+use super::fleet::{self, Spec};
 use super::row::{Row, ms};
 use super::runner::{Ctx, run_operations};
 use super::triage::Action;
@@ -184,16 +184,8 @@ pub fn run(
                 let mut r = ctx.row(op);
                 r.elapsed_ms = ms(ctx.clock.now_ms() - start);
                 r.tool_call_count = None;
-                let ok = [
-                    "action_plan_correct",
-                    "merge_order_correct",
-                    "final_survivors_correct",
-                    "conflict_count_correct",
-                ]
-                .iter()
-                .all(|k| o[k] == true);
-                if !ok {
-                    r.fail("the fleet oracle found a wrong plan, merge order, survivors or conflict count");
+                if !fleet::oracle_ok(&o) {
+                    r.fail(fleet::ORACLE_FAILED);
                 }
                 r.set("oracle", o);
                 r
@@ -205,15 +197,7 @@ pub fn run(
         Some(row)
     };
     let mut rows = run_operations(ctx, operations, &mut handler);
-    let workflow_ms: f64 = rows
-        .iter()
-        .filter(|r| WORKFLOW.contains(&r.operation.as_str()) && !r.skipped)
-        .map(|r| r.elapsed_ms)
-        .sum();
-    for r in rows.iter_mut().filter(|r| r.operation == "fleet.total") {
-        r.set("workflow_elapsed_ms", ms(workflow_ms));
-        r.set("setup_operations", ["fleet.seed"]);
-    }
+    fleet::annotate_total(&mut rows);
     // Untimed cleanup; its failures are not data.
     for s in &specs {
         let _ = client.delete_branch(repo, &s.name);

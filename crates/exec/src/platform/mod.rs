@@ -250,6 +250,14 @@ fn meta(opts: &PlatformOptions, semantics: &Semantics, run_id: &str) -> Meta {
     }
 }
 
+/// Where run `ctx.run` keeps its clones: `WORKDIR/runs/<run id>/r<run>`.
+fn run_workdir(opts: &PlatformOptions, ctx: &Ctx<'_>) -> PathBuf {
+    opts.workdir
+        .join("runs")
+        .join(&ctx.meta.run_id)
+        .join(format!("r{}", ctx.run))
+}
+
 /// One run of the scenario with what the run can do.
 fn run_once(
     ctx: &Ctx<'_>,
@@ -290,11 +298,7 @@ fn run_once(
             let Some(repo) = opts.repo.as_deref() else {
                 return ctx.skip_all(ops, "github_repo_not_configured");
             };
-            let workdir = opts
-                .workdir
-                .join("runs")
-                .join(&ctx.meta.run_id)
-                .join(format!("r{}", ctx.run));
+            let workdir = run_workdir(opts, ctx);
             let settings = ghcli::GhSettings {
                 repo,
                 token: token.unwrap_or_default(),
@@ -310,11 +314,7 @@ fn run_once(
             let Some(adapter) = semantics.platforms.get(&opts.platform) else {
                 return ctx.skip_all(ops, "platform_not_configured");
             };
-            let workdir = opts
-                .workdir
-                .join("runs")
-                .join(&ctx.meta.run_id)
-                .join(format!("r{}", ctx.run));
+            let workdir = run_workdir(opts, ctx);
             adapter::race(
                 ctx,
                 adapter,
@@ -331,11 +331,7 @@ fn run_once(
             let Some(adapter) = semantics.platforms.get(&opts.platform) else {
                 return ctx.skip_all(ops, "platform_not_configured");
             };
-            let workdir = opts
-                .workdir
-                .join("runs")
-                .join(&ctx.meta.run_id)
-                .join(format!("r{}", ctx.run));
+            let workdir = run_workdir(opts, ctx);
             let vars = adapter::Vars {
                 repo: opts.repo.clone().unwrap_or_default(),
                 branch: anatomy::branch_name(&ctx.meta.run_id, ctx.run, None),
