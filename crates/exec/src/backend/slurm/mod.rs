@@ -410,6 +410,51 @@ pub struct Snapshot {
     /// Why accounting's answer is incomplete, if it is.
     #[serde(skip)]
     accounting_problem: Vec<String>,
+    /// The rows by array job and task, built on the first look: each
+    /// child's evidence then reads only its own rows, so a refresh grows
+    /// linearly with the children, not with children × rows.
+    #[serde(skip)]
+    index: std::sync::OnceLock<RowIndex>,
+}
+
+/// Positions of a snapshot's rows, by what a child looks them up by.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct RowIndex {
+    /// squeue rows with a task, by (array job id, task).
+    squeue: std::collections::HashMap<(String, u64), Vec<usize>>,
+    /// Accounting rows of one task, by (array job id, task).
+    sacct_one: std::collections::HashMap<(String, u64), Vec<usize>>,
+    /// Other accounting rows (task ranges, non-array), by array job id.
+    sacct_other: std::collections::HashMap<String, Vec<usize>>,
+}
+
+impl RowIndex {
+    fn build(squeue: &[SqueueRow], sacct: &[SacctRow]) -> RowIndex {
+        let mut ix = RowIndex::default();
+        for (i, r) in squeue.iter().enumerate() {
+            if let Some(t) = r.task {
+                ix.squeue
+                    .entry((r.array_job_id.clone(), t))
+                    .or_default()
+                    .push(i);
+            }
+        }
+        for (i, r) in sacct.iter().enumerate() {
+            match r.tasks {
+                Tasks::One(t) => ix
+                    .sacct_one
+                    .entry((r.array_job_id.clone(), t))
+                    .or_default()
+                    .push(i),
+                _ => ix
+                    .sacct_other
+                    .entry(r.array_job_id.clone())
+                    .or_default()
+                    .push(i),
+            }
+        }
+        ix
+    }
 }
 
 /// squeue exits 1 with this when no listed job is in the controller's
@@ -600,10 +645,16 @@ impl Snapshot {
         let ours = |n: &Option<String>| n.as_deref().is_none_or(|n| n == name);
         let mut foreign: Option<String> = None;
         let mut squeue_row = None;
-        for r in self
+        let ix = self
+            .index
+            .get_or_init(|| RowIndex::build(&self.squeue, &self.sacct));
+        let key = (chunk.job_id.clone(), task);
+        for r in ix
             .squeue
-            .iter()
-            .filter(|r| r.array_job_id == chunk.job_id && r.task == Some(task))
+            .get(&key)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.squeue[i])
         {
             if ours(&r.name) {
                 squeue_row = Some(r);
@@ -643,9 +694,21 @@ impl Snapshot {
         }
         let mut own = None;
         let mut folded = None;
-        for r in self.sacct.iter().filter(|r| {
-            r.array_job_id == chunk.job_id && r.step.is_none() && r.tasks.contains(task)
-        }) {
+        // This task's own rows and the job's range rows, in output order.
+        let mut rows: Vec<usize> = ix
+            .sacct_one
+            .get(&key)
+            .into_iter()
+            .flatten()
+            .chain(ix.sacct_other.get(&chunk.job_id).into_iter().flatten())
+            .copied()
+            .collect();
+        rows.sort_unstable();
+        for r in rows
+            .into_iter()
+            .map(|i| &self.sacct[i])
+            .filter(|r| r.step.is_none() && r.tasks.contains(task))
+        {
             if !ours(&r.name) {
                 foreign.get_or_insert_with(|| r.name.clone().unwrap_or_default());
             } else if matches!(r.tasks, Tasks::One(_)) {
