@@ -225,7 +225,9 @@ fn prepare(file: &Path, repository: Option<&str>) -> Result<(String, Vec<u8>), S
     let expected = Sha256Digest::from_hex(&digest).map_err(|e| e.to_string())?;
     benchops::seal::verify(&bytes, Some(&expected))
         .map_err(|e| format!("not a valid sealed record: {e}"))?;
-    let sig_path = PathBuf::from(format!("{}{SIG_SUFFIX}", file.display()));
+    let mut sig_path = file.as_os_str().to_owned();
+    sig_path.push(SIG_SUFFIX);
+    let sig_path = PathBuf::from(sig_path);
     if std::fs::symlink_metadata(&sig_path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
     {
         return Err(format!(
@@ -239,17 +241,13 @@ fn prepare(file: &Path, repository: Option<&str>) -> Result<(String, Vec<u8>), S
     let record = String::from_utf8(bytes).map_err(|_| "the record is not UTF-8".to_owned())?;
     let signature =
         String::from_utf8(sig).map_err(|_| format!("{} is not UTF-8", sig_path.display()))?;
-    let body = serde_json::json!({
-        "repository": repository,
+    let mut body = serde_json::json!({
         "record": record,
         "signature": signature,
         "digest": digest,
     });
-    let mut body = body;
-    if repository.is_none() {
-        if let Some(o) = body.as_object_mut() {
-            o.remove("repository");
-        }
+    if let Some(r) = repository {
+        body["repository"] = serde_json::Value::String(r.to_owned());
     }
     Ok((
         digest,
@@ -377,7 +375,8 @@ fn move_delivered(file: &Path) -> Result<PathBuf, String> {
     let dest_dir = dir.join(HANDED_OFF_DIR);
     std::fs::create_dir_all(&dest_dir).map_err(|e| format!("{}: {e}", dest_dir.display()))?;
     let name = file.file_name().unwrap_or_default();
-    let sig_name = format!("{}{SIG_SUFFIX}", name.to_string_lossy());
+    let mut sig_name = name.to_owned();
+    sig_name.push(SIG_SUFFIX);
     let sig = dir.join(&sig_name);
     // The signature first: a record never sits in .handed-off/ while its
     // signature is left behind to be sent alone.
