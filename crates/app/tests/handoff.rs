@@ -74,6 +74,17 @@ fn manifest_with_signing() -> String {
     )
 }
 
+/// Commits `allowed_signers` to the default branch beside the manifest.
+fn set_signers(sim: &GitHubSim, text: impl AsRef<str>, message: &str) {
+    sim.commit_files(
+        "octo",
+        "bench",
+        "main",
+        &[("benchmarks/allowed_signers", text.as_ref().as_bytes())],
+        message,
+    );
+}
+
 fn git_writes(sim: &GitHubSim) -> usize {
     sim.requests()
         .iter()
@@ -489,16 +500,7 @@ async fn trust_comes_from_the_default_branch_and_a_missing_table_refuses_everyth
     );
     // A lane the manifest does not have, signed by a key allowed for every
     // lane: the sweep would only quarantine it.
-    sim.commit_files(
-        "octo",
-        "bench",
-        "main",
-        &[(
-            "benchmarks/allowed_signers",
-            format!("* {public}\n").as_bytes(),
-        )],
-        "a wildcard key",
-    );
+    set_signers(&sim, format!("* {public}\n"), "a wildcard key");
     let stray = drift("weekly", "2026-12-01T01:00:00Z");
     let (status, _, v) = post(&app.url, body(stray.bytes(), &key.sign(stray.bytes()))).await;
     assert_eq!(
@@ -520,16 +522,7 @@ async fn trust_comes_from_the_default_branch_and_a_missing_table_refuses_everyth
         "{v}"
     );
     // Fixed on the default branch: accepted, with the digest it claims.
-    sim.commit_files(
-        "octo",
-        "bench",
-        "main",
-        &[(
-            "benchmarks/allowed_signers",
-            format!("nightly {public}\n").as_bytes(),
-        )],
-        "renew the key",
-    );
+    set_signers(&sim, format!("nightly {public}\n"), "renew the key");
     let wrong_digest = serde_json::to_vec(&json!({
         "record": std::str::from_utf8(record.bytes()).expect("utf-8"),
         "signature": sig,
@@ -557,14 +550,9 @@ async fn trust_comes_from_the_default_branch_and_a_missing_table_refuses_everyth
     // The same record signed again by a new key (a rotation) is a new
     // handoff beside the first, not "already present".
     let (new_key, new_public) = keygen(tmp.path(), "k2");
-    sim.commit_files(
-        "octo",
-        "bench",
-        "main",
-        &[(
-            "benchmarks/allowed_signers",
-            format!("nightly {public}\nnightly {new_public}\n").as_bytes(),
-        )],
+    set_signers(
+        &sim,
+        format!("nightly {public}\nnightly {new_public}\n"),
         "rotate",
     );
     let resigned = new_key.sign(record.bytes());

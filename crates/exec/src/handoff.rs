@@ -336,16 +336,10 @@ fn send(client: &reqwest::blocking::Client, url: &str, body: &[u8]) -> Try {
     }
 }
 
-/// An error and its sources joined by `: `, printable (see [`inert`]).
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(c) = src {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        src = c.source();
-    }
-    inert(&s)
+/// An error and its sources ([`crate::bench::error_chain`]), printable
+/// (see [`inert`]).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    inert(&crate::bench::error_chain(e))
 }
 
 /// The pause before try `n + 1` (n ≥ 1): `initial · 2^(n-1)`, capped,

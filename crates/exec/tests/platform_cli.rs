@@ -18,6 +18,11 @@ fn text(b: &[u8]) -> String {
 }
 
 fn platform(dir: &Path, args: &[&str]) -> Output {
+    platform_env(dir, args, &[])
+}
+
+/// `platform` with `env` set for it.
+fn platform_env(dir: &Path, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_benchops-exec"));
     c.arg("platform")
         .arg("--spec")
@@ -31,6 +36,9 @@ fn platform(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .env_remove("GITHUB_TOKEN")
         .env_remove("GITHUB_API_URL");
+    for (k, v) in env {
+        c.env(k, v);
+    }
     c.output().expect("platform runs")
 }
 
@@ -216,22 +224,14 @@ fn without_credentials_binaries_or_a_family_every_row_skips_with_its_reason() {
     // No gh on PATH for the CLI driver.
     let tmp = tempfile::tempdir().expect("tmp");
     let empty = tempfile::tempdir().expect("empty PATH dir");
-    let mut c = Command::new(env!("CARGO_BIN_EXE_benchops-exec"));
-    let o = c
-        .arg("platform")
-        .arg("--spec")
-        .arg(examples().join("scenarios.toml"))
-        .arg("--semantics")
-        .arg(examples().join("semantics.toml"))
-        .arg("--results")
-        .arg(tmp.path().join("results"))
-        .arg("--workdir")
-        .arg(tmp.path().join("work"))
-        .args(["--driver", "cli", "--scenario", "pr_single_anatomy"])
-        .env("PATH", empty.path())
-        .env("GITHUB_TOKEN", "t")
-        .output()
-        .expect("runs");
+    let o = platform_env(
+        tmp.path(),
+        &["--driver", "cli", "--scenario", "pr_single_anatomy"],
+        &[
+            ("PATH", empty.path().as_os_str()),
+            ("GITHUB_TOKEN", std::ffi::OsStr::new("t")),
+        ],
+    );
     assert_all_skipped(&o, tmp.path(), "gh_cli_missing", 9);
 
     // check-instant cannot be executed by the CLI driver.

@@ -25,10 +25,12 @@
 //! to happen two days ahead, so step 8's record is the first one re-dated
 //! and re-sealed.
 
+mod binaries;
 mod sim_client;
+use binaries::{PUBLISH, exec_bin};
 use sim_client::sim_client;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use benchops_github::ManualClock;
@@ -39,23 +41,12 @@ use benchops_testkit::sim::auth::TEST_APP_PRIVATE_KEY_PEM;
 use jiff::{SignedDuration, Timestamp, ToSpan};
 use serde_json::{Value, json};
 
-const PUBLISH: &str = env!("CARGO_BIN_EXE_benchops-publish");
 const WORKFLOW: &[u8] = include_bytes!("../../../workflows/benchmark-publication.yml");
 const WORK: &str = include_str!("../../../examples/lane/subject/work.sh");
 const OWNER: &str = "acme";
 const REPO: &str = "bench";
 const MISSED: &str = "benchmark-missed-run";
 const HEALTH: &str = "benchmark-health";
-
-fn exec_bin() -> PathBuf {
-    let p = Path::new(PUBLISH).with_file_name("benchops-exec");
-    assert!(
-        p.is_file(),
-        "{} is missing: build the workspace binaries (`cargo build --bins`) first",
-        p.display()
-    );
-    p
-}
 
 fn manifest(minute: i64, hour: i64) -> String {
     format!(

@@ -13,18 +13,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const PUBLISH: &str = env!("CARGO_BIN_EXE_benchops-publish");
-
-/// `benchops-exec`, built beside `benchops-publish` by any workspace build.
-fn exec_bin() -> PathBuf {
-    let p = Path::new(PUBLISH).with_file_name("benchops-exec");
-    assert!(
-        p.is_file(),
-        "{} is missing: build the workspace binaries (`cargo build --bins`) first",
-        p.display()
-    );
-    p
-}
+mod binaries;
+use binaries::{PUBLISH, exec_bin, ok};
 
 const MANIFEST: &str = r#"
 schema = "schedule-manifest/v2"
@@ -203,17 +193,6 @@ fn git(dir: &Path, args: &[&str]) {
         .status()
         .expect("git runs");
     assert!(st.success(), "git {args:?}");
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 fn verdict(record: &Value, case: &str) -> String {

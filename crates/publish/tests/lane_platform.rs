@@ -5,22 +5,13 @@
 //! child; and the sealed `benchmark-result/v2` record is valid and is
 //! persisted by the sweep.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 
 use serde_json::Value;
 
-const PUBLISH: &str = env!("CARGO_BIN_EXE_benchops-publish");
-
-fn exec_bin() -> PathBuf {
-    let p = Path::new(PUBLISH).with_file_name("benchops-exec");
-    assert!(
-        p.is_file(),
-        "{} is missing: build the workspace binaries (`cargo build --bins`) first",
-        p.display()
-    );
-    p
-}
+mod binaries;
+use binaries::{PUBLISH, exec_bin, ok};
 
 const MANIFEST: &str = r#"
 schema = "schedule-manifest/v2"
@@ -68,17 +59,6 @@ fn git(dir: &Path, args: &[&str]) {
         .output()
         .expect("git");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}\n{}\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// `lane run --wait` of the `platform` lane at `slot`, with `benchops-exec`

@@ -130,7 +130,7 @@ impl ApiClient {
             Ok(r) => r,
             Err(e) => {
                 metrics.request_ids.push(None);
-                return Err(err(None, crate::handoff::error_chain(&e)));
+                return Err(err(None, crate::bench::error_chain(&e)));
             }
         };
         let status = resp.status().as_u16();
