@@ -100,15 +100,67 @@ pub struct Planned {
     pub plan: Plan,
 }
 
+/// Where an intent comes from. Every form plans the same way: equivalent
+/// intents give the same children and digests, whichever form they took.
+#[derive(Debug, Clone, Copy)]
+pub enum IntentSource<'a> {
+    /// A TOML file, read with the input bound.
+    File(&'a Path),
+    /// TOML text; `label` names it in errors and in the benchmark record.
+    Toml {
+        /// The text.
+        text: &'a str,
+        /// What errors call it.
+        label: &'a str,
+    },
+    /// The intent's JSON data model (a Python dict, for one).
+    Json {
+        /// The value.
+        value: &'a serde_json::Value,
+        /// What errors call it.
+        label: &'a str,
+    },
+}
+
+impl IntentSource<'_> {
+    /// The name the benchmark record keeps: the file name, or the label.
+    pub fn name(&self) -> String {
+        match self {
+            IntentSource::File(p) => p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            IntentSource::Toml { label, .. } | IntentSource::Json { label, .. } => {
+                (*label).to_owned()
+            }
+        }
+    }
+}
+
 /// Loads an intent file and plans it (no state is written).
 pub fn plan_file(path: &Path) -> Result<(Plan, Vec<Sha256Digest>, Sha256Digest), BenchError> {
-    let text = fsio::read_input_text(path, fsio::DEFAULT_MAX_INPUT_BYTES).map_err(|source| {
-        BenchError::ReadIntent {
-            path: path.to_path_buf(),
-            source,
+    plan_source(IntentSource::File(path))
+}
+
+/// Loads an intent from any [`IntentSource`] and plans it (no state is
+/// written).
+pub fn plan_source(
+    source: IntentSource<'_>,
+) -> Result<(Plan, Vec<Sha256Digest>, Sha256Digest), BenchError> {
+    let loaded = match source {
+        IntentSource::File(path) => {
+            let text =
+                fsio::read_input_text(path, fsio::DEFAULT_MAX_INPUT_BYTES).map_err(|source| {
+                    BenchError::ReadIntent {
+                        path: path.to_path_buf(),
+                        source,
+                    }
+                })?;
+            intent::from_toml(&text, &path.display().to_string())?
         }
-    })?;
-    let loaded = intent::from_toml(&text, &path.display().to_string())?;
+        IntentSource::Toml { text, label } => intent::from_toml(text, label)?,
+        IntentSource::Json { value, label } => intent::from_json_value(value, label)?,
+    };
     let plan = plan::plan(loaded)?;
     let digests = plan.child_digests();
     let digest = plan.benchmark_digest(&digests);
@@ -117,17 +169,14 @@ pub fn plan_file(path: &Path) -> Result<(Plan, Vec<Sha256Digest>, Sha256Digest),
 
 /// Plans an intent file and persists the benchmark record (idempotent).
 pub fn plan(state: &StateDir, intent_path: &Path) -> Result<Planned, BenchError> {
-    let (plan, digests, digest) = plan_file(intent_path)?;
-    let name = intent_path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned());
-    let record = state.persist_plan(
-        &plan,
-        &digests,
-        &digest,
-        &name.unwrap_or_default(),
-        &now_rfc3339(),
-    )?;
+    plan_from(state, IntentSource::File(intent_path))
+}
+
+/// Plans an intent from any [`IntentSource`] and persists the benchmark
+/// record (idempotent).
+pub fn plan_from(state: &StateDir, source: IntentSource<'_>) -> Result<Planned, BenchError> {
+    let (plan, digests, digest) = plan_source(source)?;
+    let record = state.persist_plan(&plan, &digests, &digest, &source.name(), &now_rfc3339())?;
     Ok(Planned {
         digest,
         record,
@@ -166,7 +215,16 @@ pub fn submit(
     intent_path: &Path,
     backend: &Backend,
 ) -> Result<Submitted, BenchError> {
-    let planned = plan(state, intent_path)?;
+    submit_from(state, IntentSource::File(intent_path), backend)
+}
+
+/// [`submit`] for an intent from any [`IntentSource`].
+pub fn submit_from(
+    state: &StateDir,
+    source: IntentSource<'_>,
+    backend: &Backend,
+) -> Result<Submitted, BenchError> {
+    let planned = plan_from(state, source)?;
     submit_planned(state, planned.digest, &planned.plan, backend)
 }
 

@@ -1,12 +1,13 @@
 //! The command line of `benchops-exec`: clap types, and their conversion
-//! into the library's inputs. Nothing here runs a command.
+//! into the library's inputs. Nothing here runs a command; [`crate::cmd`]
+//! does.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::backend::{self, LocalOptions, SchedulerOptions, SlurmOptions, Task};
+use crate::render;
 use anyhow::{Context as _, Result};
-use benchops_exec::backend::{self, LocalOptions, SchedulerOptions, SlurmOptions, Task};
-use benchops_exec::render;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Plan, run, observe, analyze and seal benchmarks. Holds no GitHub
@@ -243,8 +244,12 @@ pub enum BenchCommand {
         /// The benchmark intent (TOML).
         intent: PathBuf,
         /// Print every child configuration as JSON lines.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "json")]
         children: bool,
+        /// Print the benchmark digest, its cases and every child digest as
+        /// one JSON object (what the Python package's `plan()` returns).
+        #[arg(long)]
+        json: bool,
     },
     /// Plan and start every child, then return at once.
     ///
@@ -483,10 +488,10 @@ pub struct LaneRunArgs {
 
 impl LaneRunArgs {
     /// The backend of the execution.
-    pub fn lane_backend(&self) -> benchops_exec::lane::LaneBackend {
+    pub fn lane_backend(&self) -> crate::lane::LaneBackend {
         match self.backend {
-            Backend::Local => benchops_exec::lane::LaneBackend::Local { slots: self.slots },
-            Backend::Slurm => benchops_exec::lane::LaneBackend::Slurm {
+            Backend::Local => crate::lane::LaneBackend::Local { slots: self.slots },
+            Backend::Slurm => crate::lane::LaneBackend::Slurm {
                 partition: self.partition.clone(),
                 account: self.account.clone(),
                 throttle: self.throttle,

@@ -1,13 +1,15 @@
 //! `benchops-exec`: the execution side of benchops.
 //!
 //! Every CLI command is a public function here with the same inputs and
-//! outputs; `main.rs` only parses arguments, calls these functions, prints
+//! outputs; [`cmd`] parses arguments, calls these functions, prints
 //! what they return and maps errors to the codes of [`exit`]. This crate
 //! holds no GitHub client and no publication credentials.
 
 pub mod backend;
 pub mod bench;
 pub mod child;
+pub mod cli;
+pub mod cmd;
 pub mod exit;
 pub mod handoff;
 pub mod lane;

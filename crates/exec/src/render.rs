@@ -109,6 +109,28 @@ pub fn write_children(plan: &Plan, out: &mut impl io::Write) -> io::Result<()> {
     Ok(())
 }
 
+/// The JSON of `plan --json` (and of the Python package's `plan()`): the
+/// benchmark digest and every child digest in expansion order, on one line.
+/// `intent_source` is what the benchmark record calls the intent.
+pub fn plan_json(plan: &Plan, digest: &benchops::Sha256Digest, intent_source: &str) -> String {
+    let children: Vec<String> = plan
+        .child_digests()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    serde_json::json!({
+        "benchmark": digest.to_string(),
+        "intent_digest": plan.intent().digest.to_string(),
+        "intent_source": intent_source,
+        "child_count": plan.len(),
+        "case_count": plan.point_count(),
+        "runs_per_point": plan.runs_per_point(),
+        "cases": plan.cases().map(ToString::to_string).collect::<Vec<_>>(),
+        "children": children,
+    })
+    .to_string()
+}
+
 /// The note of `plan`: how many children over how many cases.
 pub fn planned(p: &Planned) -> String {
     format!(

@@ -1,0 +1,488 @@
+//! The commands of `benchops-exec`: parse the command line ([`crate::cli`]),
+//! call one library function per command, print what it returns, and map
+//! errors to the exit codes of [`crate::exit`]. The binary's `main` is one
+//! call to [`main_with_args`].
+
+use std::io::{self, Write as _};
+
+use anyhow::{Context as _, Result};
+use clap::Parser as _;
+
+use crate::cli::{self, BenchCommand, Cli, Command, LaneCommand};
+use crate::result::{self, SealContext};
+use crate::seal::{self, SealFileError};
+use crate::state::StateDir;
+use crate::{bench, exit, render, watch};
+
+/// Standard output was closed by its reader (`… | head`): the command
+/// stops quietly, as Unix tools do.
+#[derive(Debug, thiserror::Error)]
+#[error("standard output was closed")]
+struct StdoutClosed;
+
+fn stdout_error(e: io::Error) -> anyhow::Error {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        StdoutClosed.into()
+    } else {
+        anyhow::Error::new(e).context("failed to write to standard output")
+    }
+}
+
+/// Writes `bytes` to standard output.
+fn out(bytes: impl AsRef<[u8]>) -> Result<()> {
+    let mut o = io::stdout().lock();
+    o.write_all(bytes.as_ref())
+        .and_then(|()| o.flush())
+        .map_err(stdout_error)
+}
+
+/// Writes one line to standard output.
+fn line(text: impl std::fmt::Display) -> Result<()> {
+    out(format!("{text}\n"))
+}
+
+/// Writes to standard error; a closed standard error is not worth failing
+/// for.
+fn note(text: impl std::fmt::Display) {
+    let _ = write!(io::stderr().lock(), "{text}");
+}
+
+/// Runs `benchops-exec` with `args` (the program name first) and returns
+/// its exit code: what the binary's `main` does, callable from elsewhere
+/// (the Python package's console script runs the same CLI through it).
+pub fn main_with_args<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout and are not errors.
+            let _ = e.print();
+            return if e.use_stderr() {
+                exit::ERROR
+            } else {
+                exit::OK
+            };
+        }
+    };
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) if e.downcast_ref::<StdoutClosed>().is_some() => exit::OK,
+        Err(e) => {
+            note(format_args!(
+                "error: {}\n",
+                e.chain()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(": ")
+            ));
+            exit::ERROR
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<u8> {
+    let state = StateDir::new(&cli.state);
+    let scheduler = cli.scheduler();
+    match cli.command {
+        Command::Handoff {
+            to,
+            repository,
+            attempts,
+            backoff_ms,
+            max_backoff_ms,
+            timeout,
+            keep,
+            json,
+            inputs,
+        } => {
+            use crate::handoff::{self, HandoffOptions, Outcome};
+            let mut opts = HandoffOptions::new(to);
+            opts.repository = repository;
+            opts.attempts = attempts;
+            opts.initial_backoff = std::time::Duration::from_millis(backoff_ms);
+            opts.max_backoff = std::time::Duration::from_millis(max_backoff_ms.max(backoff_ms));
+            opts.timeout = std::time::Duration::from_secs(timeout);
+            opts.keep = keep;
+            let files = handoff::collect(&inputs)?;
+            let done = handoff::deliver(&opts, &files, &mut std::thread::sleep)?;
+            for d in &done {
+                if json {
+                    line(serde_json::to_string(d)?)?;
+                } else {
+                    line(render::handoff(d))?;
+                }
+            }
+            let any = |f: fn(&Outcome) -> bool| done.iter().any(|d| f(&d.outcome));
+            Ok(
+                if any(|o| matches!(o, Outcome::Refused { .. } | Outcome::Invalid { .. })) {
+                    exit::HANDOFF_REFUSED
+                } else if any(|o| matches!(o, Outcome::Undelivered { .. })) {
+                    exit::HANDOFF_UNDELIVERED
+                } else {
+                    exit::OK
+                },
+            )
+        }
+        Command::Platform(a) => {
+            use crate::platform::{self, Driver, PlatformOptions, Verdict};
+            let opts = PlatformOptions {
+                platform: a.platform,
+                driver: match a.driver {
+                    cli::PlatformDriver::HarnessApi => Driver::HarnessApi,
+                    cli::PlatformDriver::Cli => Driver::Cli,
+                    cli::PlatformDriver::FakeProvider => Driver::FakeProvider,
+                },
+                scenario: a.scenario,
+                protection_variant: a.protection_variant,
+                repo: a.repo,
+                runs: a.runs,
+                token_env: a.token_env,
+                spec: a.spec,
+                semantics: a.semantics,
+                results: a.results,
+                workdir: a.workdir,
+                api_url: a.api_url,
+                ops_per_hour: a.ops_per_hour,
+                admitted_output_chars: a.admitted_output_chars,
+                lock_wait: std::time::Duration::from_secs(a.lock_wait),
+                keep_workdirs: a.keep_workdirs,
+            };
+            let clock = platform::clock::SystemClock::new();
+            let var = |k: &str| std::env::var(k).ok();
+            let mut say = |l: &str| note(format_args!("{l}\n"));
+            let mut env = platform::Env {
+                var: &var,
+                which: &platform::on_path,
+                clock: &clock,
+                say: &mut say,
+            };
+            if a.metrics && a.runs != 1 {
+                note(format_args!(
+                    "error: --metrics runs one run per case (a lane repeats the case); drop --runs\n"
+                ));
+                return Ok(exit::ERROR);
+            }
+            let report = match platform::run(&opts, &mut env) {
+                Ok(r) => r,
+                Err(e) => {
+                    note(format_args!("error: {e}\n"));
+                    return Ok(exit::ERROR);
+                }
+            };
+            if a.metrics {
+                for m in platform::metric_lines(&report.rows) {
+                    line(m)?;
+                }
+                note(format_args!(
+                    "[result] {}\n[summary] {}\n",
+                    report.results.display(),
+                    report.summary.display()
+                ));
+                return Ok(match report.verdict {
+                    Verdict::Failed => exit::PLATFORM_FAILED,
+                    Verdict::Ok | Verdict::AllSkipped => exit::OK,
+                });
+            }
+            if a.json {
+                line(serde_json::json!({
+                    "run_id": report.run_id,
+                    "results": report.results,
+                    "summary": report.summary,
+                    "rows": report.rows.len(),
+                    "skipped": report.rows.iter().filter(|r| r.skipped).count(),
+                    "failed": report.rows.iter().filter(|r| r.failed()).count(),
+                }))?;
+            } else {
+                line(format_args!("[result] {}", report.results.display()))?;
+                line(format_args!("[summary] {}", report.summary.display()))?;
+            }
+            Ok(match report.verdict {
+                Verdict::Ok => exit::OK,
+                Verdict::Failed => exit::PLATFORM_FAILED,
+                Verdict::AllSkipped => exit::PLATFORM_ALL_SKIPPED,
+            })
+        }
+        Command::Keygen { out, comment } => {
+            let pair = crate::signing::keygen(&out, &comment)?;
+            note(format_args!(
+                "wrote {} (private, mode 0600) and {}\nfingerprint {}\nadd to allowed_signers, after the lane name (or *):\n",
+                pair.private.display(),
+                pair.public.display(),
+                pair.fingerprint
+            ));
+            line(format_args!("{}", pair.public_line))?;
+            Ok(exit::OK)
+        }
+        Command::Seal {
+            draft,
+            out,
+            sign_key,
+        } => match seal::seal_file(&draft, &out, load_signer(sign_key.as_deref())?.as_ref()) {
+            Ok(o) => {
+                line(render::sealed(&o))?;
+                Ok(exit::OK)
+            }
+            Err(SealFileError::Invalid { path, source }) => {
+                note(render::invalid_draft(&path, &source));
+                Ok(exit::INVALID_DRAFT)
+            }
+            Err(e) => Err(e.into()),
+        },
+        Command::Child {
+            benchmark,
+            attempt,
+            index,
+            slots,
+            slurm,
+            first_index,
+        } => {
+            let digest = state.resolve(&benchmark)?;
+            let task = cli::task(index, slurm, first_index)?;
+            let run = bench::run_task(&state, &digest, attempt, task, slots)?;
+            match run.result {
+                Some(r) if r.succeeded() => Ok(exit::OK),
+                Some(_) => Ok(exit::CHILD_FAILED),
+                None => {
+                    note(format_args!(
+                        "benchmark was cancelled before child {} started\n",
+                        run.index
+                    ));
+                    Ok(exit::CHILD_FAILED)
+                }
+            }
+        }
+        Command::Bench(b) => bench_command(&state, &scheduler, b),
+        Command::Lane(l) => lane_command(&state, &scheduler, l),
+    }
+}
+
+/// The signer of `--sign-key`, checked before any work.
+fn load_signer(path: Option<&std::path::Path>) -> Result<Option<crate::signing::Signer>> {
+    Ok(match path {
+        Some(p) => Some(crate::signing::Signer::load(p)?),
+        None => None,
+    })
+}
+
+fn lane_command(
+    state: &StateDir,
+    scheduler: &crate::backend::SchedulerOptions,
+    cmd: LaneCommand,
+) -> Result<u8> {
+    use crate::lane;
+    match cmd {
+        LaneCommand::Run(args) => {
+            lane::refuse_credentials(std::env::vars_os().map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.to_string_lossy().into_owned(),
+                )
+            }))?;
+            let opts = lane::LaneRunOptions {
+                manifest: args.manifest.clone(),
+                lane: args.lane.clone(),
+                history: args.history.clone(),
+                slot: args.slot.clone(),
+                repository: args.repository.clone(),
+                commit: args.commit.clone(),
+                subject_dir: args.subject.clone(),
+                out: args.out.clone(),
+                backend: args.lane_backend(),
+                exe: None,
+                now: jiff::Timestamp::now(),
+                sign_key: args.sign_key.clone(),
+            };
+            let p = lane::start(state, &opts, scheduler)?;
+            for n in &p.notes {
+                note(format_args!("{n}\n"));
+            }
+            let id = p.execution.id.clone();
+            note(format_args!(
+                "lane execution {id} ({}, lane {}, slot {}){}\n",
+                p.execution.phase,
+                p.execution.lane,
+                p.execution.slot,
+                if p.resumed { ", resumed" } else { "" }
+            ));
+            let p = if args.wait && p.execution.phase != lane::Phase::Sealed {
+                let bar = render::LaneProgress::new();
+                let poll = match args.backend {
+                    cli::Backend::Local => std::time::Duration::from_millis(200),
+                    cli::Backend::Slurm => std::time::Duration::from_secs(2),
+                };
+                let done = lane::wait(state, &id, scheduler, None, p.processes, poll, |s| {
+                    bar.update(s)
+                })?;
+                bar.finish();
+                for n in &done.notes {
+                    note(format_args!("{n}\n"));
+                }
+                done
+            } else {
+                p
+            };
+            if let Some(r) = &p.sealed {
+                out(render::lane_verdicts(r))?;
+            }
+            line(id)?;
+        }
+        LaneCommand::Advance { id, follow_up } => {
+            let p = lane::advance(state, &id, scheduler, None, follow_up)?;
+            for n in &p.notes {
+                note(format_args!("{n}\n"));
+            }
+            // Local wrappers are detached; they need no reaping by us.
+            drop(p.processes);
+            if let Some(r) = &p.sealed {
+                out(render::lane_verdicts(r))?;
+            }
+            line(format_args!("{} {}", p.execution.id, p.execution.phase))?;
+        }
+        LaneCommand::Status { id, json } => {
+            let s = lane::status(state, &id, scheduler)?;
+            if json {
+                line(serde_json::to_string_pretty(&s)?)?;
+            } else {
+                out(render::lane_status(&s))?;
+            }
+        }
+        LaneCommand::List => {
+            for e in lane::list(state) {
+                line(format_args!(
+                    "{}  {:<10}  {}  slot {}  {}",
+                    &e.id[..16],
+                    e.phase,
+                    e.lane,
+                    e.slot,
+                    &e.commit[..12.min(e.commit.len())]
+                ))?;
+            }
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn bench_command(
+    state: &StateDir,
+    scheduler: &crate::backend::SchedulerOptions,
+    cmd: BenchCommand,
+) -> Result<u8> {
+    match cmd {
+        BenchCommand::Plan {
+            intent,
+            children,
+            json,
+        } => {
+            let planned = bench::plan(state, &intent)?;
+            if json {
+                line(render::plan_json(
+                    &planned.plan,
+                    &planned.digest,
+                    &planned.record.intent_source,
+                ))?;
+                return Ok(exit::OK);
+            }
+            if children {
+                let mut o = io::stdout().lock();
+                render::write_children(&planned.plan, &mut o)
+                    .and_then(|()| o.flush())
+                    .map_err(stdout_error)?;
+            }
+            note(format_args!("{}\n", render::planned(&planned)));
+            line(planned.digest)?;
+        }
+        BenchCommand::Submit(args) => {
+            let s = bench::submit(state, &args.intent, &args.backend(*scheduler))?;
+            note(format_args!("{}\n", s.note));
+            line(s.digest)?;
+        }
+        BenchCommand::Run { submit, format } => {
+            let progress = render::Progress::new();
+            let (_, analysis) = watch::run(
+                state,
+                &submit.intent,
+                &submit.backend(*scheduler),
+                scheduler,
+                |s| {
+                    note(format_args!("{}\n", s.note));
+                    note(format_args!(
+                        "benchmark {} ({} children)\n",
+                        s.digest, s.children
+                    ));
+                    progress.start(s.children);
+                },
+                |s| progress.update(s),
+            )?;
+            progress.finish();
+            out(render::analysis(&analysis, format.into()))?;
+        }
+        BenchCommand::Status {
+            benchmark,
+            json,
+            watch,
+        } => {
+            let digest = state.resolve(&benchmark)?;
+            let status = if watch {
+                watch::until_terminal(state, &digest, scheduler, |s| note(render::status(s)))?
+            } else {
+                bench::refresh(state, &digest, scheduler)?
+            };
+            if json {
+                line(render::status_json(&status)?)?;
+            } else {
+                out(render::status(&status))?;
+            }
+        }
+        BenchCommand::Refresh { benchmark } => {
+            let digest = state.resolve(&benchmark)?;
+            line(render::status_json(&bench::refresh(
+                state, &digest, scheduler,
+            )?)?)?;
+        }
+        BenchCommand::Analyze { benchmark, format } => {
+            let digest = state.resolve(&benchmark)?;
+            let (_, analysis) = bench::analyze(state, &digest, scheduler)?;
+            out(render::analysis(&analysis, format.into()))?;
+        }
+        BenchCommand::Cancel { benchmark } => {
+            let digest = state.resolve(&benchmark)?;
+            let c = bench::cancel(state, &digest, scheduler)?;
+            for a in &c.actions {
+                note(format_args!("{a}\n"));
+            }
+            line(format_args!("cancelled {}", c.benchmark))?;
+        }
+        BenchCommand::List => {
+            for l in bench::list(state) {
+                line(render::listed(&l))?;
+            }
+        }
+        BenchCommand::Seal {
+            benchmark,
+            manifest,
+            lane,
+            slot,
+            repository,
+            commit,
+            out: dir,
+            sign_key,
+        } => {
+            let signer = load_signer(sign_key.as_deref())?;
+            let digest = state.resolve(&benchmark)?;
+            let ctx = SealContext {
+                lane: benchops::LaneName::new(lane).context("invalid --lane")?,
+                slot,
+                repository,
+                commit,
+                manifest,
+            };
+            let o =
+                result::seal_benchmark_to(state, &digest, &ctx, &dir, scheduler, signer.as_ref())?;
+            line(render::sealed(&o))?;
+        }
+    }
+    Ok(exit::OK)
+}
