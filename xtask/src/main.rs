@@ -2,8 +2,12 @@
 //!
 //! - `ci`: everything CI checks, in order: formatting, the local Slurm
 //!   cluster (`scripts/slurm-up.sh`, idempotent), clippy with warnings
-//!   denied, the test suite (nextest when installed), and docs with warnings
-//!   denied.
+//!   denied, the test suite (nextest when installed), the Python package
+//!   (`python`), and docs with warnings denied.
+//! - `python`: the Python package's wheel, installed into a fresh virtual
+//!   environment, checked by mypy and its pytest suite (see `python.rs`).
+//! - `bench-python`: fresh Python processes submitting to Slurm with
+//!   `benchops` against submitit's `map_array`, side by side.
 //! - `bench`: the criterion benchmarks in release mode.
 //! - `bench-slurm`: whole-process wall time of `bench submit --backend
 //!   slurm` and `bench status` for 1,000 children on the local cluster,
@@ -20,6 +24,7 @@
 mod bench_webhooks;
 mod detection;
 mod pipeline;
+mod python;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -39,11 +44,19 @@ fn main() -> Result<()> {
                 .map_err(|_| anyhow::anyhow!("usage: cargo xtask bench-slurm [CHILDREN]"))?
                 .unwrap_or(1000),
         ),
+        Some("python") => python::check(),
+        Some("bench-python") => python::bench_submit(
+            args.get(1)
+                .map(|n| n.parse::<u64>())
+                .transpose()
+                .map_err(|_| anyhow::anyhow!("usage: cargo xtask bench-python [CHILDREN]"))?
+                .unwrap_or(1000),
+        ),
         Some("detection-bench") => detection::main(&args[1..]),
         Some("bench-webhooks") => bench_webhooks::main(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci|bench|bench-slurm|bench-webhooks|pipeline|detection-bench>"
+                "usage: cargo xtask <ci|python|bench|bench-slurm|bench-python|bench-webhooks|pipeline|detection-bench>"
             );
             bail!("unknown or missing task")
         }
@@ -88,6 +101,7 @@ fn ci() -> Result<()> {
     }
     // Doctests are not run by nextest.
     run("cargo", &["test", "--workspace", "--locked", "--doc"], &[])?;
+    python::check()?;
     run(
         "cargo",
         &["doc", "--workspace", "--no-deps", "--locked"],

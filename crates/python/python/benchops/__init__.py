@@ -616,12 +616,28 @@ class LaneProgress(_Json):
             s.get("record"), e, text,
         )  # fmt: skip
 
-    def verdicts(self) -> List[Dict[str, Any]]:
-        """The sealed record's cases with their verdicts (empty until sealed)."""
+    def record(self) -> Optional[Dict[str, Any]]:
+        """The sealed record as plain values (``None`` until sealed)."""
         if self.sealed_record is None:
-            return []
-        cases: List[Dict[str, Any]] = json.loads(self.sealed_record).get("cases", [])
-        return cases
+            return None
+        value: Dict[str, Any] = json.loads(self.sealed_record)
+        return value
+
+    def verdicts(self) -> List[Dict[str, Any]]:
+        """The compared keys (case, metric, verdict, reason, confirmation).
+
+        Empty until sealed, and when the lane had no baseline (see
+        :meth:`no_baseline_reason`).
+        """
+        r = self.record() or {}
+        keys: List[Dict[str, Any]] = (r.get("comparison") or {}).get("keys", [])
+        return keys
+
+    def no_baseline_reason(self) -> Optional[str]:
+        """Why nothing was compared, when the lane had no baseline."""
+        r = self.record() or {}
+        reason: Optional[str] = (r.get("comparison") or {}).get("no_baseline_reason")
+        return reason
 
 
 class Lane:
