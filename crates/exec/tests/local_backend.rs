@@ -543,3 +543,65 @@ fn status(state: &Path, digest: &str) -> Value {
     )))
     .expect("status JSON")
 }
+
+/// `bench plan --json` is one object with every child digest in index
+/// order: the ones the state directory stores in `children.sha256`, and
+/// what the Python package's `plan()` returns.
+#[test]
+fn plan_json_lists_the_stored_child_digests() {
+    let (_dir, state, intent) = setup(QUICK);
+    let o = exec(
+        &state,
+        &["bench", "plan", intent.to_str().expect("utf-8"), "--json"],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(o.stdout.iter().filter(|b| **b == b'\n').count(), 1);
+    let digest = v["benchmark"].as_str().expect("benchmark");
+    assert_eq!(v["child_count"], 4);
+    assert_eq!(v["case_count"], 1);
+    assert_eq!(v["intent_source"], "bench.toml");
+    assert_eq!(v["cases"], serde_json::json!(["quick"]));
+    let stored = std::fs::read_to_string(
+        state
+            .join("benchmarks")
+            .join(digest.trim_start_matches("sha256:"))
+            .join("children.sha256"),
+    )
+    .expect("children.sha256");
+    let listed: Vec<String> = v["children"]
+        .as_array()
+        .expect("children")
+        .iter()
+        .map(|c| {
+            c.as_str()
+                .expect("digest")
+                .trim_start_matches("sha256:")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        stored.lines().map(str::to_owned).collect::<Vec<_>>()
+    );
+    // The plain form prints the same digest; --children and --json exclude
+    // each other.
+    let plain = exec(&state, &["bench", "plan", intent.to_str().expect("utf-8")]);
+    assert_eq!(String::from_utf8_lossy(&plain.stdout).trim(), digest);
+    let both = exec(
+        &state,
+        &[
+            "bench",
+            "plan",
+            intent.to_str().expect("utf-8"),
+            "--json",
+            "--children",
+        ],
+    );
+    assert_eq!(both.status.code(), Some(2));
+}
