@@ -1,6 +1,10 @@
 //! The command line of `benchops-exec`: clap types, and their conversion
 //! into the library's inputs. Nothing here runs a command; [`crate::cmd`]
 //! does.
+//!
+//! The doc comments of the clap types are the CLI's help text, written for
+//! a terminal (`OUT/<hex>.json`), not as rustdoc markup.
+#![allow(rustdoc::invalid_html_tags)]
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -183,6 +183,32 @@ fn resolve(py: Python<'_>, state: PathBuf, benchmark: &str) -> PyResult<String> 
     Ok(d.to_string())
 }
 
+/// A benchmark named by its digest or a prefix, in a state directory, with
+/// the scheduler options of the call.
+struct Opened {
+    state: StateDir,
+    digest: benchops::Sha256Digest,
+    sched: SchedulerOptions,
+}
+
+fn open(
+    py: Python<'_>,
+    state: &std::path::Path,
+    benchmark: &str,
+    scheduler_timeout: Option<f64>,
+) -> PyResult<Opened> {
+    let sched = scheduler(scheduler_timeout)?;
+    let state = StateDir::new(state);
+    let digest = state
+        .resolve(benchmark)
+        .map_err(|e| errors::state(py, &e))?;
+    Ok(Opened {
+        state,
+        digest,
+        sched,
+    })
+}
+
 /// `bench refresh`'s JSON.
 #[pyfunction]
 #[pyo3(signature = (state, benchmark, scheduler_timeout))]
@@ -192,11 +218,11 @@ fn refresh(
     benchmark: &str,
     scheduler_timeout: Option<f64>,
 ) -> PyResult<String> {
-    let sched = scheduler(scheduler_timeout)?;
-    let state = StateDir::new(&state);
-    let d = state
-        .resolve(benchmark)
-        .map_err(|e| errors::state(py, &e))?;
+    let Opened {
+        state,
+        digest: d,
+        sched,
+    } = open(py, &state, benchmark, scheduler_timeout)?;
     let status =
         detached(py, || bench::refresh(&state, &d, &sched)).map_err(|e| errors::bench(py, &e))?;
     render::status_json(&status)
@@ -212,11 +238,11 @@ fn analyze(
     benchmark: &str,
     scheduler_timeout: Option<f64>,
 ) -> PyResult<String> {
-    let sched = scheduler(scheduler_timeout)?;
-    let state = StateDir::new(&state);
-    let d = state
-        .resolve(benchmark)
-        .map_err(|e| errors::state(py, &e))?;
+    let Opened {
+        state,
+        digest: d,
+        sched,
+    } = open(py, &state, benchmark, scheduler_timeout)?;
     let (_, analysis) =
         detached(py, || bench::analyze(&state, &d, &sched)).map_err(|e| errors::bench(py, &e))?;
     Ok(String::from_utf8_lossy(&analysis.to_canonical()).into_owned())
@@ -231,11 +257,11 @@ fn cancel(
     benchmark: &str,
     scheduler_timeout: Option<f64>,
 ) -> PyResult<String> {
-    let sched = scheduler(scheduler_timeout)?;
-    let state = StateDir::new(&state);
-    let d = state
-        .resolve(benchmark)
-        .map_err(|e| errors::state(py, &e))?;
+    let Opened {
+        state,
+        digest: d,
+        sched,
+    } = open(py, &state, benchmark, scheduler_timeout)?;
     let c =
         detached(py, || bench::cancel(&state, &d, &sched)).map_err(|e| errors::bench(py, &e))?;
     Ok(serde_json::to_string(&c).unwrap_or_default())
@@ -293,7 +319,6 @@ fn seal(
     sign_key: Option<PathBuf>,
     scheduler_timeout: Option<f64>,
 ) -> PyResult<String> {
-    let sched = scheduler(scheduler_timeout)?;
     let signer = match &sign_key {
         Some(p) => Some(signing::Signer::load(p).map_err(|e| {
             errors::raise(
@@ -319,10 +344,11 @@ fn seal(
             },
         )
     })?;
-    let state = StateDir::new(&state);
-    let d = state
-        .resolve(benchmark)
-        .map_err(|e| errors::state(py, &e))?;
+    let Opened {
+        state,
+        digest: d,
+        sched,
+    } = open(py, &state, benchmark, scheduler_timeout)?;
     let ctx = SealContext {
         lane,
         slot,

@@ -28,17 +28,21 @@ import shutil
 import sys
 import sysconfig
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import (
     TYPE_CHECKING,
     Any,
     Callable,
+    ClassVar,
     Dict,
     List,
     Mapping,
     Optional,
     Tuple,
+    Type,
+    TypeVar,
     Union,
+    cast,
 )
 
 from . import _native
@@ -162,10 +166,25 @@ def _source(intent: Intent) -> Tuple[str, str, str]:
     )
 
 
+_T = TypeVar("_T", bound="_Json")
+
+
 class _Json:
     """A result that is the CLI's JSON: ``to_json()`` gives its text."""
 
     _json: str
+    #: Keys the JSON may leave out (read as ``None``); every other field's
+    #: key must be there.
+    _optional: ClassVar[Tuple[str, ...]] = ()
+
+    @classmethod
+    def _from(cls: Type[_T], text: str) -> _T:
+        """The result whose fields are the JSON's top-level keys."""
+        d = json.loads(text)
+        names = [f.name for f in fields(cast(Any, cls)) if f.name != "_json"]
+        values = {n: d.get(n) if n in cls._optional else d[n] for n in names}
+        made: _T = cast(Any, cls)(**values, _json=text)
+        return made
 
     def to_json(self) -> str:
         """The JSON the CLI prints for this result (no final newline)."""
@@ -194,21 +213,6 @@ class Plan(_Json):
     cases: List[str]
     children: List[str]
     _json: str = field(repr=False, compare=False)
-
-    @classmethod
-    def _from(cls, text: str) -> "Plan":
-        d = json.loads(text)
-        return cls(
-            benchmark=d["benchmark"],
-            intent_digest=d["intent_digest"],
-            intent_source=d["intent_source"],
-            child_count=d["child_count"],
-            case_count=d["case_count"],
-            runs_per_point=d["runs_per_point"],
-            cases=d["cases"],
-            children=d["children"],
-            _json=text,
-        )
 
 
 @dataclass(frozen=True)
@@ -298,20 +302,7 @@ class Analysis(_Json):
     failure_reasons: Dict[str, int]
     cases: List[Dict[str, Any]]
     _json: str = field(repr=False, compare=False)
-
-    @classmethod
-    def _from(cls, text: str) -> "Analysis":
-        d = json.loads(text)
-        return cls(
-            benchmark=d["benchmark"],
-            complete=d["complete"],
-            note=d.get("note"),
-            runs=d["runs"],
-            warmup_runs=d["warmup_runs"],
-            failure_reasons=d["failure_reasons"],
-            cases=d["cases"],
-            _json=text,
-        )
+    _optional: ClassVar[Tuple[str, ...]] = ("note",)
 
     def rows(self) -> List[Dict[str, Any]]:
         """One row per (case, metric): the summary flattened, nulls kept."""
@@ -376,11 +367,6 @@ class Sealed(_Json):
     created: bool
     signature: Optional[str]
     _json: str = field(repr=False, compare=False)
-
-    @classmethod
-    def _from(cls, text: str) -> "Sealed":
-        d = json.loads(text)
-        return cls(d["digest"], d["path"], d["created"], d["signature"], text)
 
 
 @dataclass(frozen=True)
@@ -541,9 +527,7 @@ class Benchmark:
 
     def cancel(self) -> Cancelled:
         """Cancels the latest submission (recorded first, then signalled)."""
-        text = _native.cancel(self.state, self.digest, self._timeout())
-        d = json.loads(text)
-        return Cancelled(d["benchmark"], d["actions"], text)
+        return Cancelled._from(_native.cancel(self.state, self.digest, self._timeout()))
 
     def seal(
         self,
