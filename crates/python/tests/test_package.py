@@ -84,3 +84,13 @@ def test_results_are_typed_and_serialisable(tmp_path: Path) -> None:
     assert listed[0].open(state=tmp_path).digest == b.digest
     assert benchops.__version__ == "0.1.0"
     assert sys.version_info >= (3, 9)
+
+
+def test_the_sources_parse_as_python_3_9() -> None:
+    import ast
+
+    package = Path(benchops.__file__).parent
+    sources = sorted(package.glob("*.py")) + sorted(package.glob("*.pyi"))
+    assert len(sources) >= 4
+    for src in sources:
+        ast.parse(src.read_text(), filename=str(src), feature_version=(3, 9))

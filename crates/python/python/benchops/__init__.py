@@ -346,7 +346,8 @@ class Analysis(_Json):
             "case", "metric", "unit", "direction", "n", "median", "mad",
             "min", "max", "ci_low", "ci_high", "ci_level", "succeeded", "total",
         ]  # fmt: skip
-        return pandas.DataFrame(self.rows(), columns=columns)
+        frame: "pandas.DataFrame" = pandas.DataFrame(self.rows(), columns=columns)
+        return frame
 
 
 @dataclass(frozen=True)
@@ -501,7 +502,8 @@ class Benchmark:
         """Refreshes until every child is terminal and returns that status.
 
         ``progress`` sees every refresh. ``poll`` is the pause between
-        refreshes (default: the backend's, 0.1 s locally and 2 s on Slurm).
+        refreshes in seconds (default: the backend's when this object
+        submitted the benchmark, 0.1 s locally and 2 s on Slurm; else 0.5 s).
         On ``timeout`` (seconds, from a monotonic clock) raises
         :class:`WaitTimeout`; the children go on. Ctrl-C raises
         ``KeyboardInterrupt`` within one pause.
