@@ -37,6 +37,20 @@ impl Sha256Digest {
         &self.0
     }
 
+    /// The digest with these raw 32 bytes.
+    pub const fn from_bytes(bytes: [u8; 32]) -> Self {
+        Self(bytes)
+    }
+
+    /// Writes the 64 lowercase hex digits into `out`, without allocating.
+    pub fn write_hex(&self, out: &mut [u8; 64]) {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        for (k, b) in self.0.iter().enumerate() {
+            out[2 * k] = HEX[(b >> 4) as usize];
+            out[2 * k + 1] = HEX[(b & 0xF) as usize];
+        }
+    }
+
     /// The 64 lowercase hex digits, without the prefix.
     pub fn hex(&self) -> String {
         const HEX: &[u8; 16] = b"0123456789abcdef";

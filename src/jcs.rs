@@ -124,6 +124,15 @@ pub fn canonical_bytes(value: &Value) -> Vec<u8> {
     out.0
 }
 
+/// Appends the canonical JSON form of the string `s` (quoted, escaped as
+/// RFC 8785 says) to `buf`: what [`canonical_bytes`] writes for a string,
+/// without building a value.
+pub fn push_string(buf: &mut Vec<u8>, s: &str) {
+    let mut out = VecOut(std::mem::take(buf));
+    let _ = write_string(s, &mut out, Token::String, &[] as &[Segment]);
+    *buf = out.0;
+}
+
 /// The canonical bytes of any serializable value. Fails on non-finite numbers
 /// held in [`crate::Finite`] and on maps with non-string keys.
 pub fn to_canonical_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, SerializeError> {

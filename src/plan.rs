@@ -70,20 +70,17 @@ pub struct ChildConfig {
     pub json_metrics: bool,
 }
 
-/// A parameter point: its values and canonical fragments for fast digests.
+/// A parameter point: where it is in the grid, its case, and the canonical
+/// fragments of its children's configurations.
 #[derive(Debug, Clone)]
 struct Point {
     case: CaseId,
-    values: BTreeMap<String, Value>,
-    argv: Vec<String>,
+    /// The value index of every parameter, in declaration order.
+    steps: Box<[u32]>,
     /// Canonical bytes up to and including `"index":`.
-    head: Vec<u8>,
+    head: Box<[u8]>,
     /// Canonical bytes from `,"intent":` up to and including `"repetition":`.
-    mid: Vec<u8>,
-    /// Canonical bytes from `,"schema":` up to and including `"warmup":`.
-    tail: Vec<u8>,
-    /// Canonical bytes from `,"workdir":` to the end.
-    end: Vec<u8>,
+    mid: Box<[u8]>,
 }
 
 /// The expansion of an intent.
@@ -92,6 +89,12 @@ pub struct Plan {
     intent: LoadedIntent,
     points: Vec<Point>,
     runs_per_point: u64,
+    /// Canonical bytes from `,"schema":` up to and including `"warmup":`,
+    /// the same for every child.
+    tail: Box<[u8]>,
+    /// Canonical bytes from `,"workdir":` to the end, the same for every
+    /// child.
+    end: Box<[u8]>,
 }
 
 /// An intent whose expansion is too large to address.
@@ -99,8 +102,19 @@ pub struct Plan {
 #[error("failed to plan: the intent expands to more than 2^53 children")]
 pub struct PlanTooLarge;
 
+/// A piece of a command template, its placeholder resolved to a parameter.
+enum Part {
+    Text(String),
+    Param(Option<usize>),
+}
+
 /// Plans `intent`. The children are computed on demand; see the module docs
 /// for the order.
+///
+/// Everything that does not vary is rendered once: each parameter value's
+/// text and canonical bytes, the command templates with their placeholders
+/// resolved, and the fragments every child shares. A point then costs its
+/// case id, its argument vector and two short byte strings.
 pub fn plan(intent: LoadedIntent) -> Result<Plan, PlanTooLarge> {
     let i = &intent.intent;
     let axes = axes(i);
@@ -115,30 +129,130 @@ pub fn plan(intent: LoadedIntent) -> Result<Plan, PlanTooLarge> {
     {
         return Err(PlanTooLarge);
     }
-    let templates: Vec<Vec<Piece>> = i.command.iter().map(|a| parse_template(a)).collect();
-    let mut staged = Vec::with_capacity(count as usize);
+    let params = &i.parameters;
+    // Each value's text (for argv and case ids) and canonical bytes.
+    let text: Vec<Vec<String>> = params
+        .iter()
+        .map(|p| p.values.iter().map(render_value).collect())
+        .collect();
+    let canon_values: Vec<Vec<Vec<u8>>> = params
+        .iter()
+        .map(|p| p.values.iter().map(canonical_bytes).collect())
+        .collect();
+    // The `point` object's members in canonical (UTF-16) key order, each
+    // with its `"name":` prefix.
+    let mut key_order: Vec<usize> = (0..params.len()).collect();
+    key_order.sort_by(|a, b| crate::jcs::cmp_utf16(&params[*a].name, &params[*b].name));
+    let keys: Vec<Vec<u8>> = key_order
+        .iter()
+        .map(|&k| {
+            let mut b = Vec::new();
+            crate::jcs::push_string(&mut b, &params[k].name);
+            b.push(b':');
+            b
+        })
+        .collect();
+    let templates: Vec<Vec<Part>> = i
+        .command
+        .iter()
+        .map(|a| {
+            parse_template(a)
+                .into_iter()
+                .map(|piece| match piece {
+                    Piece::Text(t) => Part::Text(t),
+                    Piece::Placeholder(name) => {
+                        Part::Param(params.iter().position(|p| p.name == name))
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let mut param_axis = vec![0usize; params.len()];
+    for (a, axis) in axes.iter().enumerate() {
+        for &k in &axis.params {
+            param_axis[k] = a;
+        }
+    }
+    // The fragments every child shares.
+    let benchmark = canon(&i.name);
+    let env = canon(&i.env);
+    let mut intent_and_metrics = b",\"intent\":".to_vec();
+    intent_and_metrics.extend(canon(&intent.digest));
+    intent_and_metrics.extend(b",\"json_metrics\":");
+    intent_and_metrics.extend(canon(&i.metrics.json_lines));
+    intent_and_metrics.extend(b",\"point\":");
+    let mut tail = b",\"schema\":".to_vec();
+    tail.extend(canon(CHILD_SCHEMA));
+    tail.extend(b",\"shell\":");
+    tail.extend(canon(&i.shell));
+    tail.extend(b",\"timeout_s\":");
+    tail.extend(canon(&i.timeout_s));
+    tail.extend(b",\"warmup\":");
+    let mut end = b",\"workdir\":".to_vec();
+    end.extend(canon(&i.workdir));
+    end.push(b'}');
+
+    let mut points = Vec::with_capacity(count as usize);
     let mut seen: std::collections::HashMap<CaseId, u32> = std::collections::HashMap::new();
     let mut steps = vec![0usize; axes.len()];
+    let mut case = String::new();
+    let mut arg = String::new();
+    let mut head = Vec::with_capacity(256);
+    let mut mid = Vec::with_capacity(256);
     for p in 0..count {
-        let mut values = BTreeMap::new();
-        let mut ordered = Vec::new();
-        for (axis, &step) in axes.iter().zip(&steps) {
-            for &param in &axis.params {
-                let prm = &i.parameters[param];
-                values.insert(prm.name.clone(), prm.values[step].clone());
-                ordered.push((prm.name.as_str(), &prm.values[step]));
-            }
+        let step = |k: usize| steps[param_axis[k]];
+        case.clear();
+        case.push_str(&i.name);
+        for (k, prm) in params.iter().enumerate() {
+            case.push(if k == 0 { '/' } else { ',' });
+            case.push_str(&prm.name);
+            case.push('=');
+            case.push_str(&text[k][step(k)]);
         }
-        ordered.sort_by_key(|(name, _)| {
-            i.parameters
-                .iter()
-                .position(|x| x.name == *name)
-                .unwrap_or(usize::MAX)
+        // Values that cannot appear in a case id fall back to the point
+        // number, which is still deterministic.
+        let case_id = CaseId::new(case.as_str()).unwrap_or_else(|_| point_case_id(&i.name, p));
+        *seen.entry(case_id.clone()).or_insert(0) += 1;
+        head.clear();
+        head.extend_from_slice(b"{\"argv\":[");
+        for (t, parts) in templates.iter().enumerate() {
+            if t > 0 {
+                head.push(b',');
+            }
+            arg.clear();
+            for part in parts {
+                match part {
+                    Part::Text(s) => arg.push_str(s),
+                    Part::Param(Some(k)) => arg.push_str(&text[*k][step(*k)]),
+                    Part::Param(None) => {}
+                }
+            }
+            crate::jcs::push_string(&mut head, &arg);
+        }
+        head.extend_from_slice(b"],\"benchmark\":");
+        head.extend_from_slice(&benchmark);
+        head.extend_from_slice(b",\"case\":");
+        crate::jcs::push_string(&mut head, case_id.as_str());
+        head.extend_from_slice(b",\"env\":");
+        head.extend_from_slice(&env);
+        head.extend_from_slice(b",\"index\":");
+        mid.clear();
+        mid.extend_from_slice(&intent_and_metrics);
+        mid.push(b'{');
+        for (n, (&k, key)) in key_order.iter().zip(&keys).enumerate() {
+            if n > 0 {
+                mid.push(b',');
+            }
+            mid.extend_from_slice(key);
+            mid.extend_from_slice(&canon_values[k][step(k)]);
+        }
+        mid.extend_from_slice(b"},\"repetition\":");
+        points.push(Point {
+            case: case_id,
+            steps: (0..params.len()).map(|k| step(k) as u32).collect(),
+            head: head.as_slice().into(),
+            mid: mid.as_slice().into(),
         });
-        let case = case_id(&i.name, &ordered, p);
-        *seen.entry(case.clone()).or_insert(0) += 1;
-        let argv: Vec<String> = templates.iter().map(|t| render(t, &values)).collect();
-        staged.push((case, values, argv));
         // Advance the mixed-radix counter, last axis fastest.
         for k in (0..axes.len()).rev() {
             steps[k] += 1;
@@ -149,24 +263,44 @@ pub fn plan(intent: LoadedIntent) -> Result<Plan, PlanTooLarge> {
         }
     }
     // Values holding `,` or `=` can make two points read alike; such points
-    // are named by their position instead, so case ids stay unique.
-    let points = staged
-        .into_iter()
-        .enumerate()
-        .map(|(p, (case, values, argv))| {
-            let case = if seen.get(&case).copied().unwrap_or(0) > 1 {
-                point_case_id(&i.name, p as u64)
-            } else {
-                case
-            };
-            make_point(&intent, case, values, argv)
-        })
-        .collect();
+    // are named by their position instead, so case ids stay unique (their
+    // fragments are rewritten with the new name).
+    if seen.values().any(|n| *n > 1) {
+        for (p, point) in points.iter_mut().enumerate() {
+            if seen.get(&point.case).copied().unwrap_or(0) > 1 {
+                let renamed = point_case_id(&i.name, p as u64);
+                point.head = rename_case(&point.head, &point.case, &renamed).into();
+                point.case = renamed;
+            }
+        }
+    }
     Ok(Plan {
         intent,
         points,
         runs_per_point,
+        tail: tail.into(),
+        end: end.into(),
     })
+}
+
+/// `head` with its `"case":` member naming `to` instead of `from`.
+fn rename_case(head: &[u8], from: &CaseId, to: &CaseId) -> Vec<u8> {
+    let mut old = b",\"case\":".to_vec();
+    crate::jcs::push_string(&mut old, from.as_str());
+    old.extend_from_slice(b",\"env\":");
+    let mut new = b",\"case\":".to_vec();
+    crate::jcs::push_string(&mut new, to.as_str());
+    new.extend_from_slice(b",\"env\":");
+    // The member follows `"benchmark":` and precedes `"env":`, each once.
+    match head.windows(old.len()).position(|w| w == old.as_slice()) {
+        Some(at) => {
+            let mut out = head[..at].to_vec();
+            out.extend_from_slice(&new);
+            out.extend_from_slice(&head[at + old.len()..]);
+            out
+        }
+        None => head.to_vec(),
+    }
 }
 
 struct Axis {
@@ -208,36 +342,6 @@ pub fn render_value(v: &Value) -> String {
     }
 }
 
-fn render(pieces: &[Piece], values: &BTreeMap<String, Value>) -> String {
-    let mut s = String::new();
-    for p in pieces {
-        match p {
-            Piece::Text(t) => s.push_str(t),
-            Piece::Placeholder(name) => {
-                if let Some(v) = values.get(name) {
-                    s.push_str(&render_value(v));
-                }
-            }
-        }
-    }
-    s
-}
-
-fn case_id(name: &str, ordered: &[(&str, &Value)], point: u64) -> CaseId {
-    let mut s = name.to_owned();
-    if !ordered.is_empty() {
-        s.push('/');
-        let parts: Vec<String> = ordered
-            .iter()
-            .map(|(k, v)| format!("{k}={}", render_value(v)))
-            .collect();
-        s.push_str(&parts.join(","));
-    }
-    // Values that cannot appear in a case id fall back to the point number,
-    // which is still deterministic.
-    CaseId::new(s).unwrap_or_else(|_| point_case_id(name, point))
-}
-
 fn point_case_id(name: &str, point: u64) -> CaseId {
     #[expect(
         clippy::expect_used,
@@ -251,53 +355,6 @@ fn canon<T: Serialize + ?Sized>(v: &T) -> Vec<u8> {
     serde_json::to_value(v)
         .map(|v| canonical_bytes(&v))
         .unwrap_or_else(|_| b"null".to_vec())
-}
-
-fn make_point(
-    li: &LoadedIntent,
-    case: CaseId,
-    values: BTreeMap<String, Value>,
-    argv: Vec<String>,
-) -> Point {
-    let i = &li.intent;
-    // Canonical member order: argv, benchmark, case, env, index, intent,
-    // json_metrics, point, repetition, schema, shell, timeout_s, warmup,
-    // workdir.
-    let mut head = b"{\"argv\":".to_vec();
-    head.extend(canon(&argv));
-    head.extend(b",\"benchmark\":");
-    head.extend(canon(&i.name));
-    head.extend(b",\"case\":");
-    head.extend(canon(case.as_str()));
-    head.extend(b",\"env\":");
-    head.extend(canon(&i.env));
-    head.extend(b",\"index\":");
-    let mut mid = b",\"intent\":".to_vec();
-    mid.extend(canon(&li.digest));
-    mid.extend(b",\"json_metrics\":");
-    mid.extend(canon(&i.metrics.json_lines));
-    mid.extend(b",\"point\":");
-    mid.extend(canon(&values));
-    mid.extend(b",\"repetition\":");
-    let mut tail = b",\"schema\":".to_vec();
-    tail.extend(canon(CHILD_SCHEMA));
-    tail.extend(b",\"shell\":");
-    tail.extend(canon(&i.shell));
-    tail.extend(b",\"timeout_s\":");
-    tail.extend(canon(&i.timeout_s));
-    tail.extend(b",\"warmup\":");
-    let mut end = b",\"workdir\":".to_vec();
-    end.extend(canon(&i.workdir));
-    end.push(b'}');
-    Point {
-        case,
-        values,
-        argv,
-        head,
-        mid,
-        tail,
-        end,
-    }
 }
 
 impl Plan {
@@ -350,19 +407,19 @@ impl Plan {
     pub fn child_bytes(&self, index: u64) -> Option<Vec<u8>> {
         let (p, warmup, repetition) = self.locate(index)?;
         let mut b =
-            Vec::with_capacity(p.head.len() + p.mid.len() + p.tail.len() + p.end.len() + 32);
+            Vec::with_capacity(p.head.len() + p.mid.len() + self.tail.len() + self.end.len() + 32);
         self.write_child(&mut b, p, index, repetition, warmup);
         Some(b)
     }
 
     fn write_child(&self, b: &mut Vec<u8>, p: &Point, index: u64, repetition: u32, warmup: bool) {
         b.extend_from_slice(&p.head);
-        b.extend_from_slice(index.to_string().as_bytes());
+        push_u64(b, index);
         b.extend_from_slice(&p.mid);
-        b.extend_from_slice(repetition.to_string().as_bytes());
-        b.extend_from_slice(&p.tail);
+        push_u64(b, u64::from(repetition));
+        b.extend_from_slice(&self.tail);
         b.extend_from_slice(if warmup { b"true" } else { b"false" });
-        b.extend_from_slice(&p.end);
+        b.extend_from_slice(&self.end);
     }
 
     /// The digest of child `index`.
@@ -380,10 +437,10 @@ impl Plan {
             intent: self.intent.digest,
             index,
             case: p.case.clone(),
-            point: p.values.clone(),
+            point: self.values(p),
             repetition,
             warmup,
-            argv: p.argv.clone(),
+            argv: self.argv(p),
             shell: i.shell,
             env: i.env.clone(),
             workdir: i.workdir.clone(),
@@ -392,24 +449,75 @@ impl Plan {
         })
     }
 
-    /// Every child digest, in order.
-    pub fn child_digests(&self) -> Vec<Sha256Digest> {
-        let mut out = Vec::with_capacity(self.len() as usize);
+    /// A point's parameter values.
+    fn values(&self, p: &Point) -> BTreeMap<String, Value> {
+        self.intent
+            .intent
+            .parameters
+            .iter()
+            .zip(p.steps.iter())
+            .map(|(prm, &step)| (prm.name.clone(), prm.values[step as usize].clone()))
+            .collect()
+    }
+
+    /// A point's argument vector.
+    fn argv(&self, p: &Point) -> Vec<String> {
+        let i = &self.intent.intent;
+        i.command
+            .iter()
+            .map(|a| {
+                let mut s = String::new();
+                for piece in parse_template(a) {
+                    match piece {
+                        Piece::Text(t) => s.push_str(&t),
+                        Piece::Placeholder(name) => {
+                            if let Some(k) = i.parameters.iter().position(|x| x.name == name) {
+                                s.push_str(&render_value(
+                                    &i.parameters[k].values[p.steps[k] as usize],
+                                ));
+                            }
+                        }
+                    }
+                }
+                s
+            })
+            .collect()
+    }
+
+    /// The digests of the children of points `points`, written to `out` (one
+    /// slot per child, in order).
+    fn digests_into(&self, first_point: usize, out: &mut [Sha256Digest]) {
+        let runs = self.runs_per_point as usize;
+        let warmups = self.intent.intent.warmup;
         let mut buf = Vec::with_capacity(512);
-        for (pi, p) in self.points.iter().enumerate() {
-            for run in 0..self.runs_per_point {
-                let index = pi as u64 * self.runs_per_point + run;
-                let run = run as u32;
-                let warmup = run < self.intent.intent.warmup;
-                let rep = if warmup {
-                    run
-                } else {
-                    run - self.intent.intent.warmup
-                };
-                buf.clear();
-                self.write_child(&mut buf, p, index, rep, warmup);
-                out.push(Sha256Digest::of(&buf));
-            }
+        for (n, slot) in out.iter_mut().enumerate() {
+            let pi = first_point + n / runs;
+            let run = (n % runs) as u32;
+            let p = &self.points[pi];
+            let index = pi as u64 * self.runs_per_point + u64::from(run);
+            let warmup = run < warmups;
+            let rep = if warmup { run } else { run - warmups };
+            buf.clear();
+            self.write_child(&mut buf, p, index, rep, warmup);
+            *slot = Sha256Digest::from_bytes(Sha256::digest(&buf).into());
+        }
+    }
+
+    /// Every child digest, in order. Large plans are hashed in parallel
+    /// (rayon), in chunks of whole points; the result does not depend on
+    /// how the work was split.
+    pub fn child_digests(&self) -> Vec<Sha256Digest> {
+        use rayon::prelude::*;
+        let mut out = vec![Sha256Digest::from_bytes([0; 32]); self.len() as usize];
+        let runs = self.runs_per_point as usize;
+        // About 16k children a task: enough to amortise scheduling.
+        let points_per_task = (16_384 / runs).max(1);
+        if out.len() <= 2 * points_per_task * runs {
+            self.digests_into(0, &mut out);
+        } else {
+            out.par_chunks_mut(points_per_task * runs)
+                .enumerate()
+                .for_each(|(t, chunk)| self.digests_into(t * points_per_task, chunk));
         }
         out
     }
@@ -423,8 +531,10 @@ impl Plan {
             if k > 0 {
                 h.update(b",");
             }
+            let mut hex = [0u8; 64];
+            d.write_hex(&mut hex);
             h.update(b"\"sha256:");
-            h.update(d.hex().as_bytes());
+            h.update(hex);
             h.update(b"\"");
         }
         h.update(b"],\"intent\":");
@@ -432,12 +542,24 @@ impl Plan {
         h.update(b",\"schema\":\"");
         h.update(BENCHMARK_SCHEMA.as_bytes());
         h.update(b"\"}");
-        Sha256Digest::from_hex(&hex(&h.finalize())).unwrap_or_else(|_| Sha256Digest::of(b""))
+        Sha256Digest::from_bytes(h.finalize().into())
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// Appends the decimal digits of `n` (what `n.to_string()` gives), without
+/// allocating.
+fn push_u64(b: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    b.extend_from_slice(&digits[at..]);
 }
 
 #[cfg(test)]
