@@ -21,6 +21,7 @@
 //!   `benchops-app` against a Node `@octokit/webhooks` receiver under `wrk`,
 //!   with a bad-signature flood (see `bench_webhooks.rs`).
 
+mod bench_slurm;
 mod bench_webhooks;
 mod detection;
 mod pipeline;
@@ -37,7 +38,7 @@ fn main() -> Result<()> {
         Some("ci") => ci(),
         Some("bench") => run("cargo", &["bench", "--workspace"], &[]),
         Some("pipeline") => pipeline::pipeline(),
-        Some("bench-slurm") => bench_slurm(
+        Some("bench-slurm") => bench_slurm::main(
             args.get(1)
                 .map(|n| n.parse::<u64>())
                 .transpose()
@@ -168,113 +169,6 @@ pub(crate) fn capture(program: &Path, args: &[&str], echo: bool) -> Result<Strin
         );
     }
     Ok(stdout)
-}
-
-/// Times the Slurm backend as a user sees it: whole processes of the
-/// release CLI, at `children` children (default 1000). Every submitted
-/// array is cancelled right after, so the cluster is left idle. The refresh
-/// is also reported without the scheduler calls' own time (what benchops
-/// spends reading evidence and classifying).
-fn bench_slurm(children: u64) -> Result<()> {
-    run(
-        "cargo",
-        &[
-            "build",
-            "--quiet",
-            "--locked",
-            "--release",
-            "--bin",
-            "benchops-exec",
-        ],
-        &[],
-    )?;
-    let exe = target_dir()?.join("release/benchops-exec");
-    let scratch = std::env::temp_dir().join(format!("benchops-bench-slurm-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch)?;
-    let intent = scratch.join("k.toml");
-    std::fs::write(
-        &intent,
-        format!(
-            "schema = \"benchmark-intent/v1\"\nname = \"k\"\ncommand = [\"true\"]\nrepetitions = {children}\n"
-        ),
-    )?;
-    let state = scratch.join("state");
-    let state_s = state.display().to_string();
-    let intent_s = intent.display().to_string();
-    let mut submit_s = Vec::new();
-    let mut digest = String::new();
-    for _ in 0..7 {
-        let t = std::time::Instant::now();
-        let out = Command::new(&exe)
-            .args([
-                "--state",
-                &state_s,
-                "bench",
-                "submit",
-                &intent_s,
-                "--backend",
-                "slurm",
-            ])
-            .output()?;
-        submit_s.push(t.elapsed().as_secs_f64());
-        if !out.status.success() {
-            bail!("submit failed: {}", String::from_utf8_lossy(&out.stderr));
-        }
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        eprintln!("xtask: {}", err.trim());
-        digest = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        // Keep the last array for the refresh benchmark; cancel the others.
-        if submit_s.len() < 7 {
-            let _ = Command::new(&exe)
-                .args(["--state", &state_s, "bench", "cancel", &digest])
-                .output();
-        }
-    }
-    let mut refresh_s = Vec::new();
-    let mut outside_s = Vec::new();
-    let mut calls = 0u64;
-    for _ in 0..7 {
-        let t = std::time::Instant::now();
-        let out = Command::new(&exe)
-            .args(["--state", &state_s, "bench", "status", &digest, "--json"])
-            .output()?;
-        let whole = t.elapsed().as_secs_f64();
-        refresh_s.push(whole);
-        let text = String::from_utf8_lossy(&out.stdout);
-        let scheduler: f64 = serde_json::from_str::<serde_json::Value>(&text)
-            .ok()
-            .and_then(|v| v["scheduler"]["seconds"].as_f64())
-            .unwrap_or(0.0);
-        outside_s.push(whole - scheduler);
-        if let Some(i) = text.find("\"calls\": ") {
-            calls = text[i + 9..]
-                .chars()
-                .take_while(char::is_ascii_digit)
-                .collect::<String>()
-                .parse()
-                .unwrap_or(0);
-        }
-    }
-    let _ = Command::new(&exe)
-        .args(["--state", &state_s, "bench", "cancel", &digest])
-        .output();
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    println!(
-        "submit {children} children (whole process, 7 runs): median {:.3} s, min {:.3} s",
-        median(&mut submit_s.clone()),
-        submit_s.iter().copied().fold(f64::INFINITY, f64::min)
-    );
-    println!(
-        "refresh {children} children (whole process, 7 runs): median {:.3} s, min {:.3} s, scheduler calls per refresh: {calls}; outside the scheduler calls: median {:.3} s",
-        median(&mut refresh_s.clone()),
-        refresh_s.iter().copied().fold(f64::INFINITY, f64::min),
-        median(&mut outside_s.clone())
-    );
-    let _ = std::fs::remove_dir_all(&scratch);
-    Ok(())
 }
 
 /// Brings up the single-node Slurm cluster the Slurm tests run on. In CI

@@ -88,6 +88,18 @@ fn pinned(name: &str) -> Result<String> {
         .with_context(|| format!("{TOOLS} pins no {name}"))
 }
 
+/// A virtual environment under `<target>/python/` holding the pinned tool
+/// `name` (kept between runs), for the peers the benchmarks measure.
+pub fn tool_venv(name: &str) -> Result<PathBuf> {
+    let d = dirs()?;
+    let env = d.root.join(format!("{name}-venv"));
+    let pin = pinned(name)?;
+    if !env.join("bin/python").exists() {
+        venv(&env, false, &[&pin])?;
+    }
+    Ok(env)
+}
+
 /// Builds the wheel with `profile` and returns its path.
 fn build_wheel(d: &Dirs, profile: &str) -> Result<PathBuf> {
     let maturin = pinned("maturin")?;

@@ -480,7 +480,14 @@ pub fn refresh(
         result_grace_s: 30.0,
         running_limit_s: timeout.map(|t| t + 60.0),
     };
-    // 1. The files, child by child.
+    // 1. The files, child by child. One scan of `runs/` says which children
+    // have a run directory at all: one that has none (a task still pending
+    // on Slurm) has no files to read, and costs no further system call.
+    let with_dirs = run_dirs(state, digest);
+    let cancelled_by_attempt: BTreeMap<u32, bool> = subs
+        .iter()
+        .map(|s| (s.attempt, state.is_cancelled(digest, s.attempt)))
+        .collect();
     let mut files = Vec::with_capacity(plan.len() as usize);
     for index in 0..plan.len() {
         files.push(
@@ -488,8 +495,15 @@ pub fn refresh(
                 .rev()
                 .find(|s| s.indices.contains(index))
                 .map(|sub| {
+                    let sub_cancelled = cancelled_by_attempt
+                        .get(&sub.attempt)
+                        .copied()
+                        .unwrap_or(false);
+                    if with_dirs.as_ref().is_some_and(|d| !d.contains(&index)) {
+                        let dir = state.attempt_dir(digest, index, sub.attempt, 0);
+                        return (sub, 0, dir, RunFiles::none(sub_cancelled));
+                    }
                     let (dir, restart) = backend::locate(state, digest, sub, index);
-                    let sub_cancelled = state.is_cancelled(digest, sub.attempt);
                     let read = read_files(&dir, sub, index, digest, sub_cancelled);
                     (sub, restart, dir, read)
                 }),
@@ -612,6 +626,32 @@ struct RunFiles {
     started_at: Option<jiff::Timestamp>,
     result: ResultEvidence,
     cancelled: bool,
+}
+
+/// The children that have a directory under `runs/` (`None` when it cannot
+/// be listed: then every child is looked at).
+fn run_dirs(state: &StateDir, digest: &Sha256Digest) -> Option<std::collections::HashSet<u64>> {
+    let rd = fs::read_dir(state.benchmark_dir(digest).join("runs")).ok()?;
+    let mut out = std::collections::HashSet::new();
+    for e in rd {
+        let e = e.ok()?;
+        if let Some(i) = e.file_name().to_str().and_then(|n| n.parse::<u64>().ok()) {
+            out.insert(i);
+        }
+    }
+    Some(out)
+}
+
+impl RunFiles {
+    /// A child with no run directory: nothing started, no result.
+    fn none(cancelled: bool) -> Self {
+        RunFiles {
+            started: false,
+            started_at: None,
+            result: ResultEvidence::Absent,
+            cancelled,
+        }
+    }
 }
 
 fn read_files(
