@@ -21,6 +21,7 @@ pub mod manifest;
 pub mod mann_whitney;
 pub mod names;
 pub mod num;
+pub mod onepass;
 pub mod path;
 pub mod plan;
 pub mod provenance;

@@ -277,10 +277,36 @@ fn lossy_integers(value: &Value) -> Vec<VerifyIssue> {
 /// Verifies sealed bytes: canonical form, digest (when `expected` is given),
 /// schema, and semantic invariants. Reports every problem found.
 ///
-/// Memory stays within a small multiple of `bytes.len()`: the bytes are
-/// scanned once without building a tree of the document (see
-/// [`crate::scan`]), and the typed record is decoded straight from them.
+/// A valid record is checked in one pass over its bytes that checks the
+/// canonical form, decodes the typed record and enforces the schema's
+/// constraints ([`crate::onepass`]), then its digest and semantic
+/// invariants. Anything that pass cannot vouch for goes to
+/// [`verify_reported`], which decides and names every problem. Memory stays
+/// within a small multiple of `bytes.len()` on both paths: neither builds a
+/// tree of the whole document.
 pub fn verify(bytes: &[u8], expected: Option<&Sha256Digest>) -> Result<SealedRecord, VerifyError> {
+    // The one pass proves valid records valid; whatever it cannot vouch
+    // for is decided, and every problem named, by the reporting path.
+    if let Some(record) = crate::onepass::decode(bytes) {
+        let digest = Sha256Digest::of(bytes);
+        if expected.is_none_or(|e| *e == digest) && semantic_issues(&record).is_empty() {
+            return Ok(SealedRecord {
+                bytes: bytes.to_vec(),
+                digest,
+                record,
+            });
+        }
+    }
+    verify_reported(bytes, expected)
+}
+
+/// [`verify`] without the one pass: the streaming scan, `jsonschema`, the
+/// typed decoder and the semantic checks, reporting every problem found.
+/// Its verdict is the reference the one pass is tested against.
+pub fn verify_reported(
+    bytes: &[u8],
+    expected: Option<&Sha256Digest>,
+) -> Result<SealedRecord, VerifyError> {
     let fail = |issues| Err(VerifyError { issues });
     let issue = |kind, path, reason: String| VerifyIssue { kind, path, reason };
 
@@ -475,35 +501,41 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
     };
     let root = JsonPath::root();
 
-    check_runs(&r.runs, &root.key("runs"), &mut push);
+    check_runs(&r.runs, || root.key("runs"), &mut push);
     let mut case_runs = RunCounts::default();
     let mut seen = BTreeSet::new();
     let mut by_id = BTreeMap::new();
+    // One buffer for every metric's samples.
+    let mut buffer = Vec::new();
     for (i, case) in r.cases.iter().enumerate() {
-        let p = root.key("cases").index(i);
+        // Paths are built only for a problem found.
+        let p = || root.key("cases").index(i);
         if !seen.insert(&case.id) {
             push(
-                p.key("id"),
+                p().key("id"),
                 format!("case id {} appears more than once", quote(case.id.as_str())),
             );
         }
         by_id.insert(&case.id, case);
-        check_runs(&case.runs, &p.key("runs"), &mut push);
+        check_runs(&case.runs, || p().key("runs"), &mut push);
         case_runs.add(&case.runs);
 
         match (&case.outcome, &case.skip_reason) {
             (Outcome::Skipped, None) => {
                 push(
-                    p.key("skip_reason"),
+                    p().key("skip_reason"),
                     "a skipped case must say why it was skipped".into(),
                 );
             }
             (Outcome::Skipped, Some(reason)) if reason.trim().is_empty() => {
-                push(p.key("skip_reason"), "skip_reason must not be blank".into());
+                push(
+                    p().key("skip_reason"),
+                    "skip_reason must not be blank".into(),
+                );
             }
             (Outcome::Skipped, Some(_)) | (_, None) => {}
             (o, Some(_)) => push(
-                p.key("skip_reason"),
+                p().key("skip_reason"),
                 format!("only skipped cases carry a skip_reason; this case is {o:?}")
                     .to_lowercase(),
             ),
@@ -511,13 +543,13 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
         match (case.outcome, &case.error) {
             (Outcome::Error, None) => {
                 push(
-                    p.key("error"),
+                    p().key("error"),
                     "a case in error must carry error detail".into(),
                 );
             }
             (Outcome::Error, Some(_)) | (_, None) => {}
             (_, Some(_)) => push(
-                p.key("error"),
+                p().key("error"),
                 "only cases in error carry error detail".into(),
             ),
         }
@@ -525,36 +557,36 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
             // v2 keeps drift evidence in `comparison`, checked below.
             (_, None) if r.is_v2() => {}
             (_, Some(_)) if r.is_v2() => push(
-                p.key("drift"),
+                p().key("drift"),
                 "a v2 record keeps drift evidence in `comparison`; `drift` must be null".into(),
             ),
             (Outcome::Drift, None) => {
                 push(
-                    p.key("drift"),
+                    p().key("drift"),
                     "a drift case must carry its drift evidence".into(),
                 );
             }
             (Outcome::Drift, Some(d)) => {
                 if d.verdict != Verdict::Confirmed {
                     push(
-                        p.key("drift").key("verdict"),
+                        p().key("drift").key("verdict"),
                         "a drift outcome needs a confirmed verdict".into(),
                     );
                 }
                 if d.confirmation_samples.is_empty() {
                     push(
-                        p.key("drift").key("confirmation_samples"),
+                        p().key("drift").key("confirmation_samples"),
                         "a confirmed drift needs confirmation samples from a re-run".into(),
                     );
                 }
             }
             (Outcome::Pass, Some(d)) if d.verdict == Verdict::Confirmed => push(
-                p.key("drift").key("verdict"),
+                p().key("drift").key("verdict"),
                 "a passing case cannot carry a confirmed drift verdict".into(),
             ),
             (Outcome::Pass, _) => {}
             (_, Some(_)) => push(
-                p.key("drift"),
+                p().key("drift"),
                 "only measured cases (pass or drift) carry drift evidence".into(),
             ),
             (_, None) => {}
@@ -563,7 +595,7 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
             && !case.metrics.iter().any(|m| m.name == d.metric)
         {
             push(
-                p.key("drift").key("metric"),
+                p().key("drift").key("metric"),
                 format!(
                     "drift metric {} is not among the case's metrics",
                     quote(&d.metric)
@@ -583,21 +615,21 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
                 && own.iter().all(|m| m.samples.iter().all(Option::is_none));
             if !skipped_by_command {
                 push(
-                    p.key("runs").key("total"),
+                    p().key("runs").key("total"),
                     "a skipped case has no child runs, or only succeeded runs whose command measured none of its own metrics".into(),
                 );
             }
         }
         let mut names = BTreeSet::new();
         for (j, m) in case.metrics.iter().enumerate() {
-            let mp = p.key("metrics").index(j);
+            let mp = || p().key("metrics").index(j);
             if !names.insert(&m.name) {
                 push(
-                    mp.key("name"),
+                    mp().key("name"),
                     format!("metric {} appears more than once", quote(&m.name)),
                 );
             }
-            check_summary(m, &mp, &mut push);
+            check_summary(m, mp, &mut buffer, &mut push);
         }
     }
     if case_runs != r.runs {
@@ -743,39 +775,41 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
     out
 }
 
-fn check_runs(c: &RunCounts, path: &JsonPath, push: &mut impl FnMut(JsonPath, String)) {
+fn check_runs(c: &RunCounts, path: impl Fn() -> JsonPath, push: &mut impl FnMut(JsonPath, String)) {
     match c.class_sum() {
         Some(sum) if sum == c.total => {}
         Some(sum) => push(
-            path.key("total"),
+            path().key("total"),
             format!("total is {} but the classes add up to {sum}", c.total),
         ),
-        None => push(path.key("total"), "class counts overflow".into()),
+        None => push(path().key("total"), "class counts overflow".into()),
     }
 }
 
 fn check_summary(
     m: &crate::record::Metric,
-    path: &JsonPath,
+    path: impl Fn() -> JsonPath,
+    values: &mut Vec<f64>,
     push: &mut impl FnMut(JsonPath, String),
 ) {
-    let mut values: Vec<f64> = m.samples.iter().flatten().map(|f| f.get()).collect();
+    values.clear();
+    values.extend(m.samples.iter().flatten().map(|f| f.get()));
     match (&m.summary, values.is_empty()) {
         (None, true) => {}
         (None, false) => push(
-            path.key("summary"),
+            path().key("summary"),
             "samples are present but summary is null".into(),
         ),
         (Some(_), true) => {
             push(
-                path.key("summary"),
+                path().key("summary"),
                 "summary must be null when no sample was measured".into(),
             );
         }
         (Some(s), false) => {
             if s.n != values.len() as u64 {
                 push(
-                    path.key("summary").key("n"),
+                    path().key("summary").key("n"),
                     format!(
                         "n is {} but there are {} non-null samples",
                         s.n,
@@ -784,7 +818,7 @@ fn check_summary(
                 );
                 return;
             }
-            let want = summary_in_place(&mut values);
+            let want = summary_in_place(values);
             let checks = [
                 ("median", s.median.get(), want.median),
                 ("mad", s.mad.get(), want.mad),
@@ -794,7 +828,7 @@ fn check_summary(
             for (name, got, want) in checks {
                 if got != want {
                     push(
-                        path.key("summary").key(name),
+                        path().key("summary").key(name),
                         format!("{name} is {got} but the samples give {want}"),
                     );
                 }
@@ -803,7 +837,7 @@ fn check_summary(
                 && ci.low.get() > ci.high.get()
             {
                 push(
-                    path.key("summary").key("ci"),
+                    path().key("summary").key("ci"),
                     "ci.low is above ci.high".into(),
                 );
             }
@@ -812,30 +846,45 @@ fn check_summary(
 }
 
 /// The summary [`stats::Summary::of`] gives for `values`, computed in the
-/// buffer itself (sorted, then overwritten with the deviations), so that
+/// buffer itself (reordered by selection, then overwritten with the deviations), so that
 /// checking a large sample needs no further copies of it. `values` must not
 /// be empty.
 fn summary_in_place(values: &mut [f64]) -> crate::stats::Summary {
-    fn median_sorted(sorted: &[f64]) -> f64 {
-        let n = sorted.len();
+    // The order statistics by selection (linear time) rather than by
+    // sorting: the same elements under the same total order, so the same
+    // values as the statistics module, bit for bit.
+    fn median_selected(values: &mut [f64]) -> f64 {
+        let n = values.len();
+        let (below, upper, _) = values.select_nth_unstable_by(n / 2, f64::total_cmp);
+        let upper = *upper;
         if n % 2 == 1 {
-            sorted[n / 2]
-        } else {
-            sorted[n / 2 - 1] / 2.0 + sorted[n / 2] / 2.0
+            return upper;
+        }
+        let lower = below
+            .iter()
+            .copied()
+            .max_by(f64::total_cmp)
+            .unwrap_or(upper);
+        lower / 2.0 + upper / 2.0
+    }
+    let n = values.len();
+    let (mut min, mut max) = (values[0], values[0]);
+    for &v in values.iter() {
+        if v.total_cmp(&min).is_lt() {
+            min = v;
+        }
+        if v.total_cmp(&max).is_gt() {
+            max = v;
         }
     }
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    let (min, max) = (values[0], values[n - 1]);
-    let median = median_sorted(values);
+    let median = median_selected(values);
     for v in values.iter_mut() {
         *v = (*v - median).abs();
     }
-    values.sort_by(f64::total_cmp);
     crate::stats::Summary {
         n,
         median,
-        mad: median_sorted(values),
+        mad: median_selected(values),
         min,
         max,
     }
@@ -888,7 +937,7 @@ mod tests {
     #[test]
     fn summary_in_place_equals_the_statistics_module() {
         let mut rng = crate::stats::SplitMix64::new(7);
-        for n in [1usize, 2, 3, 10, 101, 1000] {
+        for n in [1usize, 2, 3, 4, 10, 11, 100, 101, 1000] {
             let values: Vec<f64> = (0..n)
                 .map(|_| (rng.next_u64() % 10_000) as f64 / 7.0)
                 .collect();
