@@ -251,7 +251,7 @@ fn nudge_number(rng: &mut SplitMix64, n: f64) -> Value {
         1 => n - 1.0,
         2 => -n,
         3 => n * 1.5,
-        4 => n.next_up(),
+        4 => f64::from_bits(n.to_bits().wrapping_add(1)),
         5 => n.floor() + 0.5,
         _ => 0.0,
     };
@@ -309,7 +309,7 @@ fn mutate(rng: &mut SplitMix64, doc: &mut Value, edges: &[Value]) {
         _ => {
             if let Value::String(s) = node {
                 let more: &[&str] = &[" more", "\u{e9}", "\u{1F600}", "\"", "\\", "\u{1}", "\t"];
-                s.push_str(*pick(rng, more));
+                s.push_str(pick::<&str>(rng, more));
             }
         }
     }
@@ -477,7 +477,7 @@ fn mutate_bytes(rng: &mut SplitMix64, canonical: &[u8]) -> Vec<u8> {
             });
             if let Some(&i) = ends.get((rng.next_u64() % ends.len().max(1) as u64) as usize) {
                 let spellings: &[&[u8]] = &[b".0", b"e0", b"E0", b"0", b"e+0"];
-                let extra: &[u8] = *pick(rng, spellings);
+                let extra = pick::<&[u8]>(rng, spellings);
                 for (k, c) in extra.iter().enumerate() {
                     b.insert(i + 1 + k, *c);
                 }
