@@ -15,6 +15,11 @@
 //! - `pipeline`: the local pipeline on the embedded default, ending in a
 //!   lane run with a confirmed drift published to a local history and
 //!   issue ledger, then its fix and the issue's close (see `pipeline.rs`).
+//! - `selfbench`: benchops benchmarks its own hot paths (validate, plan,
+//!   analyze, sweep) through its CLI with a lane run of
+//!   `benchmarks/schedule.toml`, published into a local history under
+//!   `.benchops/selfbench/` with drift confirmation; a later run compares
+//!   with the baseline there (see `selfbench.rs`).
 //! - `detection-bench`: the detection-quality benchmark of the drift
 //!   policy against peer rules (see `detection.rs`).
 //! - `bench-webhooks`: webhook ingestion throughput and latency of
@@ -26,6 +31,7 @@ mod bench_webhooks;
 mod detection;
 mod pipeline;
 mod python;
+mod selfbench;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -38,6 +44,7 @@ fn main() -> Result<()> {
         Some("ci") => ci(),
         Some("bench") => run("cargo", &["bench", "--workspace"], &[]),
         Some("pipeline") => pipeline::pipeline(),
+        Some("selfbench") => selfbench::main(&args[1..]),
         Some("bench-slurm") => bench_slurm::main(
             args.get(1)
                 .map(|n| n.parse::<u64>())
@@ -57,8 +64,9 @@ fn main() -> Result<()> {
         Some("bench-webhooks") => bench_webhooks::main(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci|python|bench|bench-slurm|bench-python|bench-webhooks|pipeline|detection-bench>"
+                "usage: cargo xtask <ci|python|bench|bench-slurm|bench-python|bench-webhooks|pipeline|selfbench|detection-bench>"
             );
+            eprintln!("       cargo xtask selfbench --help");
             bail!("unknown or missing task")
         }
     }
