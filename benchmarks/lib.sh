@@ -25,8 +25,8 @@
 #
 # Fixtures are built once per lane execution (BENCHOPS_LANE_RUN), so the
 # measuring and the confirming stage read the same inputs, and each
-# execution builds them with the binaries it measures. Needs bash, coreutils
-# and git only.
+# execution builds them with the binaries it measures. Needs bash, coreutils,
+# grep, sed, findutils (all essential on Debian) and git only.
 
 set -euo pipefail
 shopt -s inherit_errexit
@@ -49,14 +49,19 @@ SUBJECT=$(pwd -P)
 
 # The sizes of each scale. Quick is a smoke test of the flow; its figures
 # mean little.
+# HOT_TIMEOUT bounds one timed hot path; it stays below the case's own
+# timeout_s (the intents'), so a hung hot path is stopped by its wrapper
+# and reported here rather than left running after the case is killed.
 case $SELFBENCH_SCALE in
   full)
+    HOT_TIMEOUT=200
     BASE_PARTS=5 BASE_REPS=40          # the finished benchmark: 200 children, 6 metrics each
     RECORDS=240                        # sealed records validated (half v1, half v2)
     PLAN_A=100 PLAN_B=100 PLAN_REPS=10 # 100 x 100 points x (1 warm-up + 10 runs): 110,000 children
     HISTORY=60 HANDOFFS=10             # records already in history, new handoffs swept
     ;;
   quick)
+    HOT_TIMEOUT=60
     BASE_PARTS=2 BASE_REPS=4
     RECORDS=6
     PLAN_A=10 PLAN_B=10 PLAN_REPS=10
@@ -124,14 +129,15 @@ hot() {
   local dir digest json value name unit a sep=""
   dir=$(mktemp -d "$RUN/hot.XXXXXX")
   {
-    printf 'schema = "benchmark-intent/v1"\nname = "hot"\nrepetitions = 1\ntimeout_s = 600\ncommand = ['
+    printf 'schema = "benchmark-intent/v1"\nname = "hot"\nrepetitions = 1\ntimeout_s = %s\ncommand = [' "$HOT_TIMEOUT"
     for a in "$@"; do
       printf '%s%s' "$sep" "$(toml_str "$a")"
       sep=", "
     done
     printf ']\n'
   } >"$dir/hot.toml"
-  digest=$("$EXEC" --state "$dir/state" bench plan "$dir/hot.toml" 2>/dev/null)
+  digest=$("$EXEC" --state "$dir/state" bench plan "$dir/hot.toml" 2>"$dir/plan.err") ||
+    { cat "$dir/plan.err" >&2; die "bench plan of the hot path failed: $*"; }
   "$EXEC" --state "$dir/state" bench run "$dir/hot.toml" >/dev/null 2>"$dir/run.err" ||
     { cat "$dir/run.err" >&2; die "bench run of the hot path failed: $*"; }
   json=$("$EXEC" --state "$dir/state" bench analyze "$digest" --format json)
@@ -208,7 +214,8 @@ values = [$parts]
 TOML
   write_fixture_manifest "$dir/schedule.toml"
   "$EXEC" --state "$dir/state" bench run "$dir/base.toml" --slots 2 >/dev/null
-  "$EXEC" --state "$dir/state" bench plan "$dir/base.toml" 2>/dev/null >"$dir/digest"
+  "$EXEC" --state "$dir/state" bench plan "$dir/base.toml" 2>"$dir/plan.err" >"$dir/digest" ||
+    { cat "$dir/plan.err" >&2; die "bench plan of the base benchmark failed"; }
   local json
   json=$("$EXEC" --state "$dir/state" bench analyze "$(cat "$dir/digest")" --format json)
   local want=$((BASE_PARTS * BASE_REPS))
