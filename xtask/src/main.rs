@@ -2,7 +2,9 @@
 //!
 //! - `ci`: everything CI checks, in order: formatting, the local Slurm
 //!   cluster (`scripts/slurm-up.sh`, idempotent), clippy with warnings
-//!   denied, the test suite (nextest when installed), the Python package
+//!   denied, the test suite (nextest when installed), the selfbench smoke
+//!   run (`selfbench --quick --debug --fresh` in the target directory,
+//!   with the debug binaries the suite built), the Python package
 //!   (`python`), and docs with warnings denied.
 //! - `python`: the Python package's wheel, installed into a fresh virtual
 //!   environment, checked by mypy and its pytest suite (see `python.rs`).
@@ -19,7 +21,7 @@
 //!   analyze, sweep) through its CLI with a lane run of
 //!   `benchmarks/schedule.toml`, published into a local history under
 //!   `.benchops/selfbench/` with drift confirmation; a later run compares
-//!   with the baseline there (see `selfbench.rs`).
+//!   with the baseline there (see `selfbench.rs`, `--help` for options).
 //! - `detection-bench`: the detection-quality benchmark of the drift
 //!   policy against peer rules (see `detection.rs`).
 //! - `bench-webhooks`: webhook ingestion throughput and latency of
@@ -122,6 +124,9 @@ fn ci() -> Result<()> {
         ],
         &[],
     )?;
+    // The whole selfbench flow at tiny sizes: lane run, baseline,
+    // comparison, publication and health, from the suite's binaries.
+    selfbench::ci()?;
     python::check()?;
     run(
         "cargo",

@@ -34,6 +34,10 @@ use serde_json::Value;
 
 use crate::target_dir;
 
+mod figures;
+
+use figures::{drift_reports, render_figures};
+
 /// The usage line.
 pub(crate) const USAGE: &str =
     "usage: cargo xtask selfbench [--quick] [--fresh] [--debug] [--dir DIR] [--fail-on-drift]";
@@ -63,15 +67,19 @@ Example:
 
 See docs/selfbench.md; when it fails, runbooks/selfbench.md.";
 
-/// What `lane run` refuses in its environment; a local self-benchmark
-/// never needs them, so they are removed from its environment.
-const CREDENTIALS: [&str; 6] = [
+/// Removed from the environment of every binary this task runs: what
+/// `lane run` refuses in its environment, and the other credentials that
+/// benchops-exec keeps from its children (a local self-benchmark publishes
+/// nothing and signs nothing, so it needs none of them).
+const CREDENTIALS: [&str; 8] = [
     "GITHUB_TOKEN",
     "GH_TOKEN",
     "BENCHOPS_APP_KEY_FILE",
     "BENCHOPS_APP_PRIVATE_KEY",
     "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
     "ACTIONS_ID_TOKEN_REQUEST_URL",
+    "ACTIONS_RUNTIME_TOKEN",
+    "BENCHOPS_SIGN_KEY",
 ];
 
 /// The file that marks a directory as made by this task, with the lane and
@@ -112,8 +120,9 @@ fn parse_args(args: &[String]) -> Result<Options> {
                 o.dir = Some(PathBuf::from(d));
             }
             other => match other.strip_prefix("--dir=") {
-                Some(d) if !d.is_empty() => o.dir = Some(PathBuf::from(d)),
-                _ => bail!("unknown argument {other:?}\n{USAGE}"),
+                Some("") => bail!("--dir needs a value\n{USAGE}"),
+                Some(d) => o.dir = Some(PathBuf::from(d)),
+                None => bail!("unknown argument {other:?}\n{USAGE}"),
             },
         }
     }
@@ -149,6 +158,17 @@ fn workspace_root() -> Result<PathBuf> {
     Ok(root.to_path_buf())
 }
 
+/// How the measured binaries are built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Build {
+    /// `cargo build -p benchops-exec -p benchops-publish --bins`.
+    Bins,
+    /// The test suite's build, `cargo test --no-run --workspace`: a no-op
+    /// after the suite has run. Building the two binaries alone resolves
+    /// the dependencies' features differently and compiles them again.
+    TestSuite,
+}
+
 /// Runs `cargo xtask selfbench`; see the module docs.
 pub fn main(args: &[String]) -> Result<()> {
     let opts = parse_args(args)?;
@@ -156,6 +176,24 @@ pub fn main(args: &[String]) -> Result<()> {
         println!("{HELP}");
         return Ok(());
     }
+    run(&opts, Build::Bins)
+}
+
+/// The smoke run of `cargo xtask ci`, after the test suite: the quick lane
+/// with the debug binaries the suite was tested with, in a fresh
+/// `selfbench-ci/` under the target directory.
+pub fn ci() -> Result<()> {
+    let opts = Options {
+        quick: true,
+        fresh: true,
+        debug: true,
+        dir: Some(target_dir()?.join("selfbench-ci")),
+        ..Options::default()
+    };
+    run(&opts, Build::TestSuite)
+}
+
+fn run(opts: &Options, build: Build) -> Result<()> {
     let started = Instant::now();
     let root = workspace_root()?;
     let flavor = if opts.quick { QUICK } else { FULL };
@@ -170,19 +208,22 @@ pub fn main(args: &[String]) -> Result<()> {
     let subject = Subject::of(&root, &dir)?;
 
     let build_started = Instant::now();
-    let mut build = vec![
-        "build",
-        "--locked",
-        "-p",
-        "benchops-exec",
-        "-p",
-        "benchops-publish",
-        "--bins",
-    ];
+    let mut cargo = match build {
+        Build::Bins => vec![
+            "build",
+            "--locked",
+            "-p",
+            "benchops-exec",
+            "-p",
+            "benchops-publish",
+            "--bins",
+        ],
+        Build::TestSuite => vec!["test", "--no-run", "--workspace", "--locked"],
+    };
     if !opts.debug {
-        build.push("--release");
+        cargo.push("--release");
     }
-    crate::run("cargo", &build, &[])?;
+    crate::run("cargo", &cargo, &[])?;
     let build_time = build_started.elapsed();
     let bins = target_dir()?.join(profile);
     let ctx = Ctx {
@@ -343,21 +384,27 @@ impl Subject {
     /// that are not ignored) whose parent is `HEAD`, written to
     /// `DIR/subject.git`, which borrows the checkout's objects. Its dates
     /// and author are fixed, so the same tree gives the same commit id.
+    /// `DIR` itself is left out when it lies inside the checkout.
     fn of(root: &Path, dir: &Path) -> Result<Subject> {
         let r = root.display().to_string();
         let head = git(&["-C", &r, "rev-parse", "HEAD"], &[])
             .context("the selfbench subject is this checkout, which needs a commit")?;
-        let dirty = !git(
-            &[
-                "-C",
-                &r,
-                "status",
-                "--porcelain",
-                "--untracked-files=normal",
-            ],
-            &[],
-        )?
-        .is_empty();
+        let mut paths = vec![":/".to_owned()];
+        let inside = dir.strip_prefix(root).ok();
+        if let Some(inside) = inside.filter(|p| !p.as_os_str().is_empty()) {
+            paths.push(format!(":(top,exclude){}", inside.display()));
+        }
+        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let mut status = vec![
+            "-C",
+            &r,
+            "status",
+            "--porcelain",
+            "--untracked-files=normal",
+            "--",
+        ];
+        status.extend(&paths);
+        let dirty = !git(&status, &[])?.is_empty();
         if !dirty {
             return Ok(Subject {
                 dir: root.to_path_buf(),
@@ -393,7 +440,9 @@ impl Subject {
             ("GIT_INDEX_FILE", index.as_path()),
         ];
         git(&["read-tree", &head], &env)?;
-        git(&["add", "--all"], &env)?;
+        let mut add = vec!["-C", &r, "add", "--all", "--"];
+        add.extend(&paths);
+        git(&add, &env)?;
         let tree = git(&["write-tree"], &env)?;
         if tree == git(&["-C", &r, "rev-parse", "HEAD^{tree}"], &[])? {
             return Ok(Subject {
@@ -419,7 +468,18 @@ impl Subject {
             ("GIT_COMMITTER_DATE", date.as_path()),
         ]);
         let message = format!("selfbench: the working tree over {head}");
-        let commit = git(&["commit-tree", &tree, "-p", &head, "-m", &message], &env)?;
+        let commit = git(
+            &[
+                "commit-tree",
+                "--no-gpg-sign",
+                &tree,
+                "-p",
+                &head,
+                "-m",
+                &message,
+            ],
+            &env,
+        )?;
         git(
             &["update-ref", &format!("refs/snapshots/{commit}"), &commit],
             &env,
@@ -761,13 +821,17 @@ fn parse_lane_list(out: &str, lane: &str) -> Vec<(String, String, String)> {
         .collect()
 }
 
-/// The slots of history paths `results/<lane>/<yyyy>/<mm>/<compact>--<hex>.json`.
+/// The slots of history paths `results/<lane>/<yyyy>/<mm>/<compact>--<hex>.json`;
+/// other paths are left out.
 fn history_slots(listing: &str) -> Vec<jiff::Timestamp> {
     listing
         .lines()
         .filter_map(|p| {
-            let name = p.rsplit('/').next()?;
-            let (compact, _) = name.split_once("--")?;
+            let name = p.rsplit('/').next()?.strip_suffix(".json")?;
+            let (compact, hex) = name.split_once("--")?;
+            if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
             let t = benchops::time::Utc::parse_compact(compact).ok()?;
             jiff::Timestamp::from_second(t.unix_seconds()).ok()
         })
@@ -792,148 +856,5 @@ fn next_slot(now: jiff::Timestamp, known: &[jiff::Timestamp]) -> Result<String> 
     Ok(slot.to_string())
 }
 
-fn drift_reports(record: &Value) -> usize {
-    record
-        .pointer("/publication/drift_reports")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len)
-}
-
-/// The figures of `metric` for a value in seconds: milliseconds.
-fn ms(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".to_owned(), |s| format!("{:.2}", s * 1000.0))
-}
-
-fn pct(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".to_owned(), |x| format!("{:+.1}%", x * 100.0))
-}
-
-/// Each case of a sealed lane record: its outcome, the compared metric's
-/// median, interval and sample count, the input size, the baseline's
-/// median, the effect and the verdict; then each key's reason.
-fn render_figures(record: &Value, metric: &str) -> String {
-    let num = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_f64);
-    let text = |v: &Value, p: &str| {
-        v.pointer(p)
-            .and_then(Value::as_str)
-            .unwrap_or("-")
-            .to_owned()
-    };
-    let against = match record.pointer("/baseline/record").and_then(Value::as_str) {
-        Some(b) => format!(
-            "compared with the baseline {} (slot {})",
-            short(b.trim_start_matches("sha256:")),
-            text(record, "/baseline/slot")
-        ),
-        None => "no baseline".to_owned(),
-    };
-    let mut o = format!(
-        "selfbench figures: lane {}, slot {}, subject {}@{}, {against}\n",
-        text(record, "/lane"),
-        text(record, "/slot"),
-        text(record, "/subject/repository"),
-        short(&text(record, "/subject/commit")),
-    );
-    o.push_str(&format!(
-        "{:<28} {:<8} {:>10} {:>21} {:>3} {:>14} {:>10} {:>9} {:>20}  {}\n",
-        "CASE",
-        "OUTCOME",
-        format!("{metric} ms"),
-        "95% CI",
-        "N",
-        "INPUT",
-        "BASE ms",
-        "EFFECT",
-        "INTERVAL",
-        "VERDICT"
-    ));
-    let keys: Vec<&Value> = record
-        .pointer("/comparison/keys")
-        .and_then(Value::as_array)
-        .map(|k| k.iter().collect())
-        .unwrap_or_default();
-    let mut reasons = Vec::new();
-    for c in record
-        .get("cases")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let id = text(c, "/id");
-        let metrics = c.get("metrics").and_then(Value::as_array);
-        let find = |name: &str| metrics.and_then(|ms| ms.iter().find(|m| m["name"] == name));
-        let hot = find(metric);
-        let ci = hot.map_or_else(
-            || "-".to_owned(),
-            |m| match (num(m, "/summary/ci/low"), num(m, "/summary/ci/high")) {
-                (Some(l), Some(h)) => format!("[{}, {}]", ms(Some(l)), ms(Some(h))),
-                _ => "-".to_owned(),
-            },
-        );
-        let items = find("input_items").and_then(|m| num(m, "/summary/median"));
-        let bytes = find("input_bytes").and_then(|m| num(m, "/summary/median"));
-        let input = match (items, bytes) {
-            (Some(i), Some(b)) => format!("{i:.0}/{:.1}MB", b / 1e6),
-            (Some(i), None) => format!("{i:.0}"),
-            _ => "-".to_owned(),
-        };
-        let key = keys
-            .iter()
-            .find(|k| k["case"].as_str() == Some(id.as_str()) && k["metric"] == metric);
-        let (base, effect, interval, verdict) = match key {
-            Some(k) => {
-                let e = if k["confirmation"].is_object() {
-                    "/confirmation/pooled"
-                } else {
-                    "/initial"
-                };
-                reasons.push(format!("  {id}: {}", text(k, "/reason")));
-                (
-                    ms(num(k, "/baseline_median")),
-                    pct(num(k, &format!("{e}/estimate"))),
-                    format!(
-                        "[{}, {}]",
-                        pct(num(k, &format!("{e}/low"))),
-                        pct(num(k, &format!("{e}/high")))
-                    ),
-                    text(k, "/verdict"),
-                )
-            }
-            None => ("-".into(), "-".into(), "-".into(), "no baseline".into()),
-        };
-        o.push_str(&format!(
-            "{:<28} {:<8} {:>10} {:>21} {:>3} {:>14} {:>10} {:>9} {:>20}  {}\n",
-            id,
-            text(c, "/outcome"),
-            ms(hot.and_then(|m| num(m, "/summary/median"))),
-            ci,
-            hot.and_then(|m| num(m, "/summary/n"))
-                .map_or_else(|| "-".to_owned(), |n| format!("{n:.0}")),
-            input,
-            base,
-            effect,
-            interval,
-            verdict
-        ));
-    }
-    if !reasons.is_empty() {
-        o.push_str("why:\n");
-        for r in reasons {
-            o.push_str(&r);
-            o.push('\n');
-        }
-    }
-    o.push_str(&format!(
-        "drift reports: {}, baseline proposal: {}\n",
-        drift_reports(record),
-        if record
-            .pointer("/publication/baseline_proposal")
-            .is_some_and(|v| !v.is_null())
-        {
-            "yes"
-        } else {
-            "no"
-        }
-    ));
-    o
-}
+#[cfg(test)]
+mod tests;
