@@ -389,10 +389,20 @@ impl Subject {
         let r = root.display().to_string();
         let head = git(&["-C", &r, "rev-parse", "HEAD"], &[])
             .context("the selfbench subject is this checkout, which needs a commit")?;
+        // A DIR inside the checkout that git does not ignore is excluded
+        // (an ignored one is left out anyway, and git refuses to name it).
         let mut paths = vec![":/".to_owned()];
-        let inside = dir.strip_prefix(root).ok();
-        if let Some(inside) = inside.filter(|p| !p.as_os_str().is_empty()) {
-            paths.push(format!(":(top,exclude){}", inside.display()));
+        let inside = dir.strip_prefix(root).ok().map(|p| p.display().to_string());
+        if let Some(inside) = inside.filter(|p| !p.is_empty()) {
+            let ignored = Command::new("git")
+                .args(["-C", &r, "check-ignore", "--quiet", "--", &inside])
+                .stdin(Stdio::null())
+                .status()
+                .context("failed to run git")?
+                .success();
+            if !ignored {
+                paths.push(format!(":(top,exclude){inside}"));
+            }
         }
         let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
         let mut status = vec![
