@@ -309,7 +309,12 @@ mod tests {
         let out = consume_dir(dir, &[a, b, c], &in_history);
         let outcomes: Vec<_> = out
             .iter()
-            .map(|c| (c.source.file_name().unwrap().to_owned(), c.outcome.clone()))
+            .map(|c| {
+                (
+                    c.source.file_name().expect("named").to_owned(),
+                    c.outcome.clone(),
+                )
+            })
             .collect();
         assert_eq!(
             outcomes,
@@ -320,15 +325,15 @@ mod tests {
         );
         let persisted = dir.join(PERSISTED_DIR);
         assert_eq!(
-            std::fs::read(persisted.join("a.json")).unwrap(),
+            std::fs::read(persisted.join("a.json")).expect("persisted"),
             b"record a"
         );
         assert_eq!(
-            std::fs::read(persisted.join("a.json.sig")).unwrap(),
+            std::fs::read(persisted.join("a.json.sig")).expect("persisted"),
             b"sig a"
         );
         assert_eq!(
-            std::fs::read(persisted.join("b.json")).unwrap(),
+            std::fs::read(persisted.join("b.json")).expect("persisted"),
             b"record b"
         );
         assert!(!dir.join("a.json").exists() && !dir.join("a.json.sig").exists());
