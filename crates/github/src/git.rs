@@ -138,6 +138,51 @@ impl CreateTreeRequest {
     }
 }
 
+/// The body size [`GitHubClient::create_tree_batched`] keeps each
+/// create-tree request under: 1 MiB, well below what GitHub and proxies
+/// in front of it accept for one JSON body.
+pub const TREE_REQUEST_BUDGET: usize = 1 << 20;
+
+/// The bytes `file` adds to a create-tree body: its path and content as
+/// JSON strings plus the entry's fixed fields.
+pub fn tree_entry_size(file: &TreeFile) -> usize {
+    const FIXED: usize = r#"{"path":"","mode":"100644","type":"blob","content":""},"#.len();
+    FIXED + json_escaped_len(&file.path) + json_escaped_len(&file.content)
+}
+
+fn json_escaped_len(s: &str) -> usize {
+    s.bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum()
+}
+
+/// Splits `files`, in order, into consecutive batches whose entries add
+/// up to at most `budget` bytes ([`tree_entry_size`]); a file larger than
+/// `budget` goes alone in its batch. No batch is empty; no files give no
+/// batches.
+pub fn tree_batches(files: &[TreeFile], budget: usize) -> Vec<&[TreeFile]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut size = 0;
+    for (i, f) in files.iter().enumerate() {
+        let n = tree_entry_size(f);
+        if i > start && size + n > budget {
+            out.push(&files[start..i]);
+            start = i;
+            size = 0;
+        }
+        size += n;
+    }
+    if start < files.len() {
+        out.push(&files[start..]);
+    }
+    out
+}
+
 /// A tree as GitHub returns it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tree {
@@ -330,6 +375,36 @@ impl GitHubClient {
         self.send(&CREATE_TREE, Method::POST, &path, Some(&body))
             .await?
             .json(&CREATE_TREE)
+    }
+
+    /// Creates one tree holding every file in as many
+    /// `POST /repos/{owner}/{repo}/git/trees` requests as keep each body
+    /// under `budget` bytes (see [`tree_batches`]): each request builds
+    /// on the tree the one before returned, the first on `base_tree`.
+    /// Returns the last tree and the number of requests. The trees in
+    /// between are unreferenced until a commit names the last one, so a
+    /// failure part way leaves nothing visible to retry around.
+    pub async fn create_tree_batched(
+        &self,
+        repo: &Repo,
+        base_tree: Option<&GitSha>,
+        files: &[TreeFile],
+        budget: usize,
+    ) -> Result<(Tree, usize), GitHubError> {
+        let batches = tree_batches(files, budget);
+        let mut base = base_tree.cloned();
+        let mut last = None;
+        let mut requests = 0;
+        for batch in batches {
+            let tree = self.create_tree(repo, base.as_ref(), batch).await?;
+            requests += 1;
+            base = Some(tree.sha.clone());
+            last = Some(tree);
+        }
+        match last {
+            Some(tree) => Ok((tree, requests)),
+            None => Ok((self.create_tree(repo, base.as_ref(), &[]).await?, 1)),
+        }
     }
 
     /// `GET /repos/{owner}/{repo}/git/commits/{sha}`: a commit's tree and
@@ -578,6 +653,63 @@ mod tests {
             content: String::new(),
         }];
         assert!(CreateTreeRequest::new(None, &bad).is_err());
+    }
+
+    fn file(path: &str, content: &str) -> TreeFile {
+        TreeFile {
+            path: path.into(),
+            content: content.into(),
+        }
+    }
+
+    #[test]
+    fn an_entry_size_is_the_bytes_it_serializes_to_plus_its_comma() {
+        let awkward: String = (0u8..0x80).map(char::from).collect::<String>() + "é\"\\ü";
+        for f in [
+            file("a.json", ""),
+            file("results/x/y.json", "{\"k\":\"v\\n\"}"),
+            file("q\"uote.json", &awkward),
+        ] {
+            let body =
+                serde_json::to_string(&CreateTreeRequest::new(None, &[f.clone()]).expect("valid"))
+                    .expect("serializes");
+            // `{"tree":[` entry `]}`: the entry is the body less 11 bytes,
+            // and a following entry would add one comma.
+            assert_eq!(
+                tree_entry_size(&f),
+                body.len() - r#"{"tree":[]}"#.len() + 1,
+                "{}",
+                f.path
+            );
+        }
+    }
+
+    #[test]
+    fn batches_keep_order_stay_under_the_budget_and_put_a_large_file_alone() {
+        assert!(tree_batches(&[], 100).is_empty());
+        let files: Vec<TreeFile> = (0..10)
+            .map(|i| file(&format!("f{i}"), &"x".repeat(if i == 4 { 500 } else { 20 })))
+            .collect();
+        let budget = 200;
+        let batches = tree_batches(&files, budget);
+        let flat: Vec<&str> = batches
+            .iter()
+            .flat_map(|b| b.iter().map(|f| f.path.as_str()))
+            .collect();
+        let want: Vec<String> = (0..10).map(|i| format!("f{i}")).collect();
+        assert_eq!(flat, want.iter().map(String::as_str).collect::<Vec<_>>());
+        for b in &batches {
+            assert!(!b.is_empty());
+            let size: usize = b.iter().map(tree_entry_size).sum();
+            assert!(
+                size <= budget || b.len() == 1,
+                "a batch of {} over budget",
+                b.len()
+            );
+        }
+        assert!(batches.iter().any(|b| b.len() == 1 && b[0].path == "f4"));
+        assert!(batches.len() >= 3, "{} batches", batches.len());
+        assert_eq!(tree_batches(&files, usize::MAX).len(), 1);
     }
 
     #[test]

@@ -87,7 +87,9 @@ pub use client::{
     api_url_from_env,
 };
 pub use error::{ApiErrorDetail, GitHubError};
-pub use git::{Blob, Commit, FileContents, GitRef, RefDeletion, Tree, TreeEntry, TreeFile};
+pub use git::{
+    Blob, Commit, FileContents, GitRef, RefDeletion, TREE_REQUEST_BUDGET, Tree, TreeEntry, TreeFile,
+};
 pub use handoff::{HANDOFF_REF_PREFIX, HandoffContent, HandoffFile, HandoffRef};
 pub use issues::{
     Comment, CommentDeletion, Issue, IssueLabel, IssueState, IssueUpdate, Label, LabelOutcome,

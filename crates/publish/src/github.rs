@@ -46,7 +46,7 @@ use benchops::reconcile::RenderOptions;
 use benchops_github::{
     AppClient, AppId, AppKey, Clock as ApiClock, GitHubClient, GitHubError, GitSha, HandoffContent,
     InstallationId, PacingLimits, Phase as TokenPhase, RefDeletion, RefName, Repo, RetryPolicy,
-    Sleeper, Token, TokenService, TreeFile,
+    Sleeper, TREE_REQUEST_BUDGET, Token, TokenService, TreeFile,
 };
 
 use crate::local::QUARANTINE_DIR;
@@ -565,8 +565,8 @@ impl HistoryStore for GitHubStore {
             Some(t) => Some(GitSha::new(t).map_err(at("read the tip's tree id"))?),
             None => None,
         };
-        let tree = gh
-            .create_tree(repo, base.as_ref(), &tree_files)
+        let (tree, _requests) = gh
+            .create_tree_batched(repo, base.as_ref(), &tree_files, TREE_REQUEST_BUDGET)
             .await
             .map_err(at("create the tree"))?;
         let parents = match &tip.commit {

@@ -1768,3 +1768,62 @@ async fn a_create_only_conflict_writes_a_persist_receipt_that_is_not_retryable()
     assert_eq!(e.tip(), tip, "nothing was written");
     assert_eq!(e.normalized().await.receipts, 0);
 }
+
+/// A thousand records in one sweep: every file goes in one commit, built
+/// by create-tree requests that each stay under the client's body budget
+/// (one request carrying them all was over 2 MB, which the simulator, like
+/// the proxies in front of GitHub, refuses with 413).
+#[tokio::test]
+async fn a_thousand_records_in_one_sweep_land_in_one_commit_through_bounded_tree_requests() {
+    let e = env().await;
+    let start = jiff::Timestamp::from_second(1_704_070_800).expect("2024-01-01T01:00Z");
+    let records: Vec<SealedRecord> = (0..1000)
+        .map(|d| {
+            let t = start
+                .checked_add(jiff::SignedDuration::from_hours(24 * d))
+                .expect("in range");
+            clean("nightly", &t.to_string())
+        })
+        .collect();
+    e.hand_off(&records.iter().collect::<Vec<_>>());
+    let report = e.sweep().await;
+    assert_eq!((report.new_records(), report.quarantined()), (1000, 0));
+
+    let requests = e.sim.requests();
+    let trees: Vec<usize> = requests
+        .iter()
+        .filter(|r| r.operation == Some("git/create-tree"))
+        .map(|r| {
+            assert_eq!(r.status, Some(201), "a create-tree request failed");
+            serde_json::to_vec(r.body.as_ref().expect("a body")).map_or(0, |b| b.len())
+        })
+        .collect();
+    assert!(
+        trees.len() > 1,
+        "one create-tree request carried {trees:?} bytes"
+    );
+    let budget = benchops_github::TREE_REQUEST_BUDGET;
+    for size in &trees {
+        // The budget counts the entries; the envelope adds the base tree.
+        assert!(*size <= budget + 100, "a create-tree body of {size} bytes");
+    }
+    let commits = requests
+        .iter()
+        .filter(|r| r.operation == Some("git/create-commit"))
+        .count();
+    assert_eq!(commits, 1, "one commit for the whole sweep");
+    for r in records.iter().step_by(97).chain(records.last()) {
+        let path = record_path(r).expect("path");
+        assert_eq!(e.file(&path).as_deref(), Some(r.bytes()), "{path}");
+    }
+    let receipts = e
+        .paths()
+        .iter()
+        .filter(|p| p.starts_with("receipts/"))
+        .count();
+    assert_eq!(receipts, 1);
+    // Rerunning finds every record in history and writes nothing.
+    e.hand_off(&records.iter().collect::<Vec<_>>());
+    let again = e.sweep().await;
+    assert_eq!((again.new_records(), again.already_present()), (0, 1000));
+}
