@@ -670,9 +670,10 @@ mod tests {
             file("results/x/y.json", "{\"k\":\"v\\n\"}"),
             file("q\"uote.json", &awkward),
         ] {
-            let body =
-                serde_json::to_string(&CreateTreeRequest::new(None, &[f.clone()]).expect("valid"))
-                    .expect("serializes");
+            let body = serde_json::to_string(
+                &CreateTreeRequest::new(None, std::slice::from_ref(&f)).expect("valid"),
+            )
+            .expect("serializes");
             // `{"tree":[` entry `]}`: the entry is the body less 11 bytes,
             // and a following entry would add one comma.
             assert_eq!(
