@@ -9,6 +9,7 @@
 //! there is one; with `--history` alone they are not read, and the report
 //! says so (`issues_read: false`) instead of showing none.
 
+use std::borrow::Borrow;
 use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::Path;
@@ -239,9 +240,10 @@ fn median(v: &mut [f64]) -> Option<f64> {
 
 /// The latest [`DURATION_POINTS`] run durations of `lane` among `records`
 /// (sorted by slot), oldest first.
-pub fn durations_of(records: &[SealedRecord], lane: &str) -> Vec<DurationPoint> {
+pub fn durations_of<R: Borrow<SealedRecord>>(records: &[R], lane: &str) -> Vec<DurationPoint> {
     let mine: Vec<&SealedRecord> = records
         .iter()
+        .map(Borrow::borrow)
         .filter(|r| r.record().lane.as_str() == lane)
         .collect();
     mine.iter()
@@ -293,12 +295,14 @@ pub fn health_local(
         .filter(|(p, _)| p.starts_with(RESULTS_DIR) && RecordEntry::parse(p).is_ok())
         .collect();
     let blobs: Vec<&str> = paths.iter().map(|(_, b)| b.as_str()).collect();
-    let mut records: Vec<SealedRecord> = Vec::new();
-    for bytes in h.read_blobs(&blobs).map_err(err)? {
-        if let Ok(s) = benchops::seal::verify(&bytes, None) {
-            records.push(s);
-        }
-    }
+    let items: Vec<(&str, Option<&benchops::Sha256Digest>)> =
+        blobs.iter().map(|b| (*b, None)).collect();
+    let mut records: Vec<SealedRecord> = h
+        .read_verified(&items)
+        .map_err(err)?
+        .into_iter()
+        .filter_map(Result::ok)
+        .collect();
     records.sort_by(|a, b| {
         (&a.record().slot, &a.record().finished_at)
             .cmp(&(&b.record().slot, &b.record().finished_at))

@@ -12,6 +12,8 @@
 //! baseline pointers and pack, which the sweep does not read: they are in
 //! `benchops-publish health`, and the body says so.
 
+use std::borrow::Borrow;
+
 use benchops::manifest::Manifest;
 use benchops::reconcile::{Action, ActualIssue, IssueState, Place, inert};
 use benchops::seal::SealedRecord;
@@ -33,10 +35,10 @@ fn cell(s: Option<&str>) -> String {
 /// The health issue's body for these lanes. `drift` is the drift issues as
 /// listed (only open ones count); `records` are the history's records,
 /// sorted by slot.
-pub fn body(
+pub fn body<R: Borrow<SealedRecord>>(
     manifest: &Manifest,
     watches: &[LaneWatch],
-    records: &[SealedRecord],
+    records: &[R],
     drift: &[ActualIssue],
 ) -> String {
     let mut out = String::new();

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use benchops::Sha256Digest;
 use benchops::fsio::{self, ReadRecordError, Symlinks};
-use benchops::seal::{IssueKind, VerifyIssue, verify};
+use benchops::seal::{IssueKind, SealedRecord, VerifyError, VerifyIssue, verify};
 use serde::{Serialize, Serializer};
 
 /// How `validate` reads files.
@@ -140,6 +140,45 @@ pub enum InputError {
     },
 }
 
+/// The most threads [`verify_all`] uses.
+const VERIFY_THREADS: usize = 8;
+
+/// Below this many records [`verify_all`] stays on the calling thread.
+const VERIFY_PARALLEL_FROM: usize = 256;
+
+/// [`verify`] over many records, in input order, on as many threads as the
+/// machine offers (at most 8): reading history back verifies every record
+/// in it, and each verification is independent. Each item is the bytes and
+/// the digest they must have, if known.
+pub fn verify_all(
+    items: &[(&[u8], Option<&Sha256Digest>)],
+) -> Vec<Result<SealedRecord, VerifyError>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(VERIFY_THREADS);
+    if threads < 2 || items.len() < VERIFY_PARALLEL_FROM {
+        return items.iter().map(|(b, d)| verify(b, *d)).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || part.iter().map(|(b, d)| verify(b, *d)).collect::<Vec<_>>())
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| match w.join() {
+                Ok(v) => v,
+                // verify answers bad bytes with an error; a panic in a
+                // worker reaches the caller as it would on one thread.
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    })
+}
+
 /// The digest a sealed file's name claims: `<hex>.json` or
 /// `<anything>--<hex>.json`. Names of any other form claim nothing.
 pub fn digest_from_file_name(path: &Path) -> Option<Result<Sha256Digest, String>> {
@@ -252,7 +291,7 @@ pub struct NamedVerdict {
     /// Every problem found (empty: valid).
     pub issues: Vec<IssueOut>,
     /// The verified record, when valid.
-    pub sealed: Option<benchops::SealedRecord>,
+    pub sealed: Option<SealedRecord>,
 }
 
 /// The one rule for a sealed file and its name: the bytes are verified
@@ -542,6 +581,42 @@ mod tests {
     use std::os::unix::ffi::OsStrExt;
 
     use super::*;
+
+    #[test]
+    fn verifying_many_on_threads_gives_each_item_its_own_verdict_in_order() {
+        let records: Vec<SealedRecord> = (0..300)
+            .map(|h| {
+                let slot = jiff::Timestamp::from_second(1_700_000_000 / 3600 * 3600 + h * 3600)
+                    .expect("instant")
+                    .to_string();
+                benchops_testkit::records::clean("nightly", &slot)
+            })
+            .collect();
+        let other = records[1].digest();
+        let mut tampered = records[2].bytes().to_vec();
+        tampered[10] ^= 1;
+        let mut items: Vec<(&[u8], Option<&Sha256Digest>)> =
+            records.iter().map(|r| (r.bytes(), None)).collect();
+        items[0].1 = Some(&other); // the bytes of record 0 under another name
+        items[2].0 = &tampered;
+        items[299] = (b"{not json", None);
+        let out = verify_all(&items);
+        assert_eq!(out.len(), items.len());
+        for (i, (got, (bytes, digest))) in out.iter().zip(&items).enumerate() {
+            let want = verify(bytes, *digest);
+            match (got, &want) {
+                (Ok(a), Ok(b)) => assert_eq!(a.digest(), b.digest(), "item {i}"),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "item {i}"),
+                _ => panic!("item {i}: {} against {}", got.is_ok(), want.is_ok()),
+            }
+        }
+        assert!(out[0].is_err() && out[2].is_err() && out[299].is_err());
+        assert!(out[1].is_ok() && out[298].is_ok());
+        assert_eq!(
+            out[150].as_ref().map(SealedRecord::digest).ok(),
+            Some(records[150].digest())
+        );
+    }
 
     #[test]
     fn text_escapes_controls_and_invisibles_but_keeps_backslashes() {

@@ -1,7 +1,7 @@
 //! The local history store with thousands of files in one git call:
-//! reading every blob of a large tree back with one `cat-file --batch`, and
-//! writing thousands of new files in one commit (`hash-object
-//! --stdin-paths`). Both feed git far more than a pipe buffer holds while
+//! reading every blob of a large tree back with one `cat-file --batch
+//! --buffer`, and writing thousands of new files in one commit (one
+//! `fast-import`). Both feed git far more than a pipe buffer holds while
 //! git answers as it reads, so writing all input before reading any output
 //! would block both processes forever. Each step runs under a deadline, so
 //! a regression fails instead of stalling the suite.
@@ -194,4 +194,111 @@ fn thousands_of_new_files_are_written_in_one_commit() {
         .expect("git runs");
     assert_eq!(String::from_utf8_lossy(&commit_tree.stdout).trim(), tree);
     assert_eq!(h.tip().expect("tip"), None, "the branch did not move");
+    // Every object holds the bytes given, and so many went into one pack.
+    let oids: Vec<&str> = want.values().map(String::as_str).collect();
+    let back = h.read_blobs(&oids).expect("reads back");
+    let by_id: BTreeMap<String, &Vec<u8>> =
+        files.iter().map(|(_, b)| (h.blob_id_of(b), b)).collect();
+    for (oid, bytes) in oids.iter().zip(&back) {
+        assert!(by_id[*oid] == bytes, "the bytes of {oid}");
+    }
+    assert_eq!(packs(&h), 1, "thousands of blobs are one pack");
+}
+
+/// The pack files of `h`'s object store.
+fn packs(h: &LocalHistory) -> usize {
+    fs::read_dir(h.git_dir().join("objects/pack"))
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".pack"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_few_new_files_are_stored_loose_so_small_sweeps_do_not_pile_up_packs() {
+    let (_d, h) = fresh();
+    let files: Vec<(String, Vec<u8>)> = (0..3).map(|i| (path(i), content(i))).collect();
+    let (_, tree) = h
+        .write_commit(&TipIndex::default(), &files, "few\n", 1_796_004_005)
+        .expect("writes the commit");
+    assert_eq!(packs(&h), 0);
+    for (_, bytes) in &files {
+        let oid = h.blob_id_of(bytes);
+        let loose = h.git_dir().join("objects").join(&oid[..2]).join(&oid[2..]);
+        assert!(loose.is_file(), "{oid} is a loose object");
+    }
+    assert!(!tree.is_empty());
+}
+
+/// Records read back while they are verified: thousands of them in one
+/// call, each with its own verdict in order (a record under another
+/// record's digest fails, bytes that are no record fail), and an id git
+/// does not have stops the read with an error naming it instead of
+/// hanging or dropping it.
+#[test]
+fn records_are_verified_while_they_are_read_and_a_missing_object_is_an_error() {
+    const RECORDS: usize = 3_000;
+    let (_d, h) = fresh();
+    let start = 1_704_070_800; // 2024-01-01T01:00:00Z
+    let records: Vec<benchops::seal::SealedRecord> = (0..RECORDS as i64)
+        .map(|d| {
+            let t = jiff::Timestamp::from_second(start + d * 86_400).expect("instant");
+            benchops_testkit::records::clean("nightly", &t.to_string())
+        })
+        .collect();
+    let mut files: Vec<(String, Vec<u8>)> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (format!("r/{i}.json"), r.bytes().to_vec()))
+        .collect();
+    files.push(("junk".to_owned(), b"not a record".to_vec()));
+    h.write_commit(&TipIndex::default(), &files, "records\n", 1_796_004_005)
+        .expect("writes the commit");
+    let ids: Vec<String> = files.iter().map(|(_, b)| h.blob_id_of(b)).collect();
+    let digests: Vec<_> = records.iter().map(|r| r.digest()).collect();
+    let mut items: Vec<(&str, Option<&benchops::Sha256Digest>)> = ids[..RECORDS]
+        .iter()
+        .zip(&digests)
+        .map(|(id, d)| (id.as_str(), Some(d)))
+        .collect();
+    items[7].1 = Some(&digests[8]);
+    items.push((ids[RECORDS].as_str(), None));
+    let verdicts = bounded("read_verified", {
+        let h = h.clone();
+        let items: Vec<(String, Option<benchops::Sha256Digest>)> = items
+            .iter()
+            .map(|(i, d)| ((*i).to_owned(), d.copied()))
+            .collect();
+        move || {
+            let borrowed: Vec<(&str, Option<&benchops::Sha256Digest>)> = items
+                .iter()
+                .map(|(i, d)| (i.as_str(), d.as_ref()))
+                .collect();
+            h.read_verified(&borrowed).expect("reads")
+        }
+    });
+    assert_eq!(verdicts.len(), RECORDS + 1);
+    for (i, v) in verdicts.iter().enumerate() {
+        match i {
+            7 | RECORDS => assert!(v.is_err(), "item {i} fails"),
+            _ => assert_eq!(
+                v.as_ref().map(|s| s.digest()).ok(),
+                Some(digests[i]),
+                "item {i}"
+            ),
+        }
+    }
+
+    let missing = "0".repeat(ids[0].len());
+    let with_missing: Vec<(&str, Option<&benchops::Sha256Digest>)> = vec![
+        (ids[0].as_str(), None),
+        (missing.as_str(), None),
+        (ids[1].as_str(), None),
+    ];
+    let err = h
+        .read_verified(&with_missing)
+        .expect_err("a missing object");
+    assert!(err.to_string().contains(&missing), "{err}");
 }

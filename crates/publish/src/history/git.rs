@@ -7,11 +7,13 @@
 //! repository works, but should not have `benchmark-history` checked out).
 //! One persist costs a fixed number of git processes, whatever the number
 //! of records: the tip and its tree (`for-each-ref`, `ls-tree -r`), every
-//! new blob in one `hash-object -w --stdin-paths`, a tree through a scratch
+//! new blob in one `fast-import` (loose below git's unpack limit, one pack
+//! above it; no scratch files), a tree through a scratch
 //! index (`read-tree`, `update-index --index-info`, `write-tree`), one
 //! `commit-tree`, and one `update-ref --stdin` transaction whose `update
 //! <ref> <new> <old>` line carries the old value: a compare-and-swap, so a
-//! ref that moved meanwhile is never overwritten (nothing ever forces). Reading history back is one `cat-file --batch`.
+//! ref that moved meanwhile is never overwritten (nothing ever forces).
+//! Reading history back is one `cat-file --batch --buffer`.
 //!
 //! Commits are deterministic: fixed author and committer
 //! (`benchops-publish`), the date the engine gives (the receipt's
@@ -28,11 +30,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use benchops::LaneName;
+use benchops::Sha256Digest;
 use benchops::baseline::BaselinePointer;
 use benchops::layout::{HISTORY_REF, RecordEntry, baseline_path};
 use benchops::manifest::BaselinePolicy;
 use benchops::receipt::{BaselineChange, PersistedRecord};
-use benchops::seal::{SealedRecord, verify};
+use benchops::seal::{SealedRecord, VerifyError, verify};
 use benchops::time::order_key;
 
 use super::{HistoryError, setup};
@@ -658,13 +661,14 @@ impl LocalHistory {
     }
 
     /// The bytes of every blob in `oids`, in order, with one
-    /// `git cat-file --batch`, for any number of ids: the ids are written
-    /// while the answers are read (by a writer thread).
+    /// `git cat-file --batch --buffer`, for any number of ids: the ids are
+    /// written while the answers are read (by a writer thread), and git
+    /// writes its answers in large blocks rather than one per object.
     pub fn read_blobs(&self, oids: &[&str]) -> Result<Vec<Vec<u8>>, HistoryError> {
         if oids.is_empty() {
             return Ok(Vec::new());
         }
-        let args = ["cat-file", "--batch"];
+        let args = ["cat-file", "--batch", "--buffer"];
         let mut input = String::new();
         for o in oids {
             input.push_str(o);
@@ -702,6 +706,17 @@ impl LocalHistory {
         Ok(blobs)
     }
 
+    /// Every item's blob, verified as a sealed record against the item's
+    /// digest when given, in order: one `git cat-file --batch --buffer`
+    /// whose answers are verified on other threads while git still reads
+    /// ([`super::stream`]).
+    pub fn read_verified(
+        &self,
+        items: &[(&str, Option<&Sha256Digest>)],
+    ) -> Result<Vec<Result<SealedRecord, VerifyError>>, HistoryError> {
+        super::stream::read_verified(self.cmd(), items)
+    }
+
     /// Writes `files` over `tip`'s tree and a commit on it; returns the
     /// commit and its tree. The branch does not move.
     pub fn write_commit(
@@ -711,38 +726,25 @@ impl LocalHistory {
         message: &str,
         date_unix: i64,
     ) -> Result<(String, String), HistoryError> {
-        // Blobs: one process for all of them, from scratch files.
-        let scratch_dir = ScratchDir::new()?;
-        let mut list = String::new();
-        for (i, (_, bytes)) in files.iter().enumerate() {
-            let p = scratch_dir.0.join(format!("{i}"));
-            std::fs::write(&p, bytes).map_err(|source| HistoryError::Io {
-                step: "write a scratch blob",
-                path: p.clone(),
-                source,
-            })?;
-            list.push_str(&p.to_string_lossy());
-            list.push('\n');
+        // Blobs: one `fast-import` for all of them, their bytes on its
+        // standard input. Git answers with nothing; the ids are computed
+        // here, and `write-tree` below refuses an index naming an object
+        // that was not written. Fewer objects than `fastimport.unpackLimit`
+        // (100 by default) are stored loose, more as one pack, so small
+        // sweeps do not pile up packs.
+        let mut stream = Vec::with_capacity(files.iter().map(|(_, b)| b.len() + 24).sum());
+        for (_, bytes) in files {
+            stream.extend_from_slice(format!("blob\ndata {}\n", bytes.len()).as_bytes());
+            stream.extend_from_slice(bytes);
+            stream.push(b'\n');
         }
-        let args = ["hash-object", "-w", "--no-filters", "--stdin-paths"];
-        let out = self.git(&args, Some(list.as_bytes()))?;
-        let text = String::from_utf8_lossy(&out);
-        let oids: Vec<&str> = text.lines().collect();
-        if oids.len() != files.len() {
-            return Err(HistoryError::UnexpectedOutput {
-                args: args_text(&args),
-                output: text.into_owned(),
-            });
-        }
-        drop(scratch_dir);
+        stream.extend_from_slice(b"done\n");
+        let args = ["fast-import", "--quiet", "--done"];
+        self.git(&args, Some(&stream))?;
+        drop(stream);
         let mut index_info = String::new();
-        for ((path, bytes), oid) in files.iter().zip(&oids) {
-            if *oid != self.blob_id_of(bytes) {
-                return Err(HistoryError::UnexpectedOutput {
-                    args: args_text(&args),
-                    output: format!("{oid} for {path}"),
-                });
-            }
+        for (path, bytes) in files {
+            let oid = self.blob_id_of(bytes);
             index_info.push_str(&format!("100644 {oid}\t{path}\n"));
         }
         let scratch = ScratchIndex::new();
@@ -779,34 +781,6 @@ impl LocalHistory {
             .env("GIT_COMMITTER_DATE", &date);
         let commit = utf8_line(&args, &run_checked(c, &args, None)?)?;
         Ok((commit, tree))
-    }
-}
-
-/// A scratch directory for blob files, removed on drop.
-struct ScratchDir(PathBuf);
-
-impl ScratchDir {
-    fn new() -> Result<Self, HistoryError> {
-        let n = SCRATCH_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let p = std::env::temp_dir().join(format!(
-            "benchops-history-blobs.{}.{n}.{nanos}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&p).map_err(|source| HistoryError::Io {
-            step: "create a scratch directory",
-            path: p.clone(),
-            source,
-        })?;
-        Ok(ScratchDir(p))
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -880,6 +854,17 @@ impl HistoryStore for LocalHistory {
             .map_err(|e| StepError::new("read history", git_cause(&self.path)(e)))
     }
 
+    async fn read_records(
+        &mut self,
+        _tip: &TipIndex,
+        records: &[(&str, &str, &Sha256Digest)],
+    ) -> Result<Vec<Result<SealedRecord, VerifyError>>, StepError> {
+        let items: Vec<(&str, Option<&Sha256Digest>)> =
+            records.iter().map(|(_, b, d)| (*b, Some(*d))).collect();
+        self.read_verified(&items)
+            .map_err(|e| StepError::new("read history", git_cause(&self.path)(e)))
+    }
+
     async fn commit(
         &mut self,
         tip: &TipIndex,
@@ -934,8 +919,8 @@ fn run(mut c: Command, args: &[&str], input: Option<&[u8]>) -> Result<Output, Hi
     let stdin = child.stdin.take();
     // The input is written from its own thread while this one drains
     // stdout and stderr: git may answer before it has read all of its
-    // input (`cat-file --batch` answers each line, `hash-object
-    // --stdin-paths` each path), and writing it all first would then fill
+    // input (`cat-file --batch` answers as it reads, `fast-import` may
+    // report an error early), and writing it all first would then fill
     // both pipes and block both processes for good. The writer drops stdin
     // when done, which is git's end of input.
     std::thread::scope(|s| {

@@ -9,6 +9,7 @@
 
 pub mod git;
 pub mod setup;
+mod stream;
 
 use std::io;
 use std::path::PathBuf;

@@ -316,7 +316,7 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
         return Err(rec_fail(e, &progress));
     }
     issue_tokens(tracker, &mut progress);
-    let records: Vec<SealedRecord> = history.iter().map(|(_, s)| s.clone()).collect();
+    let records: Vec<&SealedRecord> = history.iter().map(|(_, s)| s).collect();
     let outcome = reconcile_phase(inputs, tracker, &records, &mut progress).await;
     let ended = tracker.end().await;
     issue_tokens(tracker, &mut progress);
@@ -552,10 +552,10 @@ pub fn describe(a: &Action) -> String {
 async fn reconcile_phase<T: IssueTracker>(
     inputs: &Inputs,
     tracker: &mut T,
-    records: &[SealedRecord],
+    records: &[&SealedRecord],
     progress: &mut Progress,
 ) -> Result<ReconcileOutcome, StepError> {
-    let hist: Vec<HistoryRecord<'_>> = records.iter().map(HistoryRecord::from).collect();
+    let hist: Vec<HistoryRecord<'_>> = records.iter().map(|s| HistoryRecord::from(*s)).collect();
     let manifest = &inputs.manifest;
     let mut out = ReconcileOutcome {
         labels_created: Vec::new(),
@@ -673,11 +673,11 @@ async fn health_issue<T: IssueTracker>(
     inputs: &Inputs,
     tracker: &mut T,
     watches: &[benchops::watchdog::LaneWatch],
-    records: &[SealedRecord],
+    records: &[&SealedRecord],
     label: &str,
     progress: &mut Progress,
 ) -> Result<(), StepError> {
-    let mut sorted: Vec<SealedRecord> = records.to_vec();
+    let mut sorted: Vec<&SealedRecord> = records.to_vec();
     sorted.sort_by(|a, b| {
         (&a.record().slot, &a.record().finished_at)
             .cmp(&(&b.record().slot, &b.record().finished_at))
@@ -703,7 +703,7 @@ async fn health_issue<T: IssueTracker>(
 /// default lookback and grace); `None` when the clock does not parse.
 fn watch_now(
     inputs: &Inputs,
-    records: &[SealedRecord],
+    records: &[&SealedRecord],
 ) -> Option<Vec<benchops::watchdog::LaneWatch>> {
     let now = inputs.clock.now().parse::<jiff::Timestamp>().ok()?;
     let metas: Vec<benchops::watchdog::SlotMeta> = records

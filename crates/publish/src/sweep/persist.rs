@@ -491,9 +491,13 @@ pub async fn read_history<S: HistoryStore>(
             None => to_read.push((path.as_str(), blob.as_str(), entry)),
         }
     }
-    let wanted: Vec<(&str, &str)> = to_read.iter().map(|(p, b, _)| (*p, *b)).collect();
-    let blobs = store.read_blobs(tip, &wanted).await?;
-    for ((path, _, entry), bytes) in to_read.iter().zip(blobs) {
+    let wanted: Vec<(&str, &str, &Sha256Digest)> = to_read
+        .iter()
+        .map(|(p, b, entry)| (*p, *b, &entry.digest))
+        .collect();
+    let verdicts = store.read_records(tip, &wanted).await?;
+    drop(wanted);
+    for ((path, _, entry), verdict) in to_read.iter().zip(verdicts) {
         let corrupt = |reason: String| {
             StepError::new(
                 format!("read {path}"),
@@ -503,8 +507,7 @@ pub async fn read_history<S: HistoryStore>(
                 },
             )
         };
-        let sealed = verify(&bytes, Some(&entry.digest))
-            .map_err(|e| corrupt(format!("does not hold a valid record: {e}")))?;
+        let sealed = verdict.map_err(|e| corrupt(format!("does not hold a valid record: {e}")))?;
         let r = sealed.record();
         if !entry.places(&r.lane, &r.slot) {
             return Err(corrupt(format!(

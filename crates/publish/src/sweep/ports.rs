@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use benchops::Sha256Digest;
 use benchops::reconcile::{Action, ActualIssue};
+use benchops::seal::{SealedRecord, VerifyError};
 
 use super::error::{PhaseToken, StepError};
 use super::handoff::{HandoffRefReport, RefHandoff};
@@ -138,6 +139,26 @@ pub trait HistoryStore {
             out.push(self.read_blob(tip, path, blob).await?);
         }
         Ok(out)
+    }
+
+    /// Several records of `tip`, each given as (path, blob id, the digest
+    /// its name carries), each verified against that digest, in order. By
+    /// default [`read_blobs`](Self::read_blobs) then
+    /// [`verify_all`](crate::validate::verify_all); a store that can verify
+    /// while it reads does so.
+    async fn read_records(
+        &mut self,
+        tip: &TipIndex,
+        records: &[(&str, &str, &Sha256Digest)],
+    ) -> Result<Vec<Result<SealedRecord, VerifyError>>, StepError> {
+        let wanted: Vec<(&str, &str)> = records.iter().map(|(p, b, _)| (*p, *b)).collect();
+        let blobs = self.read_blobs(tip, &wanted).await?;
+        let items: Vec<(&[u8], Option<&Sha256Digest>)> = blobs
+            .iter()
+            .zip(records)
+            .map(|(b, (_, _, d))| (b.as_slice(), Some(*d)))
+            .collect();
+        Ok(crate::validate::verify_all(&items))
     }
 
     /// Writes a commit with `files` added to (or replacing paths of) the
