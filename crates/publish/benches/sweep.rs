@@ -8,8 +8,10 @@
 //! - in local mode, into a real git repository, then times `health` over
 //!   the grown history and reports the F14 growth figures (packed bytes of
 //!   the branch, the largest file, whether the trigger fired);
-//! - in GitHub mode (`BENCH_MODES`, default `local,github`), against the
-//!   stateful simulator on loopback, counting the requests by operation.
+//! - in GitHub mode (`BENCH_MODES`, default `local,github,github+objects`),
+//!   against the stateful simulator on loopback, counting the requests by
+//!   operation; `github+objects` gives the sweep the seeded repository as
+//!   `history_objects`, as a workflow that fetched the branch would.
 //!
 //! The lane has a drift episode every 5,000 hours (a drift record, then
 //! clean ones that clear it), so the reconcile has issues to keep. Seeded
@@ -246,8 +248,9 @@ fn local(n_old: i64, new: &[SealedRecord]) -> Row {
 const OWNER: &str = "acme";
 const NAME: &str = "bench";
 
-fn github(rt: &tokio::runtime::Runtime, n_old: i64, new: &[SealedRecord]) -> Row {
-    let files = tip_files(&seeded_history(n_old));
+fn github(rt: &tokio::runtime::Runtime, n_old: i64, new: &[SealedRecord], objects: bool) -> Row {
+    let seeded = seeded_history(n_old);
+    let files = tip_files(&seeded);
     rt.block_on(async {
         let sim = GitHubSim::start().await;
         sim.create_repo(OWNER, NAME);
@@ -282,6 +285,9 @@ fn github(rt: &tokio::runtime::Runtime, n_old: i64, new: &[SealedRecord]) -> Row
             &manifest,
         );
         o.clock = Clock::fixed("2026-12-01T00:00:00.000Z");
+        // The seeded repository holds every blob the simulator was given,
+        // as a fetch of the branch would.
+        o.history_objects = objects.then(|| seeded.clone());
         o.trigger = "schedule".to_owned();
         o.history_base_url = "https://github.example/acme/bench/blob/benchmark-history".into();
         o.client = ClientSettings {
@@ -321,7 +327,12 @@ fn github(rt: &tokio::runtime::Runtime, n_old: i64, new: &[SealedRecord]) -> Row
             println!("github:   {v:>7}  {k}");
         }
         Row {
-            mode: if result.is_ok() { "github" } else { "github (failed)" },
+            mode: match (objects, result.is_ok()) {
+                (false, true) => "github",
+                (false, false) => "github (failed)",
+                (true, true) => "github+objects",
+                (true, false) => "github+objects (failed)",
+            },
             old: n_old,
             new: new.len(),
             sweep,
@@ -343,7 +354,7 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000);
-    let modes = env_list("BENCH_MODES", "local,github");
+    let modes = env_list("BENCH_MODES", "local,github,github+objects");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -361,7 +372,8 @@ fn main() {
         for mode in &modes {
             match mode.as_str() {
                 "local" => rows.push(local(n_old, &new)),
-                "github" => rows.push(github(&rt, n_old, &new)),
+                "github" => rows.push(github(&rt, n_old, &new, false)),
+                "github+objects" => rows.push(github(&rt, n_old, &new, true)),
                 other => panic!("BENCH_MODES: unknown mode {other}"),
             }
         }

@@ -82,7 +82,7 @@ pub enum Command {
     /// nothing is half-written), 3 (local mode) another sweep of DIR held
     /// the sweep lock for the whole --lock-wait (nothing done; run again).
     #[command(
-        after_help = "Examples:\n  benchops-publish sweep --local .benchops/ --manifest schedule.toml\n  benchops-publish sweep --local --manifest examples/schedule.toml   # DIR defaults to .benchops\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff sealed/ --manifest schedule.toml\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff-refs --manifest schedule.toml\n  benchops-publish sweep --github --repo acme/bench --token-service https://benchops-app.example.org --handoff-refs --manifest schedule.toml\n\nSee docs/cli/sweep-local.md for the layout, markers, ledger format and retry rules.",
+        after_help = "Examples:\n  benchops-publish sweep --local .benchops/ --manifest schedule.toml\n  benchops-publish sweep --local --manifest examples/schedule.toml   # DIR defaults to .benchops\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff sealed/ --manifest schedule.toml\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff-refs --manifest schedule.toml\n  benchops-publish sweep --github --repo acme/bench --token-service https://benchops-app.example.org --handoff-refs --manifest schedule.toml\n  git fetch --depth=1 origin benchmark-history && benchops-publish sweep --github --repo acme/bench --token-service https://benchops-app.example.org --handoff-refs --history-objects . --manifest schedule.toml\n\nSee docs/cli/sweep-local.md for the layout, markers, ledger format and retry rules.",
         group(clap::ArgGroup::new("mode").required(true).args(["local", "github"]))
     )]
     Sweep {
@@ -133,6 +133,15 @@ pub enum Command {
         /// ones whose record is in history once the persist succeeded.
         #[arg(long, requires = "github")]
         handoff_refs: bool,
+        /// GitHub mode: a git repository holding objects of
+        /// benchmark-history (a clone, or any repository after `git fetch
+        /// origin benchmark-history`). Records found there are read
+        /// locally, each checked against its blob id; only the others cost
+        /// a request. Without it, reading history back costs one request
+        /// per record, which outruns an installation's rate limit (5,000
+        /// an hour) once history holds thousands of records.
+        #[arg(long, value_name = "DIR", requires = "github")]
+        history_objects: Option<PathBuf>,
         /// The schedule manifest (schedule-manifest/v1, TOML): lanes,
         /// coverage, labels and baseline policies.
         #[arg(long, value_name = "FILE")]

@@ -97,6 +97,13 @@ pub struct GitHubSweepOptions {
     /// Whether to read handoff refs (`refs/heads/benchmark-result/*`) too.
     /// At least one source must be given.
     pub handoff_refs: bool,
+    /// A git repository holding objects of `benchmark-history` (a clone or
+    /// a `git fetch` of the branch): history's blobs found there are read
+    /// locally, each checked against its id, and only the others with one
+    /// request each. Without it, reading history back costs one request
+    /// per record, and a history of thousands of records outruns an
+    /// installation's hourly rate limit.
+    pub history_objects: Option<PathBuf>,
     /// The schedule manifest (`schedule-manifest/v1`, TOML).
     pub manifest: PathBuf,
     /// The wall clock of the receipt (`started_at`, `finished_at`).
@@ -155,6 +162,7 @@ impl GitHubSweepOptions {
             handoff,
             max_record_bytes: benchops::fsio::DEFAULT_MAX_RECORD_BYTES,
             handoff_refs: false,
+            history_objects: None,
             manifest: manifest.into(),
             clock: Clock::system(),
             trigger: "manual".to_owned(),
@@ -412,6 +420,7 @@ pub struct GitHubStore {
     shared: Rc<Shared>,
     branch: RefName,
     handoff_refs: bool,
+    history_objects: Option<PathBuf>,
     gh: Option<GitHubClient>,
     tokens: Vec<PhaseToken>,
     /// Valid handoff refs read: (name, commit, digest).
@@ -543,6 +552,37 @@ impl HistoryStore for GitHubStore {
             .await
             .map_err(at(step))?;
         Ok(b.bytes)
+    }
+
+    async fn read_blobs(
+        &mut self,
+        tip: &TipIndex,
+        blobs: &[(&str, &str)],
+    ) -> Result<Vec<Vec<u8>>, StepError> {
+        let local = match &self.history_objects {
+            Some(dir) => {
+                let mut git = crate::history::git::bare_git();
+                git.arg("-C").arg(dir);
+                let oids: Vec<&str> = blobs.iter().map(|(_, b)| *b).collect();
+                crate::history::stream::read_present(git, &oids, false).map_err(|e| {
+                    StepError::new(
+                        format!("read history's objects in {}", dir.display()),
+                        Cause::Config {
+                            reason: e.to_string(),
+                        },
+                    )
+                })?
+            }
+            None => vec![None; blobs.len()],
+        };
+        let mut out = Vec::with_capacity(blobs.len());
+        for ((path, blob), found) in blobs.iter().zip(local) {
+            match found {
+                Some(bytes) => out.push(bytes),
+                None => out.push(self.read_blob(tip, path, blob).await?),
+            }
+        }
+        Ok(out)
     }
 
     async fn commit(
@@ -780,6 +820,7 @@ pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, Swee
         shared: shared.clone(),
         branch,
         handoff_refs: opts.handoff_refs,
+        history_objects: opts.history_objects.clone(),
         gh: None,
         tokens: Vec::new(),
         read_refs: Vec::new(),

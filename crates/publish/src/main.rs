@@ -93,6 +93,7 @@ fn main() -> ExitCode {
             token_audience,
             handoff,
             handoff_refs,
+            history_objects,
             manifest,
             receipt_out,
             lock_wait,
@@ -122,6 +123,7 @@ fn main() -> ExitCode {
                     id_token_request: None,
                 });
                 opts.handoff_refs = handoff_refs;
+                opts.history_objects = history_objects;
                 opts.max_record_bytes = max_record_bytes;
                 let (trigger, run, server) = github::actions_context_from_env();
                 opts.trigger = trigger;

@@ -1827,3 +1827,87 @@ async fn a_thousand_records_in_one_sweep_land_in_one_commit_through_bounded_tree
     let again = e.sweep().await;
     assert_eq!((again.new_records(), again.already_present()), (0, 1000));
 }
+
+/// With `history_objects`, records already in a local repository's object
+/// store are read from it, and only the others cost a request; the result
+/// is the sweep without it. A directory that is no repository stops the
+/// sweep naming it.
+#[tokio::test]
+async fn history_read_from_a_local_object_store_costs_a_request_only_per_missing_record() {
+    let e = env().await;
+    let day = |d: i64| {
+        let t = jiff::Timestamp::from_second(1_704_070_800 + d * 86_400).expect("instant");
+        clean("nightly", &t.to_string())
+    };
+    let old: Vec<SealedRecord> = (0..300).map(day).collect();
+    e.hand_off(&old.iter().collect::<Vec<_>>());
+    e.sweep().await;
+
+    // A local object store with 250 of the 300 records.
+    let objects = e._tmp.path().join("objects.git");
+    let git = |args: &[&str], input: Option<&[u8]>| {
+        use std::io::Write as _;
+        let mut c = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(&objects)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("git runs");
+        if let Some(bytes) = input {
+            c.stdin
+                .take()
+                .expect("stdin")
+                .write_all(bytes)
+                .expect("writes");
+        }
+        drop(c.stdin.take());
+        let out = c.wait_with_output().expect("git ends");
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    git(&["init", "--bare", "-q"], None);
+    for r in &old[..250] {
+        git(&["hash-object", "-w", "--stdin"], Some(r.bytes()));
+    }
+    let blob_gets = |sim: &GitHubSim| {
+        sim.requests()
+            .iter()
+            .filter(|r| r.operation == Some("git/get-blob"))
+            .count()
+    };
+
+    e.hand_off(&[&day(300)]);
+    e.sim.clear_requests();
+    let (mut o, _clock) = e.opts();
+    o.history_objects = Some(objects.clone());
+    let with_store = sweep_github(&o).await.expect("sweeps");
+    assert_eq!(with_store.new_records(), 1);
+    let local_gets = blob_gets(&e.sim);
+
+    e.hand_off(&[&day(301)]);
+    e.sim.clear_requests();
+    let without = e.sweep().await;
+    assert_eq!(without.new_records(), 1);
+    let api_gets = blob_gets(&e.sim);
+    assert!(
+        api_gets >= 301,
+        "{api_gets} blob requests without the store"
+    );
+    // The 50 records the store lacks, the one new since (day 300), and
+    // whatever else the sweep reads besides records.
+    let others = api_gets - 301;
+    assert_eq!(
+        local_gets,
+        50 + others,
+        "{local_gets} with the store, {api_gets} without"
+    );
+    assert_eq!(with_store.history_records + 1, without.history_records);
+
+    let (mut o, _clock) = e.opts();
+    o.history_objects = Some(e._tmp.path().join("no-such-repository"));
+    e.hand_off(&[&day(302)]);
+    let err = sweep_github(&o).await.expect_err("not a repository");
+    assert!(err.to_string().contains("no-such-repository"), "{err}");
+}

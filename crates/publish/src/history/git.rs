@@ -894,7 +894,7 @@ impl HistoryStore for LocalHistory {
 }
 
 /// `git` with no inherited repository overrides.
-fn bare_git() -> Command {
+pub(crate) fn bare_git() -> Command {
     let mut c = Command::new("git");
     for v in GIT_ENV_OVERRIDES {
         c.env_remove(v);

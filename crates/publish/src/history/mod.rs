@@ -9,7 +9,7 @@
 
 pub mod git;
 pub mod setup;
-mod stream;
+pub(crate) mod stream;
 
 use std::io;
 use std::path::PathBuf;

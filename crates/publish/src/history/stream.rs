@@ -190,3 +190,127 @@ pub(crate) fn read_verified(
     }
     Ok(all)
 }
+
+/// The bytes of every blob in `oids` that the repository `git` points at
+/// holds, in order; `None` for an id it does not have (`<id> missing`).
+/// Each blob found is checked against its id (`sha256`: the repository's
+/// object format), so a damaged object store cannot pass off other bytes.
+/// One `git cat-file --batch --buffer`, the ids written by a writer thread
+/// while the answers are read.
+pub(crate) fn read_present(
+    mut git: Command,
+    oids: &[&str],
+    sha256: bool,
+) -> Result<Vec<Option<Vec<u8>>>, HistoryError> {
+    if oids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let args = ["cat-file", "--batch", "--buffer"];
+    let shown = args.join(" ");
+    let spawn_err = |source| HistoryError::Spawn {
+        args: shown.clone(),
+        source,
+    };
+    let unexpected = |output: String| HistoryError::UnexpectedOutput {
+        args: shown.clone(),
+        output,
+    };
+    let mut child = git
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(spawn_err)?;
+    let (Some(mut stdin), Some(stdout), Some(mut stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(spawn_err(io::Error::other("git's pipes were not opened")));
+    };
+    let mut ids = String::with_capacity(oids.len() * 41);
+    for oid in oids {
+        ids.push_str(oid);
+        ids.push('\n');
+    }
+    std::thread::scope(|s| {
+        let writer = s.spawn(move || stdin.write_all(ids.as_bytes()));
+        let errors = s.spawn(move || {
+            let mut text = Vec::new();
+            let _ = stderr.by_ref().take(64 * 1024).read_to_end(&mut text);
+            String::from_utf8_lossy(&text).trim().to_owned()
+        });
+        let mut reader = BufReader::with_capacity(1 << 16, stdout);
+        let mut out = Vec::with_capacity(oids.len());
+        let mut header = Vec::new();
+        let mut failure = None;
+        for oid in oids {
+            header.clear();
+            match reader.read_until(b'\n', &mut header) {
+                Ok(0) => {
+                    failure = Some(unexpected("a truncated header".to_owned()));
+                    break;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    failure = Some(spawn_err(e));
+                    break;
+                }
+            }
+            let line = String::from_utf8_lossy(&header).trim_end().to_owned();
+            if line == format!("{oid} missing") {
+                out.push(None);
+                continue;
+            }
+            let mut f = line.split(' ');
+            let (got, kind, size) = (f.next(), f.next(), f.next());
+            let size = size.and_then(|s| s.parse::<usize>().ok());
+            let Some(size) = size.filter(|_| got == Some(*oid) && kind == Some("blob")) else {
+                failure = Some(unexpected(line.chars().take(200).collect()));
+                break;
+            };
+            let mut body = vec![0; size + 1];
+            if let Err(e) = reader.read_exact(&mut body) {
+                failure = Some(match e.kind() {
+                    io::ErrorKind::UnexpectedEof => unexpected("a truncated blob".to_owned()),
+                    _ => spawn_err(e),
+                });
+                break;
+            }
+            body.pop();
+            if crate::sweep::ports::git_blob_id(&body, sha256) != *oid {
+                failure = Some(unexpected(format!(
+                    "the object {oid} does not hash to its id"
+                )));
+                break;
+            }
+            out.push(Some(body));
+        }
+        if failure.is_some() {
+            let _ = child.kill();
+        }
+        drop(reader);
+        let status = child.wait();
+        let written = writer.join();
+        let stderr_text = errors.join().unwrap_or_default();
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        match written {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) if e.kind() == io::ErrorKind::BrokenPipe => {}
+            Ok(Err(e)) => return Err(spawn_err(e)),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+        let status = status.map_err(spawn_err)?;
+        if !status.success() {
+            return Err(HistoryError::Git {
+                args: shown.clone(),
+                status: status.to_string(),
+                stderr: stderr_text,
+            });
+        }
+        Ok(out)
+    })
+}
