@@ -594,6 +594,63 @@ impl GitHubClient {
         }
     }
 
+    /// Every blob (and submodule entry) at every depth of tree `sha`, with
+    /// paths from its root, sorted by path, for a tree of any size: one
+    /// recursive listing, and where GitHub cuts one short (over 100,000
+    /// entries or 7 MB) the tree's root level and a recursive listing of
+    /// each subtree in its place, as deep as needed. A history sharded by
+    /// lane, year and month costs a few dozen requests at a million
+    /// records. Returns the entries and the number of requests; an error
+    /// `Ok(Err(tree))` names a single level too large to list.
+    pub async fn list_tree_files(
+        &self,
+        repo: &Repo,
+        sha: &GitSha,
+    ) -> Result<Result<(Vec<TreeEntry>, usize), GitSha>, GitHubError> {
+        let join = |prefix: &str, path: &str| {
+            if prefix.is_empty() {
+                path.to_owned()
+            } else {
+                format!("{prefix}/{path}")
+            }
+        };
+        let mut out = Vec::new();
+        let mut requests = 0;
+        let mut pending = vec![(String::new(), sha.clone())];
+        while let Some((prefix, tree)) = pending.pop() {
+            let listing = self.get_tree_recursive(repo, &tree).await?;
+            requests += 1;
+            if !listing.truncated {
+                out.extend(
+                    listing
+                        .tree
+                        .into_iter()
+                        .filter(|e| e.kind != "tree")
+                        .map(|mut e| {
+                            e.path = join(&prefix, &e.path);
+                            e
+                        }),
+                );
+                continue;
+            }
+            let level = self.get_tree(repo, &tree).await?;
+            requests += 1;
+            if level.truncated {
+                return Ok(Err(tree));
+            }
+            for mut e in level.tree {
+                e.path = join(&prefix, &e.path);
+                if e.kind == "tree" {
+                    pending.push((e.path, e.sha));
+                } else {
+                    out.push(e);
+                }
+            }
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(Ok((out, requests)))
+    }
+
     /// `GET /repos/{owner}/{repo}/git/trees/{sha}?recursive=1`: every entry
     /// at every depth of a tree (or of a commit's tree). Check
     /// [`Tree::truncated`] before trusting that a path is absent.

@@ -33,7 +33,7 @@
 //! `DeleteDuplicateComment` deletes the later copy (a 404 counts as done).
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -444,6 +444,27 @@ fn utf8(path: &str, bytes: &[u8]) -> Result<String, StepError> {
     })
 }
 
+impl GitHubStore {
+    /// The blobs of `tree` listed from the local object store, when one is
+    /// given and holds the tree (`None` otherwise: the API lists it).
+    fn local_tree_files(&self, tree: &str) -> Result<Option<BTreeMap<String, String>>, StepError> {
+        let Some(dir) = &self.history_objects else {
+            return Ok(None);
+        };
+        let mut git = crate::history::git::bare_git();
+        // A partial clone must not fetch what it lacks: the API reads it.
+        git.arg("-C").arg(dir).env("GIT_NO_LAZY_FETCH", "1");
+        crate::history::stream::list_tree(git, tree).map_err(|e| {
+            StepError::new(
+                format!("list the tip's tree in {}", dir.display()),
+                Cause::Config {
+                    reason: e.to_string(),
+                },
+            )
+        })
+    }
+}
+
 impl HistoryStore for GitHubStore {
     fn describe(&self) -> String {
         format!("{HISTORY_BRANCH} on {}", self.shared.repo)
@@ -514,27 +535,33 @@ impl HistoryStore for GitHubStore {
             .get_commit(repo, &tip)
             .await
             .map_err(at("read the tip commit"))?;
-        let tree = gh
-            .get_tree_recursive(repo, &commit.tree.sha)
-            .await
-            .map_err(at("list the tip's tree"))?;
-        if tree.truncated {
-            return Err(StepError::new(
-                "list the tip's tree",
-                Cause::TreeTruncated {
-                    tree: tree.sha.as_str().to_owned(),
-                },
-            ));
-        }
+        let tree = &commit.tree.sha;
+        let files = match self.local_tree_files(tree.as_str())? {
+            Some(files) => files,
+            None => match gh
+                .list_tree_files(repo, tree)
+                .await
+                .map_err(at("list the tip's tree"))?
+            {
+                Ok((entries, _requests)) => entries
+                    .into_iter()
+                    .filter(|e| e.kind == "blob")
+                    .map(|e| (e.path, e.sha.as_str().to_owned()))
+                    .collect(),
+                Err(level) => {
+                    return Err(StepError::new(
+                        "list the tip's tree",
+                        Cause::TreeTruncated {
+                            tree: level.as_str().to_owned(),
+                        },
+                    ));
+                }
+            },
+        };
         Ok(TipIndex {
             commit: Some(tip.as_str().to_owned()),
-            tree: Some(commit.tree.sha.as_str().to_owned()),
-            files: tree
-                .tree
-                .into_iter()
-                .filter(|e| e.kind == "blob")
-                .map(|e| (e.path, e.sha.as_str().to_owned()))
-                .collect(),
+            tree: Some(tree.as_str().to_owned()),
+            files,
         })
     }
 
@@ -562,7 +589,8 @@ impl HistoryStore for GitHubStore {
         let local = match &self.history_objects {
             Some(dir) => {
                 let mut git = crate::history::git::bare_git();
-                git.arg("-C").arg(dir);
+                // A partial clone must not fetch what it lacks: the API reads it.
+                git.arg("-C").arg(dir).env("GIT_NO_LAZY_FETCH", "1");
                 let oids: Vec<&str> = blobs.iter().map(|(_, b)| *b).collect();
                 crate::history::stream::read_present(git, &oids, false).map_err(|e| {
                     StepError::new(

@@ -1911,3 +1911,80 @@ async fn history_read_from_a_local_object_store_costs_a_request_only_per_missing
     let err = sweep_github(&o).await.expect_err("not a repository");
     assert!(err.to_string().contains("no-such-repository"), "{err}");
 }
+
+/// GitHub cuts a recursive tree listing short past 100,000 entries or
+/// 7 MB; the simulator does too (here past 40 entries). The sweep then
+/// lists the tree level by level and still sees every record; with a local
+/// object store holding the tip's tree it lists none through the API. A
+/// single level too large to list stops the sweep naming the tree.
+#[tokio::test]
+async fn a_truncated_tree_listing_is_walked_level_by_level_and_a_level_too_large_stops() {
+    let e = env().await;
+    let day = |d: i64| {
+        let t = jiff::Timestamp::from_second(1_704_070_800 + d * 86_400).expect("instant");
+        clean("nightly", &t.to_string())
+    };
+    let old: Vec<SealedRecord> = (0..90).map(day).collect();
+    e.hand_off(&old.iter().collect::<Vec<_>>());
+    e.sweep().await;
+
+    e.sim.set_tree_limits(40, 7_000_000);
+    let tree_gets = |sim: &GitHubSim| {
+        sim.requests()
+            .iter()
+            .filter(|r| r.operation == Some("git/get-tree"))
+            .count()
+    };
+    e.hand_off(&[&day(90)]);
+    e.sim.clear_requests();
+    let report = e.sweep().await;
+    assert_eq!((report.new_records(), report.history_records), (1, 91));
+    assert!(tree_gets(&e.sim) > 2, "the tree was walked level by level");
+    // Every record of history was read (none taken for new).
+    let blob_gets = e
+        .sim
+        .requests()
+        .iter()
+        .filter(|r| r.operation == Some("git/get-blob"))
+        .count();
+    assert!(blob_gets >= 90, "{blob_gets} records read");
+
+    // A local store holding the tip's objects lists the tree itself.
+    let objects = e._tmp.path().join("objects.git");
+    let out = std::process::Command::new("git")
+        .args(["init", "--bare", "-q"])
+        .arg(&objects)
+        .status()
+        .expect("git runs");
+    assert!(out.success());
+    // Every file at the tip, committed alike, gives the tip's tree id.
+    let files: Vec<(String, Vec<u8>)> = e
+        .paths()
+        .into_iter()
+        .map(|p| {
+            let b = e.file(&p).expect("a file");
+            (p, b)
+        })
+        .collect();
+    let local = benchops_publish::history::LocalHistory::open_or_init(&objects).expect("opens");
+    let (_, tree) = local
+        .write_commit(&Default::default(), &files, "copy\n", 1_796_004_005)
+        .expect("copies");
+    e.hand_off(&[&day(91)]);
+    e.sim.clear_requests();
+    let (mut o, _clock) = e.opts();
+    o.history_objects = Some(objects.clone());
+    let report = sweep_github(&o).await.expect("sweeps");
+    assert_eq!(report.history_records, 92);
+    assert_eq!(tree_gets(&e.sim), 0, "the local store listed tree {tree}");
+
+    // One level with more entries than the limit cannot be listed.
+    e.sim.set_tree_limits(5, 7_000_000);
+    e.hand_off(&[&day(92)]);
+    let err = e.try_sweep().await.expect_err("a level too large");
+    assert!(
+        err.cause.to_string().contains("truncated") || err.to_string().contains("truncated"),
+        "{err}: {}",
+        err.cause
+    );
+}

@@ -903,7 +903,11 @@ pub(crate) fn bare_git() -> Command {
     c
 }
 
-fn run(mut c: Command, args: &[&str], input: Option<&[u8]>) -> Result<Output, HistoryError> {
+pub(crate) fn run(
+    mut c: Command,
+    args: &[&str],
+    input: Option<&[u8]>,
+) -> Result<Output, HistoryError> {
     let spawn_err = |source| HistoryError::Spawn {
         args: args_text(args),
         source,
@@ -944,7 +948,11 @@ fn run(mut c: Command, args: &[&str], input: Option<&[u8]>) -> Result<Output, Hi
     })
 }
 
-fn run_checked(c: Command, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, HistoryError> {
+pub(crate) fn run_checked(
+    c: Command,
+    args: &[&str],
+    input: Option<&[u8]>,
+) -> Result<Vec<u8>, HistoryError> {
     let out = run(c, args, input)?;
     if out.status.success() {
         Ok(out.stdout)

@@ -314,3 +314,55 @@ pub(crate) fn read_present(
         Ok(out)
     })
 }
+
+/// Every blob of `tree` in the repository `git` points at, by path, or
+/// `None` when the repository does not hold that tree. One `cat-file -e`
+/// and one `ls-tree -r -z`.
+pub(crate) fn list_tree(
+    git: Command,
+    tree: &str,
+) -> Result<Option<std::collections::BTreeMap<String, String>>, HistoryError> {
+    let spec = format!("{tree}^{{tree}}");
+    let mut probe = clone_command(&git);
+    let args = ["cat-file", "-e", spec.as_str()];
+    probe.args(args);
+    let out = super::git::run(probe, &args, None)?;
+    if !out.status.success() {
+        return Ok(None);
+    }
+    let args = ["ls-tree", "-r", "-z", "--full-tree", tree];
+    let mut list = git;
+    list.args(args);
+    let out = super::git::run_checked(list, &args, None)?;
+    let mut files = std::collections::BTreeMap::new();
+    for entry in out.split(|&b| b == 0).filter(|e| !e.is_empty()) {
+        let bad = || HistoryError::UnexpectedOutput {
+            args: args.join(" "),
+            output: String::from_utf8_lossy(entry).chars().take(200).collect(),
+        };
+        let text = std::str::from_utf8(entry).map_err(|_| bad())?;
+        let (meta, path) = text.split_once('\t').ok_or_else(bad)?;
+        let mut f = meta.split(' ');
+        let (_mode, kind, oid) = (f.next(), f.next(), f.next().ok_or_else(bad)?);
+        if kind == Some("blob") {
+            files.insert(path.to_owned(), oid.to_owned());
+        }
+    }
+    Ok(Some(files))
+}
+
+/// A new command with `c`'s program, arguments, directory and environment.
+fn clone_command(c: &Command) -> Command {
+    let mut n = Command::new(c.get_program());
+    n.args(c.get_args());
+    if let Some(d) = c.get_current_dir() {
+        n.current_dir(d);
+    }
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => n.env(k, v),
+            None => n.env_remove(k),
+        };
+    }
+    n
+}

@@ -386,6 +386,13 @@ impl GitHubSim {
         self.with(|st| st.rate_limit = limit);
     }
 
+    /// Sets the most entries and bytes one tree listing returns before it
+    /// is cut short with `truncated: true` (GitHub's: 100,000 entries and
+    /// 7 MB, the default).
+    pub fn set_tree_limits(&self, entries: usize, bytes: usize) {
+        self.with(|st| st.tree_limits = (entries, bytes));
+    }
+
     /// Requests counted against an installation's current window.
     pub fn rate_limit_used(&self, installation_id: u64) -> u64 {
         self.with(|st| {

@@ -454,11 +454,22 @@ pub fn tree_entry(api: &str, r: &Repo, path: &str, e: &TreeEntry) -> Value {
 
 /// A `git-tree` with the given entries.
 pub fn git_tree(api: &str, r: &Repo, sha: &str, entries: Vec<Value>) -> Value {
+    git_tree_listing(api, r, sha, entries, false)
+}
+
+/// A `git-tree` listing, `truncated` when entries were left out.
+pub fn git_tree_listing(
+    api: &str,
+    r: &Repo,
+    sha: &str,
+    entries: Vec<Value>,
+    truncated: bool,
+) -> Value {
     json!({
         "sha": sha,
         "url": format!("{api}/repos/{}/git/trees/{sha}", r.full_name()),
         "tree": entries,
-        "truncated": false,
+        "truncated": truncated,
     })
 }
 

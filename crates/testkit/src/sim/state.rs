@@ -350,6 +350,9 @@ pub(crate) struct State {
     pub tokens: Vec<Token>,
     pub buckets: HashMap<String, Bucket>,
     pub rate_limit: u64,
+    /// The most entries and bytes of one tree listing before it is
+    /// truncated (GitHub: 100,000 entries, 7 MB).
+    pub tree_limits: (usize, usize),
     /// How long pull request mergeability stays unknown.
     pub mergeable_delay: MergeableDelay,
     pub faults: Vec<Armed>,
@@ -369,6 +372,7 @@ impl State {
             tokens: Vec::new(),
             buckets: HashMap::new(),
             rate_limit: 5000,
+            tree_limits: (100_000, 7_000_000),
             mergeable_delay: MergeableDelay::default(),
             faults: Vec::new(),
             log: Vec::new(),

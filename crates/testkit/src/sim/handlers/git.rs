@@ -297,7 +297,7 @@ pub(crate) async fn get_tree(
                 .ok_or_else(|| ApiError::not_found(ctx.docs))?
         };
         let recursive = query_get(&query_pairs(&uri), "recursive").is_some();
-        let items: Vec<Value> = if recursive {
+        let mut items: Vec<Value> = if recursive {
             r.store
                 .walk(&tree)
                 .iter()
@@ -311,9 +311,22 @@ pub(crate) async fn get_tree(
                 .map(|e| shapes::tree_entry(&sh.api, r, &e.name, e))
                 .collect()
         };
+        // A listing over the limits is cut short, as GitHub does.
+        let (max_entries, max_bytes) = st.tree_limits;
+        let mut bytes = 0;
+        let mut keep = items.len();
+        for (i, v) in items.iter().enumerate() {
+            bytes += v.to_string().len() + 1;
+            if i >= max_entries || bytes > max_bytes {
+                keep = i;
+                break;
+            }
+        }
+        let truncated = keep < items.len();
+        items.truncate(keep);
         Ok(json_response(
             StatusCode::OK,
-            &shapes::git_tree(&sh.api, r, &tree, items),
+            &shapes::git_tree_listing(&sh.api, r, &tree, items, truncated),
         ))
     })())
 }
