@@ -709,7 +709,7 @@ impl LocalHistory {
     /// Every item's blob, verified as a sealed record against the item's
     /// digest when given, in order: one `git cat-file --batch --buffer`
     /// whose answers are verified on other threads while git still reads
-    /// ([`super::stream`]).
+    /// (the `history::stream` module).
     pub fn read_verified(
         &self,
         items: &[(&str, Option<&Sha256Digest>)],
