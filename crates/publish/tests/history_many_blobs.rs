@@ -302,3 +302,81 @@ fn records_are_verified_while_they_are_read_and_a_missing_object_is_an_error() {
         .expect_err("a missing object");
     assert!(err.to_string().contains(&missing), "{err}");
 }
+
+fn git_out(h: &LocalHistory, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("--git-dir")
+        .arg(h.git_dir())
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// A commit over an existing tip keeps every file of the parent's tree,
+/// replaces the ones given again, names the tip as its only parent, and
+/// leaves no ref behind (not even fast-import's scratch branch); a path
+/// fast-import would have to quote is refused before git runs.
+#[test]
+fn a_commit_over_a_tip_keeps_the_parent_tree_and_writes_no_ref() {
+    let (dir, h) = fresh();
+    import(&dir, &h, 40);
+    let tip = h.tip_index().expect("tip");
+    let parent = tip.commit.clone().expect("a tip");
+    let files = vec![
+        (path(3), b"replaced\n".to_vec()),
+        ("data/new/one.bin".to_owned(), b"one".to_vec()),
+    ];
+    let (commit, tree) = h
+        .write_commit(&tip, &files, "over the tip", 1_796_004_005)
+        .expect("writes the commit");
+    let refs = git_out(&h, &["for-each-ref", "--format=%(refname)"]);
+    assert_eq!(refs.trim(), HISTORY_REF, "no other ref exists");
+    assert_eq!(
+        h.tip().expect("tip"),
+        Some(parent.clone()),
+        "the branch did not move"
+    );
+    let body = git_out(&h, &["cat-file", "commit", &commit]);
+    assert!(
+        body.starts_with(&format!("tree {tree}\nparent {parent}\n")),
+        "{body}"
+    );
+    assert!(body.contains(" 1796004005 +0000\ncommitter "), "{body}");
+    assert!(
+        body.ends_with("\n\nover the tip\n"),
+        "the message's last line is completed: {body}"
+    );
+    let listing = git_out(&h, &["ls-tree", "-r", "--name-only", &tree]);
+    let got: Vec<&str> = listing.lines().collect();
+    assert_eq!(got.len(), 41, "the parent's 40 files and one new one");
+    assert_eq!(
+        git_out(&h, &["cat-file", "blob", &format!("{tree}:{}", path(3))]),
+        "replaced\n"
+    );
+    assert_eq!(
+        git_out(&h, &["cat-file", "blob", &format!("{tree}:{}", path(4))]).into_bytes(),
+        content(4),
+        "an untouched file keeps its bytes"
+    );
+
+    for bad in ["data/a\nb", "\"quoted", "/abs", "back\\slash"] {
+        let err = h
+            .write_commit(
+                &tip,
+                &[(bad.to_owned(), b"x".to_vec())],
+                "bad\n",
+                1_796_004_005,
+            )
+            .expect_err("refused");
+        assert!(
+            err.to_string().contains("refusing to write the path"),
+            "{bad:?}: {err}"
+        );
+    }
+}

@@ -6,14 +6,15 @@
 //! work tree and the repository's own index are never touched (a non-bare
 //! repository works, but should not have `benchmark-history` checked out).
 //! One persist costs a fixed number of git processes, whatever the number
-//! of records: the tip and its tree (`for-each-ref`, `ls-tree -r`), every
-//! new blob in one `fast-import` (loose below git's unpack limit, one pack
-//! above it; no scratch files), a tree through a scratch
-//! index (`read-tree`, `update-index --index-info`, `write-tree`), one
-//! `commit-tree`, and one `update-ref --stdin` transaction whose `update
-//! <ref> <new> <old>` line carries the old value: a compare-and-swap, so a
-//! ref that moved meanwhile is never overwritten (nothing ever forces).
-//! Reading history back is one `cat-file --batch --buffer`.
+//! of records: the tip and its tree (`for-each-ref`, `ls-tree -r`), one
+//! `fast-import` that writes every new blob, the trees along their paths
+//! and the commit (loose below git's unpack limit, one pack above it; no
+//! scratch files, and no ref: its scratch branch is reset before it ends),
+//! and one `update-ref --stdin` transaction whose `update <ref> <new>
+//! <old>` line carries the old value: a compare-and-swap, so a ref that
+//! moved meanwhile is never overwritten (nothing ever forces). The commit
+//! costs what the new files cost, whatever the size of history. Reading
+//! history back is one `cat-file --batch --buffer`.
 //!
 //! Commits are deterministic: fixed author and committer
 //! (`benchops-publish`), the date the engine gives (the receipt's
@@ -26,7 +27,6 @@ use std::collections::BTreeMap;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use benchops::LaneName;
@@ -117,33 +117,17 @@ pub struct PersistOutcome {
     pub receipt_path: Option<String>,
 }
 
-static SCRATCH_COUNTER: AtomicU64 = AtomicU64::new(0);
+/// The branch `write_commit` commits on inside fast-import; it is reset
+/// before fast-import ends, so it never exists in the repository.
+const SCRATCH_BRANCH: &str = "refs/benchops/scratch/persist";
 
-/// A temporary index file, removed on drop.
-struct ScratchIndex(PathBuf);
-
-impl ScratchIndex {
-    fn new() -> Self {
-        let n = SCRATCH_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        ScratchIndex(std::env::temp_dir().join(format!(
-            "benchops-history-index.{}.{n}.{nanos}",
-            std::process::id()
-        )))
-    }
-}
-
-impl Drop for ScratchIndex {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-        // Git's lock is `<index>.lock` (not a replaced extension: the
-        // name's last dot-separated part is a number).
-        let mut lock = self.0.clone().into_os_string();
-        lock.push(".lock");
-        let _ = std::fs::remove_file(lock);
-    }
+/// Whether fast-import reads `path` as written: the layout's paths are
+/// plain, so anything it would have to quote is refused.
+fn fast_import_path_ok(path: &str) -> bool {
+    !path.is_empty()
+        && !path.starts_with('"')
+        && !path.starts_with('/')
+        && !path.contains(['\n', '\0', '\\'])
 }
 
 fn args_text(args: &[&str]) -> String {
@@ -726,60 +710,75 @@ impl LocalHistory {
         message: &str,
         date_unix: i64,
     ) -> Result<(String, String), HistoryError> {
-        // Blobs: one `fast-import` for all of them, their bytes on its
-        // standard input. Git answers with nothing; the ids are computed
-        // here, and `write-tree` below refuses an index naming an object
-        // that was not written. Fewer objects than `fastimport.unpackLimit`
-        // (100 by default) are stored loose, more as one pack, so small
-        // sweeps do not pile up packs.
-        let mut stream = Vec::with_capacity(files.iter().map(|(_, b)| b.len() + 24).sum());
-        for (_, bytes) in files {
-            stream.extend_from_slice(format!("blob\ndata {}\n", bytes.len()).as_bytes());
+        // One `fast-import` writes the blobs, the trees along their paths
+        // and the commit, reading only the parent's trees those paths
+        // cross: the cost follows the new files, not the size of history.
+        // The commit is made on a scratch branch that is reset before the
+        // end, so fast-import writes no ref; the caller moves the branch
+        // with a compare-and-swap. Fewer objects than
+        // `fastimport.unpackLimit` (100 by default) are stored loose, more
+        // as one pack, so small sweeps do not pile up packs.
+        let mut stream = Vec::with_capacity(
+            files
+                .iter()
+                .map(|(p, b)| p.len() + b.len() + 40)
+                .sum::<usize>()
+                + 512,
+        );
+        let ident = format!("{AUTHOR_NAME} <{AUTHOR_EMAIL}> {date_unix} +0000");
+        let mut message = message.to_owned();
+        if !message.ends_with('\n') {
+            // As `commit-tree -m` completes the last line.
+            message.push('\n');
+        }
+        stream.extend_from_slice(format!("reset {SCRATCH_BRANCH}\n").as_bytes());
+        if let Some(t) = &tip.commit {
+            stream.extend_from_slice(format!("from {t}\n").as_bytes());
+        }
+        stream.extend_from_slice(
+            format!(
+                "commit {SCRATCH_BRANCH}\nmark :1\nauthor {ident}\ncommitter {ident}\ndata {}\n{message}",
+                message.len()
+            )
+            .as_bytes(),
+        );
+        for (path, bytes) in files {
+            if !fast_import_path_ok(path) {
+                return Err(HistoryError::UnexpectedOutput {
+                    args: "fast-import".to_owned(),
+                    output: format!("refusing to write the path {path:?}"),
+                });
+            }
+            stream.extend_from_slice(
+                format!("M 100644 inline {path}\ndata {}\n", bytes.len()).as_bytes(),
+            );
             stream.extend_from_slice(bytes);
             stream.push(b'\n');
         }
-        stream.extend_from_slice(b"done\n");
+        stream.extend_from_slice(
+            format!("get-mark :1\nls :1 \"\"\nreset {SCRATCH_BRANCH}\ndone\n").as_bytes(),
+        );
         let args = ["fast-import", "--quiet", "--done"];
-        self.git(&args, Some(&stream))?;
+        let out = self.git(&args, Some(&stream))?;
         drop(stream);
-        let mut index_info = String::new();
-        for (path, bytes) in files {
-            let oid = self.blob_id_of(bytes);
-            index_info.push_str(&format!("100644 {oid}\t{path}\n"));
-        }
-        let scratch = ScratchIndex::new();
-        let with_index = |args: &[&str], input: Option<&[u8]>| {
-            let mut c = self.cmd();
-            c.env("GIT_INDEX_FILE", &scratch.0).args(args);
-            run_checked(c, args, input)
+        let unexpected = || HistoryError::UnexpectedOutput {
+            args: args_text(&args),
+            output: String::from_utf8_lossy(&out).chars().take(400).collect(),
         };
-        match &tip.commit {
-            Some(t) => with_index(&["read-tree", t.as_str()], None)?,
-            None => with_index(&["read-tree", "--empty"], None)?,
-        };
-        with_index(
-            &["update-index", "--index-info"],
-            Some(index_info.as_bytes()),
-        )?;
-        let write_tree = ["write-tree"];
-        let tree = utf8_line(&write_tree, &with_index(&write_tree, None)?)?;
-        drop(scratch);
-
-        let date = format!("{date_unix} +0000");
-        let mut args = vec!["commit-tree", "--no-gpg-sign", "-m", message];
-        if let Some(t) = &tip.commit {
-            args.extend(["-p", t.as_str()]);
+        let text = std::str::from_utf8(&out).map_err(|_| unexpected())?;
+        let mut lines = text.lines();
+        let commit = lines.next().ok_or_else(unexpected)?;
+        // `ls` answers `040000 tree <id>\t` for the root.
+        let tree = lines
+            .next()
+            .and_then(|l| l.strip_prefix("040000 tree "))
+            .and_then(|l| l.strip_suffix('\t'))
+            .ok_or_else(unexpected)?;
+        let commit = utf8_line(&args, commit.as_bytes())?;
+        let tree = utf8_line(&args, tree.as_bytes())?;
+        if lines.next().is_some() {
+            return Err(unexpected());
         }
-        args.push(tree.as_str());
-        let mut c = self.cmd();
-        c.args(&args)
-            .env("GIT_AUTHOR_NAME", AUTHOR_NAME)
-            .env("GIT_AUTHOR_EMAIL", AUTHOR_EMAIL)
-            .env("GIT_AUTHOR_DATE", &date)
-            .env("GIT_COMMITTER_NAME", AUTHOR_NAME)
-            .env("GIT_COMMITTER_EMAIL", AUTHOR_EMAIL)
-            .env("GIT_COMMITTER_DATE", &date);
-        let commit = utf8_line(&args, &run_checked(c, &args, None)?)?;
         Ok((commit, tree))
     }
 }

@@ -25,6 +25,24 @@ const BATCH: usize = 256;
 /// The most verifier threads.
 const MAX_VERIFIERS: usize = 8;
 
+/// The pipe from git is widened to this many bytes where the system
+/// allows (Linux: up to `/proc/sys/fs/pipe-max-size`, 1 MiB by default):
+/// with the default 64 KiB, git blocks and both sides switch every few
+/// records.
+const PIPE_BYTES: usize = 1 << 20;
+
+/// Widens the pipe `fd` reads from to [`PIPE_BYTES`], best effort: a
+/// system that refuses keeps the default size, which is only slower.
+fn widen_pipe(fd: &impl std::os::fd::AsFd) {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let size = i32::try_from(PIPE_BYTES).unwrap_or(i32::MAX);
+        let _ = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_SETPIPE_SZ(size));
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let _ = fd;
+}
+
 /// One verdict per item, in order.
 pub(crate) type Verdicts = Vec<Result<SealedRecord, VerifyError>>;
 
@@ -103,7 +121,8 @@ pub(crate) fn read_verified(
         }
         drop(done);
 
-        let mut reader = BufReader::with_capacity(1 << 16, stdout);
+        widen_pipe(&stdout);
+        let mut reader = BufReader::with_capacity(PIPE_BYTES, stdout);
         let mut header = Vec::new();
         let mut batch = Vec::with_capacity(BATCH);
         let mut start = 0;
@@ -241,7 +260,8 @@ pub(crate) fn read_present(
             let _ = stderr.by_ref().take(64 * 1024).read_to_end(&mut text);
             String::from_utf8_lossy(&text).trim().to_owned()
         });
-        let mut reader = BufReader::with_capacity(1 << 16, stdout);
+        widen_pipe(&stdout);
+        let mut reader = BufReader::with_capacity(PIPE_BYTES, stdout);
         let mut out = Vec::with_capacity(oids.len());
         let mut header = Vec::new();
         let mut failure = None;

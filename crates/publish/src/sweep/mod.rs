@@ -453,21 +453,9 @@ async fn persist_phase<S: HistoryStore>(
     progress.refs_deleted = refs.iter().filter(|r| r.outcome.is_gone()).count();
 
     // Read history back at the tip the persist left.
-    let records = persist::read_history(store, &landed.tip, &landed.known)
+    let history = persist::read_history(store, &landed.tip, &landed.known)
         .await
         .map_err(|e| (Phase::Persist, e, Some(landed.receipt.clone())))?;
-    let mut history = Vec::with_capacity(records.len());
-    for s in records {
-        let r = s.record();
-        let path = benchops::layout::record_path(&r.lane, &r.slot, &s.digest()).map_err(|e| {
-            (
-                Phase::Persist,
-                at("read history")(e),
-                Some(landed.receipt.clone()),
-            )
-        })?;
-        history.push((path, s));
-    }
     Ok((refs, landed, history))
 }
 

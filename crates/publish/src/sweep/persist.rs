@@ -465,15 +465,16 @@ pub async fn persist<S: HistoryStore>(
     ))
 }
 
-/// Every record under `results/` at `tip`, sorted by path: records in
-/// `known` as they are, every other one read, verified against the digest
-/// in its name and checked to belong at its path. Paths under `results/`
-/// that do not follow the layout are not records and are left out.
+/// Every record under `results/` at `tip` with its path, sorted by path:
+/// records in `known` as they are, every other one read, verified against
+/// the digest in its name and checked to belong at its path (so the path
+/// is the record's [`layout::record_path`]). Paths under `results/` that do
+/// not follow the layout are not records and are left out.
 pub async fn read_history<S: HistoryStore>(
     store: &mut S,
     tip: &TipIndex,
     known: &BTreeMap<String, SealedRecord>,
-) -> Result<Vec<SealedRecord>, StepError> {
+) -> Result<Vec<(String, SealedRecord)>, StepError> {
     if tip.commit.is_none() {
         return Ok(Vec::new());
     }
@@ -518,5 +519,5 @@ pub async fn read_history<S: HistoryStore>(
         out.push((path, sealed));
     }
     out.sort_by(|a, b| a.0.cmp(b.0));
-    Ok(out.into_iter().map(|(_, s)| s).collect())
+    Ok(out.into_iter().map(|(p, s)| (p.to_owned(), s)).collect())
 }
