@@ -33,6 +33,9 @@ pub const HEALTH_SCHEMA: &str = "health-report/v1";
 pub const PACK_LIMIT_BYTES: u64 = 100 * 1000 * 1000;
 /// The file size above which history should move (F14).
 pub const FILE_LIMIT_BYTES: u64 = 10 * 1000 * 1000;
+/// Unreadable records named in the text and markdown reports (the JSON
+/// report lists every one).
+pub const SHOWN_UNREADABLE: usize = 10;
 /// Durations shown per lane (the latest).
 pub const DURATION_POINTS: usize = 20;
 
@@ -119,6 +122,11 @@ pub struct HealthReport {
     pub now: String,
     /// Whether issues were read (a ledger was there).
     pub issues_read: bool,
+    /// Records at the tip that could not be read, failed verification
+    /// against the digest their path names, or sit at a path that is not
+    /// theirs: path and reason. They count in no lane's figures, and the
+    /// report needs attention while any is listed.
+    pub unreadable: Vec<(String, String)>,
     /// Per manifest lane.
     pub lanes: Vec<LaneHealthReport>,
     /// The growth trigger.
@@ -127,9 +135,11 @@ pub struct HealthReport {
 
 impl HealthReport {
     /// A lane needs a person (its watchdog, or an unreadable baseline
-    /// pointer), or the growth trigger fired.
+    /// pointer), a record of history could not be read, or the growth
+    /// trigger fired.
     pub fn needs_attention(&self) -> bool {
         self.growth.triggered
+            || !self.unreadable.is_empty()
             || self
                 .lanes
                 .iter()
@@ -289,20 +299,34 @@ pub fn health_local(
 ) -> Result<HealthReport, WatchError> {
     let (h, tip) = open_history(history)?;
     let err = history_error(history);
-    let paths: Vec<(&String, &String)> = tip
+    let entries: Vec<(&String, &String, RecordEntry)> = tip
         .files
         .iter()
-        .filter(|(p, _)| p.starts_with(RESULTS_DIR) && RecordEntry::parse(p).is_ok())
+        .filter(|(p, _)| p.starts_with(RESULTS_DIR))
+        .filter_map(|(p, b)| RecordEntry::parse(p).ok().map(|e| (p, b, e)))
         .collect();
-    let blobs: Vec<&str> = paths.iter().map(|(_, b)| b.as_str()).collect();
-    let items: Vec<(&str, Option<&benchops::Sha256Digest>)> =
-        blobs.iter().map(|b| (*b, None)).collect();
-    let mut records: Vec<SealedRecord> = h
-        .read_verified(&items)
-        .map_err(err)?
-        .into_iter()
-        .filter_map(Result::ok)
+    let items: Vec<(&str, Option<&benchops::Sha256Digest>)> = entries
+        .iter()
+        .map(|(_, b, e)| (b.as_str(), Some(&e.digest)))
         .collect();
+    let verdicts = h.read_verified(&items).map_err(err)?;
+    drop(items);
+    let mut records: Vec<SealedRecord> = Vec::with_capacity(verdicts.len());
+    let mut unreadable = Vec::new();
+    for ((path, _, entry), verdict) in entries.iter().zip(verdicts) {
+        match verdict {
+            Ok(s) if entry.places(&s.record().lane, &s.record().slot) => records.push(s),
+            Ok(s) => unreadable.push((
+                (*path).clone(),
+                format!(
+                    "holds a record of lane {} slot {}, which belongs elsewhere",
+                    s.record().lane,
+                    s.record().slot
+                ),
+            )),
+            Err(e) => unreadable.push(((*path).clone(), format!("not a valid record: {e}"))),
+        }
+    }
     records.sort_by(|a, b| {
         (&a.record().slot, &a.record().finished_at)
             .cmp(&(&b.record().slot, &b.record().finished_at))
@@ -391,6 +415,7 @@ pub fn health_local(
         schema: HEALTH_SCHEMA,
         now: settings.now.to_string(),
         issues_read: issues.is_some(),
+        unreadable,
         lanes,
         growth: growth(history)?,
     })
@@ -458,6 +483,19 @@ pub fn render_markdown(r: &HealthReport) -> String {
                 .map_or("none".to_owned(), |h| format!("{:.0} h", h))
         );
     }
+    if !r.unreadable.is_empty() {
+        let _ = writeln!(
+            s,
+            "\n**{} record(s) of history could not be read** (see runbook publish-sweep):\n",
+            r.unreadable.len()
+        );
+        for (path, why) in r.unreadable.iter().take(SHOWN_UNREADABLE) {
+            let _ = writeln!(s, "- {}: {}", cell(path), cell(why));
+        }
+        if r.unreadable.len() > SHOWN_UNREADABLE {
+            let _ = writeln!(s, "- and {} more", r.unreadable.len() - SHOWN_UNREADABLE);
+        }
+    }
     let g = &r.growth;
     let _ = writeln!(
         s,
@@ -517,6 +555,21 @@ pub fn render_text(r: &HealthReport) -> String {
                 }
             }
         }
+    }
+    for (path, why) in r.unreadable.iter().take(SHOWN_UNREADABLE) {
+        let _ = writeln!(
+            s,
+            "  unreadable record {}: {}",
+            crate::validate::escape_text(path),
+            crate::validate::escape_text(why)
+        );
+    }
+    if r.unreadable.len() > SHOWN_UNREADABLE {
+        let _ = writeln!(
+            s,
+            "  and {} more unreadable records (all of them in --json)",
+            r.unreadable.len() - SHOWN_UNREADABLE
+        );
     }
     let g = &r.growth;
     let _ = writeln!(

@@ -97,7 +97,7 @@ pub fn watch_local(
     // Lanes' first slots come from paths; records inside the lookback are
     // read for their times and counts.
     let mut before: Vec<SlotMeta> = Vec::new();
-    let mut wanted: Vec<(&str, &str)> = Vec::new();
+    let mut wanted: Vec<(&str, &str, RecordEntry)> = Vec::new();
     let mut firsts: std::collections::BTreeMap<String, Timestamp> = Default::default();
     for (path, blob) in &tip.files {
         if !path.starts_with(RESULTS_DIR) {
@@ -118,15 +118,25 @@ pub fn watch_local(
         }
         // The path's slot has whole seconds; a sub-second slot is just after.
         if slot + SignedDuration::from_secs(1) > settings.since {
-            wanted.push((path.as_str(), blob.as_str()));
+            wanted.push((path.as_str(), blob.as_str(), e));
         }
     }
-    let blobs: Vec<&str> = wanted.iter().map(|(_, b)| *b).collect();
+    let blobs: Vec<&str> = wanted.iter().map(|(_, b, _)| *b).collect();
     let bytes = h.read_blobs(&blobs).map_err(err)?;
     let mut metas: Vec<SlotMeta> = Vec::new();
     let mut unreadable = Vec::new();
-    for ((path, _), b) in wanted.iter().zip(bytes) {
-        match benchops::seal::verify(&b, None) {
+    for ((path, _, entry), b) in wanted.iter().zip(bytes) {
+        // Verified against the digest its name carries, and placed at its
+        // own lane and slot, as the sweep reads history.
+        match benchops::seal::verify(&b, Some(&entry.digest)) {
+            Ok(s) if !entry.places(&s.record().lane, &s.record().slot) => unreadable.push((
+                (*path).to_owned(),
+                format!(
+                    "holds a record of lane {} slot {}, which belongs elsewhere",
+                    s.record().lane,
+                    s.record().slot
+                ),
+            )),
             Ok(s) => match SlotMeta::of(s.record(), &s.digest().to_string()) {
                 Some(m) => metas.push(m),
                 None => unreadable.push(((*path).to_owned(), "slot is not a time".to_owned())),

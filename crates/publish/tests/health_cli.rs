@@ -301,3 +301,112 @@ fn a_ledger_beside_local_is_refused_not_ignored() {
         "{err}"
     );
 }
+
+#[test]
+fn records_of_history_that_do_not_verify_are_listed_not_dropped() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join(".benchops");
+    swept(&dir);
+    let repo = dir.join("history.git");
+    let listed = Command::new("git")
+        .arg("-C")
+        .arg(&repo)
+        .args([
+            "ls-tree",
+            "-r",
+            "--name-only",
+            "benchmark-history",
+            "results/",
+        ])
+        .output()
+        .expect("git ls-tree");
+    let paths: Vec<String> = text(&listed.stdout)
+        .lines()
+        .filter(|p| p.ends_with(".json"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(paths.len(), 5, "{paths:?}");
+    let healthy = health(&dir, &["--now", "2026-11-30T06:00:00Z", "--json"]);
+    let r: Value = serde_json::from_slice(&healthy.stdout).expect("json");
+    assert_eq!(r["unreadable"], json!([]));
+
+    // One record's bytes truncated, another replaced by a valid record of
+    // another slot (which verifies, but not against the digest in its name).
+    let last = paths.iter().find(|p| p.contains("20261130")).expect("30th");
+    let prior = paths.iter().find(|p| p.contains("20261129")).expect("29th");
+    commit_file(&repo, last, b"{\"schema\":\"benchmark-result/v2\"");
+    let elsewhere = clean("nightly", "2026-11-20T01:00:00Z");
+    commit_file(&repo, prior, elsewhere.bytes());
+    // And that record under its own digest, but at a slot not its own.
+    let misplaced = format!(
+        "results/nightly/2026/11/20261128T020000Z--{}",
+        elsewhere.file_name()
+    );
+    commit_file(&repo, &misplaced, elsewhere.bytes());
+
+    let out = health(&dir, &["--now", "2026-11-30T06:00:00Z", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let unreadable = r["unreadable"].as_array().expect("unreadable listed");
+    assert_eq!(unreadable.len(), 3, "{unreadable:?}");
+    let why = |path: &str| -> String {
+        unreadable
+            .iter()
+            .find(|u| u[0] == path)
+            .and_then(|u| u[1].as_str())
+            .unwrap_or_else(|| panic!("{path} not listed: {unreadable:?}"))
+            .to_owned()
+    };
+    assert!(
+        why(last).starts_with("not a valid record: "),
+        "{}",
+        why(last)
+    );
+    assert!(
+        why(prior).starts_with("not a valid record: "),
+        "{}",
+        why(prior)
+    );
+    assert!(why(prior).contains("digest"), "{}", why(prior));
+    assert_eq!(
+        why(&misplaced),
+        "holds a record of lane nightly slot 2026-11-20T01:00:00Z, which belongs elsewhere"
+    );
+    // The three records left are the lane's figures; none is made up.
+    let nightly = &r["lanes"][1];
+    assert_eq!(nightly["durations"].as_array().expect("durations").len(), 3);
+    assert_eq!(nightly["watchdog"]["last_on_time"], "2026-11-28T01:00:00Z");
+
+    let t = text(&health(&dir, &["--now", "2026-11-30T06:00:00Z"]).stdout);
+    assert!(
+        t.contains(&format!("unreadable record {last}: not a valid record")),
+        "{t}"
+    );
+    let m = text(&health(&dir, &["--now", "2026-11-30T06:00:00Z", "--markdown"]).stdout);
+    assert!(
+        m.contains("**3 record(s) of history could not be read**"),
+        "{m}"
+    );
+
+    // The watchdog reads the lookback's records by the same rule.
+    let w = Command::new(env!("CARGO_BIN_EXE_benchops-publish"))
+        .arg("watchdog")
+        .arg("--local")
+        .arg(&dir)
+        .arg("--manifest")
+        .arg(dir.join("schedule.toml"))
+        .args(["--now", "2026-11-30T06:00:00Z", "--json"])
+        .output()
+        .expect("runs");
+    assert_eq!(w.status.code(), Some(1), "{}", text(&w.stderr));
+    let w: Value = serde_json::from_slice(&w.stdout).expect("json");
+    let listed: Vec<&str> = w["unreadable"]
+        .as_array()
+        .expect("unreadable")
+        .iter()
+        .map(|u| u[0].as_str().expect("path"))
+        .collect();
+    for path in [last.as_str(), prior.as_str(), misplaced.as_str()] {
+        assert!(listed.contains(&path), "{path} not in {listed:?}");
+    }
+}
