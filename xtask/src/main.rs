@@ -37,6 +37,7 @@ mod selfbench;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
@@ -74,65 +75,112 @@ fn main() -> Result<()> {
     }
 }
 
+/// Each step of `ci` with its wall time, printed as one table at the end
+/// (and as far as it got when a step fails), so a CI log says where its
+/// minutes went.
+struct Steps {
+    started: Instant,
+    done: Vec<(&'static str, Duration)>,
+}
+
+impl Steps {
+    fn new() -> Self {
+        Steps {
+            started: Instant::now(),
+            done: Vec::new(),
+        }
+    }
+
+    fn step(&mut self, name: &'static str, f: impl FnOnce() -> Result<()>) -> Result<()> {
+        let t = Instant::now();
+        let result = f();
+        self.done.push((name, t.elapsed()));
+        if result.is_err() {
+            self.print("stopped");
+        }
+        result
+    }
+
+    fn print(&self, how: &str) {
+        eprintln!(
+            "xtask: ci {how} after {:.0} s:",
+            self.started.elapsed().as_secs_f64()
+        );
+        for (name, d) in &self.done {
+            eprintln!("xtask:   {name:<12} {:>6.1} s", d.as_secs_f64());
+        }
+    }
+}
+
 fn ci() -> Result<()> {
-    run("cargo", &["fmt", "--all", "--check"], &[])?;
-    slurm_up()?;
-    run(
-        "cargo",
-        &[
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--locked",
-            "--",
-            "-D",
-            "warnings",
-        ],
-        &[],
-    )?;
-    if has_nextest() {
+    let mut steps = Steps::new();
+    steps.step("fmt", || run("cargo", &["fmt", "--all", "--check"], &[]))?;
+    steps.step("slurm", slurm_up)?;
+    steps.step("clippy", || {
         run(
             "cargo",
             &[
-                "nextest",
-                "run",
+                "clippy",
                 "--workspace",
+                "--all-targets",
                 "--locked",
-                "--no-fail-fast",
+                "--",
+                "-D",
+                "warnings",
             ],
             &[],
-        )?;
-    } else {
-        eprintln!("xtask: cargo-nextest not found, using cargo test");
-        run(
-            "cargo",
-            &["test", "--workspace", "--locked", "--no-fail-fast"],
-            &[],
-        )?;
-    }
+        )
+    })?;
+    steps.step("tests", || {
+        if has_nextest() {
+            run(
+                "cargo",
+                &[
+                    "nextest",
+                    "run",
+                    "--workspace",
+                    "--locked",
+                    "--no-fail-fast",
+                ],
+                &[],
+            )
+        } else {
+            eprintln!("xtask: cargo-nextest not found, using cargo test");
+            run(
+                "cargo",
+                &["test", "--workspace", "--locked", "--no-fail-fast"],
+                &[],
+            )
+        }
+    })?;
     // Doctests are not run by nextest.
     // The Python crate is an extension module only: no doctests to run.
-    run(
-        "cargo",
-        &[
-            "test",
-            "--workspace",
-            "--exclude",
-            "benchops-python",
-            "--locked",
-            "--doc",
-        ],
-        &[],
-    )?;
+    steps.step("doctests", || {
+        run(
+            "cargo",
+            &[
+                "test",
+                "--workspace",
+                "--exclude",
+                "benchops-python",
+                "--locked",
+                "--doc",
+            ],
+            &[],
+        )
+    })?;
     // The whole selfbench flow at tiny sizes: lane run, baseline,
     // comparison, publication and health, from the suite's binaries.
-    selfbench::ci()?;
-    python::check()?;
-    run(
-        "cargo",
-        &["doc", "--workspace", "--no-deps", "--locked"],
-        &[("RUSTDOCFLAGS", "-D warnings")],
-    )?;
+    steps.step("selfbench", selfbench::ci)?;
+    steps.step("python", python::check)?;
+    steps.step("rustdoc", || {
+        run(
+            "cargo",
+            &["doc", "--workspace", "--no-deps", "--locked"],
+            &[("RUSTDOCFLAGS", "-D warnings")],
+        )
+    })?;
+    steps.print("passed");
     eprintln!("xtask: ci passed");
     Ok(())
 }
