@@ -5,7 +5,7 @@
 
 use std::io::Read;
 use std::os::unix::process::CommandExt as _;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -21,6 +21,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
 /// The most a tool may print on standard output (64 MiB: about a million
 /// task rows).
 pub const MAX_STDOUT: u64 = 64 << 20;
+
+/// How long a killed tool is given to be reaped.
+const REAP_WAIT: Duration = Duration::from_secs(5);
 
 /// The most of a tool's standard error that is kept (the rest is read and
 /// dropped).
@@ -68,8 +71,8 @@ fn read_bounded(mut r: impl Read, limit: u64) -> Captured {
     }
 }
 
-fn kill_group(child: &Child) {
-    if let Ok(id) = i32::try_from(child.id()) {
+fn kill_group(group: u32) {
+    if let Ok(id) = i32::try_from(group) {
         let _ = killpg(Pid::from_raw(id), Signal::SIGKILL);
     }
 }
@@ -108,27 +111,29 @@ pub fn run(
         tool: program.into(),
         after: opts.timeout,
     };
-    let mut pause = Duration::from_millis(1);
-    let status = loop {
-        match proc.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() >= deadline => {
-                kill_group(&proc);
-                let _ = proc.wait();
-                return Err(timed_out());
-            }
-            Ok(None) => {
-                std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
-                pause = (pause * 2).min(Duration::from_millis(20));
-            }
-            Err(source) => {
-                kill_group(&proc);
-                let _ = proc.wait();
-                return Err(SlurmError::Start {
-                    tool: program.into(),
-                    source,
-                });
-            }
+    // A thread waits for the exit, so the answer is taken the moment the
+    // tool ends rather than at the next poll (polling with a growing pause
+    // added up to 20 ms to every call).
+    let group = proc.id();
+    let (tx_exit, rx_exit) = mpsc::channel();
+    std::thread::spawn(move || tx_exit.send(proc.wait()));
+    let status = match rx_exit.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        Ok(Ok(status)) => status,
+        Ok(Err(source)) => {
+            kill_group(group);
+            return Err(SlurmError::Start {
+                tool: program.into(),
+                source,
+            });
+        }
+        Err(_) => {
+            // Still running (not reaped: the group id is still its own).
+            // Killed, then reaped by the waiter before the error returns,
+            // so a caller that looks at the scheduler next sees what the
+            // tool did, not what it is still doing.
+            kill_group(group);
+            let _ = rx_exit.recv_timeout(REAP_WAIT);
+            return Err(timed_out());
         }
     };
     // The tool has exited; anything it left behind that still holds its
@@ -142,7 +147,7 @@ pub fn run(
                 overflow: false,
             }),
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                kill_group(&proc);
+                kill_group(group);
                 Err(timed_out())
             }
         }
