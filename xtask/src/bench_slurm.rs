@@ -3,8 +3,8 @@
 //! side by side with submitit in the same run.
 //!
 //! 1. **Submit**: 7 whole-process `bench submit --backend slurm` calls of
-//!    CHILDREN trivial children (default 1,000); all but the last array are
-//!    cancelled at once.
+//!    CHILDREN trivial children (default 1,000; 3 calls above 10,000); all
+//!    but the last submission are cancelled at once.
 //! 2. **Refresh while it runs**: 7 `bench status --json` right after, with
 //!    the scheduler calls' own time taken apart.
 //! 3. **Refresh of a frozen array, against submitit**: the array is held
@@ -13,10 +13,14 @@
 //!    process and one fresh Python process doing what submitit does to
 //!    learn the states of a `map_array` (a `SlurmJob` per task, then each
 //!    `state`: one `sacct` call), on the same tasks; the medians and their
-//!    ratio. submitit 1.5.4 (pinned in `crates/python/requirements-tools.txt`)
-//!    runs from its own virtual environment. Looking at benchops's own
-//!    array keeps the cluster free of the Python tasks submitit would run,
-//!    which on two cores would load the very machine being measured.
+//!    ratio. submitit 1.5.4 (pinned in
+//!    `crates/python/requirements-tools.txt`) runs from its own virtual
+//!    environment. Looking at benchops's own array keeps the cluster free
+//!    of the Python tasks submitit would run, which on two cores would load
+//!    the very machine being measured.
+//! 4. **Past the cluster's `MaxArraySize`**: submitit's own `map_array` of
+//!    as many jobs, beside the arrays benchops split the work into (run
+//!    only there, where the cluster is expected to refuse it).
 
 use std::path::Path;
 use std::process::Command;
@@ -97,11 +101,25 @@ pub fn main(children: u64) -> Result<()> {
             .args(args)
             .output()?)
     };
+    // Above 10,000 children, 3 submissions: each leaves its cancelled
+    // tasks in the controller for `MinJobAge`, and seven arrays of 25,000
+    // tasks on a 2-CPU controller slow `sbatch` past its timeout.
+    let submits = if children > 10_000 { 3 } else { 7 };
     let mut submit_s = Vec::new();
     let mut digest = String::new();
-    for n in 0..7 {
+    for n in 0..submits {
         let t = Instant::now();
-        let out = cli(&["bench", "submit", &intent_s, "--backend", "slurm"])?;
+        // A controller still recording the last cancelled array can hold
+        // `sbatch` past the default 20 s: a slow sample, not a failure.
+        let out = cli(&[
+            "bench",
+            "submit",
+            &intent_s,
+            "--backend",
+            "slurm",
+            "--scheduler-timeout",
+            "180",
+        ])?;
         submit_s.push(t.elapsed().as_secs_f64());
         if !out.status.success() {
             bail!("submit failed: {}", String::from_utf8_lossy(&out.stderr));
@@ -109,8 +127,10 @@ pub fn main(children: u64) -> Result<()> {
         eprintln!("xtask: {}", String::from_utf8_lossy(&out.stderr).trim());
         digest = String::from_utf8_lossy(&out.stdout).trim().to_owned();
         // Keep the last array for the refresh benchmarks; cancel the others.
-        if n < 6 {
+        if n + 1 < submits {
+            let ids = array_ids(&state)?;
             let _ = cli(&["bench", "cancel", &digest]);
+            drained(&ids, Duration::from_secs(180));
         }
     }
     let look = |runs: usize| -> Result<(Vec<f64>, Vec<f64>, u64, serde_json::Value)> {
@@ -132,7 +152,7 @@ pub fn main(children: u64) -> Result<()> {
     };
     let (live, live_outside, calls, _) = look(7)?;
     println!(
-        "submit {children} children (whole process, 7 runs): median {:.3} s, min {:.3} s",
+        "submit {children} children (whole process, {submits} runs): median {:.3} s, min {:.3} s",
         median(&submit_s),
         min(&submit_s)
     );
@@ -226,6 +246,86 @@ pub fn main(children: u64) -> Result<()> {
         min(&theirs),
         mo / mt
     );
+    if let Some(limit) = max_array_size()
+        && children > limit
+    {
+        over_limit(&python, &scratch, children, limit, arrays.len())?;
+    }
     let _ = std::fs::remove_dir_all(&scratch);
+    Ok(())
+}
+
+/// Waits, untimed, until the controller lists none of the cancelled
+/// arrays `ids` (`ID:TASKS`) or `limit` passes: cancelling arrays of many
+/// thousand pending tasks keeps a 2-CPU controller busy long enough to
+/// slow the next submission past `sbatch`'s timeout.
+fn drained(ids: &[String], limit: Duration) {
+    let jobs: Vec<&str> = ids.iter().filter_map(|a| a.split(':').next()).collect();
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        let listed = Command::new("squeue")
+            .args(["-h", "-o", "%i", "-j"])
+            .arg(jobs.join(","))
+            .output();
+        match listed {
+            Ok(o) if o.stdout.iter().all(u8::is_ascii_whitespace) => return,
+            Ok(_) => std::thread::sleep(Duration::from_millis(500)),
+            Err(_) => return,
+        }
+    }
+    eprintln!(
+        "xtask: cancelled arrays {} still listed after {limit:?}",
+        jobs.join(",")
+    );
+}
+
+/// The cluster's `MaxArraySize` (`scontrol show config`): an array's task
+/// ids run from 0 to one less.
+fn max_array_size() -> Option<u64> {
+    let out = Command::new("scontrol")
+        .args(["show", "config"])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout).lines().find_map(|l| {
+        let (k, v) = l.split_once('=')?;
+        (k.trim() == "MaxArraySize").then(|| v.trim().parse().ok())?
+    })
+}
+
+/// Past the cluster's `MaxArraySize`: what submitit's `map_array` does
+/// with the same number of jobs, beside the arrays benchops split them
+/// into.
+fn over_limit(
+    python: &Path,
+    scratch: &Path,
+    children: u64,
+    limit: u64,
+    arrays: usize,
+) -> Result<()> {
+    let script = Path::new("crates/python/bench/submitit_over_limit.py")
+        .canonicalize()
+        .context("crates/python/bench/submitit_over_limit.py")?;
+    let o = Command::new(python)
+        .arg(&script)
+        .arg(scratch.join("submitit-over-limit"))
+        .arg(children.to_string())
+        .output()?;
+    if !o.status.success() {
+        bail!(
+            "submitit over the limit: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).context("submitit_over_limit.py printed no JSON")?;
+    let verdict = if v["submitted"].as_bool() == Some(true) {
+        "submitted (and cancelled at once)".to_owned()
+    } else {
+        format!("refused: {}", v["error"].as_str().unwrap_or("no message"))
+    };
+    println!(
+        "over MaxArraySize {limit}: benchops submitted {children} children as {arrays} arrays; submitit map_array of {children} jobs {verdict} (after {:.3} s)",
+        v["seconds"].as_f64().unwrap_or(f64::NAN)
+    );
     Ok(())
 }
