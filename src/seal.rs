@@ -300,6 +300,26 @@ pub fn verify(bytes: &[u8], expected: Option<&Sha256Digest>) -> Result<SealedRec
     verify_reported(bytes, expected)
 }
 
+/// [`verify`] of bytes the caller owns: a valid record keeps `bytes` as
+/// its canonical bytes instead of a copy (reading history back verifies
+/// hundreds of megabytes this way).
+pub fn verify_owned(
+    bytes: Vec<u8>,
+    expected: Option<&Sha256Digest>,
+) -> Result<SealedRecord, VerifyError> {
+    if let Some(record) = crate::onepass::decode(&bytes) {
+        let digest = Sha256Digest::of(&bytes);
+        if expected.is_none_or(|e| *e == digest) && semantic_issues(&record).is_empty() {
+            return Ok(SealedRecord {
+                bytes,
+                digest,
+                record,
+            });
+        }
+    }
+    verify_reported(&bytes, expected)
+}
+
 /// [`verify`] without the one pass: the streaming scan, `jsonschema`, the
 /// typed decoder and the semantic checks, reporting every problem found.
 /// Its verdict is the reference the one pass is tested against.

@@ -9,7 +9,7 @@
 use benchops::jcs;
 use benchops::record::ResultRecord;
 use benchops::schema::Contract;
-use benchops::seal::{semantic_issues, verify, verify_reported};
+use benchops::seal::{semantic_issues, verify, verify_owned, verify_reported};
 use benchops::stats::SplitMix64;
 use serde_json::{Value, json};
 
@@ -58,6 +58,14 @@ fn agree(bytes: &[u8], what: &str, tally: &mut Tally) {
         verify(bytes, None),
         verify_reported(bytes, None),
         "{what}: verify and verify_reported differ\n{}",
+        shown()
+    );
+    // `verify_owned` (how history is read back) is `verify` on a buffer it
+    // may keep.
+    assert_eq!(
+        verify_owned(bytes.to_vec(), None),
+        verify(bytes, None),
+        "{what}: verify_owned and verify differ\n{}",
         shown()
     );
     if fast.is_some() {

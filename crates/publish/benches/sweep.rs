@@ -19,6 +19,12 @@
 //! under the target directory (`bench-fixtures/sweep/`); each measured run
 //! sweeps a copy. One timed run per size and mode, on one monotonic clock;
 //! the figures go to standard output, with a summary table at the end.
+//! The process allocates with mimalloc, as `benchops-publish` does, so the
+//! figures are the binary's, not the system allocator's.
+
+// The allocator of the `benchops-publish` binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -197,6 +203,11 @@ fn local(n_old: i64, new: &[SealedRecord]) -> Row {
         report.new_records(),
         sweep.as_secs_f64(),
         report.history_records
+    );
+    let p = &report.seconds;
+    println!(
+        "local:   validate {:.3} s, persist {:.3} s, read history {:.3} s, reconcile {:.3} s, report {:.3} s",
+        p.validate, p.persist, p.read_history, p.reconcile, p.report
     );
     let m = benchops_publish::sweep::load_manifest(&manifest).expect("manifest");
     let now = jiff::Timestamp::from_second(FIRST_SLOT + (n_old + 1 + new.len() as i64) * 3600)

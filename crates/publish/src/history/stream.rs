@@ -15,12 +15,16 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, mpsc};
 
 use benchops::Sha256Digest;
-use benchops::seal::{SealedRecord, VerifyError, verify};
+use benchops::seal::{SealedRecord, VerifyError, verify_owned};
 
 use super::HistoryError;
 
 /// Blobs per batch handed to a verifier.
 const BATCH: usize = 256;
+
+/// The most of a blob's announced size allocated before its bytes arrive
+/// (a larger blob grows as it is read, so a wrong size cannot balloon).
+const MAX_PREALLOC: usize = 1 << 20;
 
 /// The most verifier threads.
 const MAX_VERIFIERS: usize = 8;
@@ -109,9 +113,9 @@ pub(crate) fn read_verified(
                     };
                     let Ok((start, blobs)) = next else { return };
                     let out: Verdicts = blobs
-                        .iter()
+                        .into_iter()
                         .zip(&items[start..])
-                        .map(|(b, (_, digest))| verify(b, *digest))
+                        .map(|(b, (_, digest))| verify_owned(b, *digest))
                         .collect();
                     if done.send((start, out)).is_err() {
                         return;
@@ -148,13 +152,20 @@ pub(crate) fn read_verified(
                 failure = Some(unexpected(line.trim_end().chars().take(200).collect()));
                 break;
             };
-            let mut body = vec![0; size + 1];
-            if let Err(e) = reader.read_exact(&mut body) {
-                failure = Some(match e.kind() {
-                    io::ErrorKind::UnexpectedEof => unexpected("a truncated blob".to_owned()),
-                    _ => spawn_err(e),
-                });
-                break;
+            // Read into spare capacity (no zero-fill first): the body and
+            // its newline. The verifier keeps this very buffer in the
+            // record it returns, so each blob is copied once, from the pipe.
+            let mut body = Vec::with_capacity(size.min(MAX_PREALLOC) + 1);
+            match (&mut reader).take(size as u64 + 1).read_to_end(&mut body) {
+                Ok(n) if n == size + 1 => {}
+                Ok(_) => {
+                    failure = Some(unexpected("a truncated blob".to_owned()));
+                    break;
+                }
+                Err(e) => {
+                    failure = Some(spawn_err(e));
+                    break;
+                }
             }
             body.pop();
             batch.push(body);

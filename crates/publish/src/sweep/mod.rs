@@ -43,7 +43,7 @@ use std::fmt;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use benchops::fsio;
 use benchops::manifest::{self, BaselinePolicy, Manifest};
@@ -59,7 +59,7 @@ pub use handoff::{HandoffRefReport, HandoffReport, Quarantined, RefHandoff, RefO
 pub use persist::{MAX_ATTEMPTS, ReceiptBuilder};
 pub use ports::{Advance, HistoryStore, IssueTracker, LabelNeed, Listing, TipIndex};
 pub use report::{
-    ForeignIssue, LaneHealth, LatestRecord, RequestSummary, SweepReport, render_note,
+    ForeignIssue, LaneHealth, LatestRecord, PhaseSeconds, RequestSummary, SweepReport, render_note,
     render_summary,
 };
 
@@ -200,6 +200,12 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
     tracker: &mut T,
 ) -> Result<SweepReport, SweepError> {
     let mut progress = Progress::default();
+    let mut seconds = PhaseSeconds::default();
+    let mut phase = Instant::now();
+    let mut lap = |into: &mut f64| {
+        *into = phase.elapsed().as_secs_f64();
+        phase = Instant::now();
+    };
     let started_at = inputs.clock.now();
     let manifest = &inputs.manifest;
 
@@ -216,6 +222,7 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
     };
     progress.validated = handoffs.len();
     progress.quarantined = handoffs.iter().filter(|h| !h.valid()).count();
+    lap(&mut seconds.validate);
 
     let finished_at = inputs.clock.now();
     let mut builder = ReceiptBuilder::new(&started_at, &finished_at, &inputs.trigger);
@@ -267,6 +274,7 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
         &mut valid,
         &signatures,
         &mut progress,
+        &mut seconds,
     )
     .await;
     let ended = store.end().await;
@@ -286,6 +294,10 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
             ));
         }
     };
+
+    // The persist phase timed its read-back of history itself.
+    lap(&mut seconds.persist);
+    seconds.persist -= seconds.read_history;
 
     // Consumed directory handoffs: their records are in history now.
     let consumed = match &inputs.handoff_dir {
@@ -325,8 +337,12 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
         (Err(e), _) | (Ok(_), Err(e)) => return Err(rec_fail(e, &progress)),
     };
 
+    lap(&mut seconds.reconcile);
+
     // 4. Report.
     let watchdog = report::watchdog(manifest, &history, &finished_at);
+    let health = report::health(manifest, &history);
+    lap(&mut seconds.report);
     Ok(SweepReport {
         target: inputs.target.clone(),
         history: store.describe(),
@@ -354,10 +370,11 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
         replans: outcome.replans,
         notes: outcome.notes,
         foreign_issues: outcome.foreign,
-        health: report::health(manifest, &history),
+        health,
         watchdog,
         tokens: progress.tokens.clone(),
         requests: (inputs.request_summary)(),
+        seconds,
     })
 }
 
@@ -377,6 +394,7 @@ async fn persist_phase<S: HistoryStore>(
     valid: &mut Vec<SealedRecord>,
     signatures: &handoff::Signatures,
     progress: &mut Progress,
+    seconds: &mut PhaseSeconds,
 ) -> Result<PersistDone, (Phase, StepError, Option<Receipt>)> {
     // Reading the store's own handoffs is part of validating them.
     let fail = |e| (Phase::Persist, e, None);
@@ -453,9 +471,11 @@ async fn persist_phase<S: HistoryStore>(
     progress.refs_deleted = refs.iter().filter(|r| r.outcome.is_gone()).count();
 
     // Read history back at the tip the persist left.
+    let reading = Instant::now();
     let history = persist::read_history(store, &landed.tip, &landed.known)
         .await
         .map_err(|e| (Phase::Persist, e, Some(landed.receipt.clone())))?;
+    seconds.read_history = reading.elapsed().as_secs_f64();
     Ok((refs, landed, history))
 }
 

@@ -153,6 +153,32 @@ pub struct RequestSummary {
     pub rate_limit_remaining: Option<u64>,
 }
 
+/// Where a sweep's time went, phase by phase, in seconds on one monotonic
+/// clock (`std::time::Instant`). The phases run one after the other; setup
+/// before them (a lock, opening the store) is not counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PhaseSeconds {
+    /// Validating the handoff directory (and quarantining).
+    pub validate: f64,
+    /// The store's handoffs, the persist (commit and ref), and the consumed
+    /// store handoffs.
+    pub persist: f64,
+    /// Reading all of history back at the new tip, every record verified.
+    pub read_history: f64,
+    /// Moving consumed directory handoffs, and the reconcile against the
+    /// issues (listing, planning, writing).
+    pub reconcile: f64,
+    /// The watchdog and the per-lane health of the report.
+    pub report: f64,
+}
+
+impl PhaseSeconds {
+    /// The sum of the phases.
+    pub fn total(&self) -> f64 {
+        self.validate + self.persist + self.read_history + self.reconcile + self.report
+    }
+}
+
 /// Everything a sweep did, in either mode.
 #[derive(Debug, Clone, Default)]
 pub struct SweepReport {
@@ -220,6 +246,8 @@ pub struct SweepReport {
     pub tokens: Vec<PhaseToken>,
     /// Request totals.
     pub requests: RequestSummary,
+    /// Where the time went.
+    pub seconds: PhaseSeconds,
 }
 
 impl SweepReport {
@@ -622,6 +650,18 @@ pub fn render_summary(r: &SweepReport) -> String {
         q.pacing_waited_ms,
         q.rate_limit_remaining
             .map_or_else(|| "unknown".to_owned(), |n| n.to_string())
+    );
+    let t = &r.seconds;
+    let _ = writeln!(
+        s,
+        "took {:.2} s: validate {:.2} s, persist {:.2} s, read history {:.2} s ({} records), reconcile {:.2} s, report {:.2} s",
+        t.total(),
+        t.validate,
+        t.persist,
+        t.read_history,
+        r.history_records,
+        t.reconcile,
+        t.report
     );
     s
 }
