@@ -5,15 +5,17 @@
 //!   denied, the test suite (nextest when installed), the selfbench smoke
 //!   run (`selfbench --quick --debug --fresh` in the target directory,
 //!   with the debug binaries the suite built), the Python package
-//!   (`python`), and docs with warnings denied.
+//!   (`python`), and docs with warnings denied; each step's wall time is
+//!   printed at the end (or where it stopped).
 //! - `python`: the Python package's wheel, installed into a fresh virtual
 //!   environment, checked by mypy and its pytest suite (see `python.rs`).
 //! - `bench-python`: fresh Python processes submitting to Slurm with
 //!   `benchops` against submitit's `map_array`, side by side.
 //! - `bench`: the criterion benchmarks in release mode.
-//! - `bench-slurm`: whole-process wall time of `bench submit --backend
-//!   slurm` and `bench status` for 1,000 children on the local cluster,
-//!   with the count of scheduler calls.
+//! - `bench-slurm [CHILDREN]`: whole-process wall time of `bench submit
+//!   --backend slurm` and `bench status` on the local cluster (default
+//!   1,000 children), with the scheduler calls, and the refresh side by
+//!   side with submitit's on the same held array (see `bench_slurm.rs`).
 //! - `pipeline`: the local pipeline on the embedded default, ending in a
 //!   lane run with a confirmed drift published to a local history and
 //!   issue ledger, then its fix and the issue's close (see `pipeline.rs`).
