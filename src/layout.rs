@@ -107,6 +107,13 @@ impl RecordEntry {
     pub fn places(&self, lane: &LaneName, slot: &str) -> bool {
         *lane == self.lane && Utc::parse(slot).is_ok_and(|t| t.compact() == self.slot)
     }
+
+    /// Why a record of `lane` at `slot` does not belong at this path, or
+    /// `None` when it does: the reason every reader of history gives.
+    pub fn misplaced(&self, lane: &LaneName, slot: &str) -> Option<String> {
+        (!self.places(lane, slot))
+            .then(|| format!("holds a record of lane {lane} slot {slot}, which belongs elsewhere"))
+    }
 }
 
 impl std::fmt::Display for RecordEntry {

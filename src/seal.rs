@@ -285,19 +285,14 @@ fn lossy_integers(value: &Value) -> Vec<VerifyIssue> {
 /// within a small multiple of `bytes.len()` on both paths: neither builds a
 /// tree of the whole document.
 pub fn verify(bytes: &[u8], expected: Option<&Sha256Digest>) -> Result<SealedRecord, VerifyError> {
-    // The one pass proves valid records valid; whatever it cannot vouch
-    // for is decided, and every problem named, by the reporting path.
-    if let Some(record) = crate::onepass::decode(bytes) {
-        let digest = Sha256Digest::of(bytes);
-        if expected.is_none_or(|e| *e == digest) && semantic_issues(&record).is_empty() {
-            return Ok(SealedRecord {
-                bytes: bytes.to_vec(),
-                digest,
-                record,
-            });
-        }
+    match proven(bytes, expected) {
+        Some((record, digest)) => Ok(SealedRecord {
+            bytes: bytes.to_vec(),
+            digest,
+            record,
+        }),
+        None => verify_reported(bytes, expected),
     }
-    verify_reported(bytes, expected)
 }
 
 /// [`verify`] of bytes the caller owns: a valid record keeps `bytes` as
@@ -307,17 +302,23 @@ pub fn verify_owned(
     bytes: Vec<u8>,
     expected: Option<&Sha256Digest>,
 ) -> Result<SealedRecord, VerifyError> {
-    if let Some(record) = crate::onepass::decode(&bytes) {
-        let digest = Sha256Digest::of(&bytes);
-        if expected.is_none_or(|e| *e == digest) && semantic_issues(&record).is_empty() {
-            return Ok(SealedRecord {
-                bytes,
-                digest,
-                record,
-            });
-        }
+    match proven(&bytes, expected) {
+        Some((record, digest)) => Ok(SealedRecord {
+            bytes,
+            digest,
+            record,
+        }),
+        None => verify_reported(&bytes, expected),
     }
-    verify_reported(&bytes, expected)
+}
+
+/// The record and digest when the one pass proves `bytes` valid (with the
+/// expected digest and no semantic issue); `None`: the reporting path decides.
+fn proven(bytes: &[u8], expected: Option<&Sha256Digest>) -> Option<(ResultRecord, Sha256Digest)> {
+    let record = crate::onepass::decode(bytes)?;
+    let digest = Sha256Digest::of(bytes);
+    (expected.is_none_or(|e| *e == digest) && semantic_issues(&record).is_empty())
+        .then_some((record, digest))
 }
 
 /// [`verify`] without the one pass: the streaming scan, `jsonschema`, the

@@ -315,15 +315,10 @@ pub fn health_local(
     let mut unreadable = Vec::new();
     for ((path, _, entry), verdict) in entries.iter().zip(verdicts) {
         match verdict {
-            Ok(s) if entry.places(&s.record().lane, &s.record().slot) => records.push(s),
-            Ok(s) => unreadable.push((
-                (*path).clone(),
-                format!(
-                    "holds a record of lane {} slot {}, which belongs elsewhere",
-                    s.record().lane,
-                    s.record().slot
-                ),
-            )),
+            Ok(s) => match entry.misplaced(&s.record().lane, &s.record().slot) {
+                None => records.push(s),
+                Some(why) => unreadable.push(((*path).clone(), why)),
+            },
             Err(e) => unreadable.push(((*path).clone(), format!("not a valid record: {e}"))),
         }
     }

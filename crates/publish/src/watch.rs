@@ -129,17 +129,12 @@ pub fn watch_local(
         // Verified against the digest its name carries, and placed at its
         // own lane and slot, as the sweep reads history.
         match benchops::seal::verify(&b, Some(&entry.digest)) {
-            Ok(s) if !entry.places(&s.record().lane, &s.record().slot) => unreadable.push((
-                (*path).to_owned(),
-                format!(
-                    "holds a record of lane {} slot {}, which belongs elsewhere",
-                    s.record().lane,
-                    s.record().slot
-                ),
-            )),
-            Ok(s) => match SlotMeta::of(s.record(), &s.digest().to_string()) {
-                Some(m) => metas.push(m),
-                None => unreadable.push(((*path).to_owned(), "slot is not a time".to_owned())),
+            Ok(s) => match entry.misplaced(&s.record().lane, &s.record().slot) {
+                Some(why) => unreadable.push(((*path).to_owned(), why)),
+                None => match SlotMeta::of(s.record(), &s.digest().to_string()) {
+                    Some(m) => metas.push(m),
+                    None => unreadable.push(((*path).to_owned(), "slot is not a time".to_owned())),
+                },
             },
             Err(e) => unreadable.push(((*path).to_owned(), e.to_string())),
         }

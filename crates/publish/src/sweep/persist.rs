@@ -510,11 +510,8 @@ pub async fn read_history<S: HistoryStore>(
         };
         let sealed = verdict.map_err(|e| corrupt(format!("does not hold a valid record: {e}")))?;
         let r = sealed.record();
-        if !entry.places(&r.lane, &r.slot) {
-            return Err(corrupt(format!(
-                "holds a record of lane {} slot {}, which belongs elsewhere",
-                r.lane, r.slot
-            )));
+        if let Some(why) = entry.misplaced(&r.lane, &r.slot) {
+            return Err(corrupt(why));
         }
         out.push((path, sealed));
     }
