@@ -335,7 +335,7 @@ pub fn missed_run_marker(lane: &str) -> String {
 /// The lane whose missed-run marker stands on a line of `body`, if any.
 pub fn missed_run_lane(body: &str) -> Option<&str> {
     body.lines().find_map(|l| {
-        l.trim_end()
+        crate::reconcile::marker_text(l)
             .strip_prefix("<!-- benchops:missed-run lane=")?
             .strip_suffix(" -->")
             .filter(|lane| LaneName::new(*lane).is_ok())

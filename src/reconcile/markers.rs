@@ -124,13 +124,25 @@ enum Marker {
     Closed(Sha256Digest),
 }
 
+/// A line with the whitespace that editors and the platform leave around it
+/// removed, so that a body saved with CRLF line endings, trailing spaces or
+/// tabs keeps its markers: any spaces, tabs and carriage returns at the end,
+/// and up to three spaces at the start. Four leading spaces or a leading tab
+/// make the line an indented code block in Markdown, shown as text, so such
+/// a line keeps its indent and is never a (hidden) marker.
+pub fn marker_text(line: &str) -> &str {
+    let line = line.trim_end_matches([' ', '\t', '\r']);
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    if indent <= 3 { &line[indent..] } else { line }
+}
+
 /// The marker a line is, if it is exactly one that benchops writes: the
-/// whole line (a trailing `\r` aside) is the marker, in the very form
-/// [`drift_marker`], [`state_marker`], [`evidence_marker`] or
-/// [`closed_marker`] writes it. A drift marker whose key does not parse is
-/// still a drift marker (of no key).
+/// whole line (whitespace around it aside, see [`marker_text`]) is the
+/// marker, in the very form [`drift_marker`], [`state_marker`],
+/// [`evidence_marker`] or [`closed_marker`] writes it. A drift marker whose
+/// key does not parse is still a drift marker (of no key).
 fn marker_line(line: &str) -> Option<Marker> {
-    let line = line.strip_suffix('\r').unwrap_or(line);
+    let line = marker_text(line);
     let inner = line.strip_prefix("<!-- benchops:")?.strip_suffix(" -->")?;
     let (kind, rest) = inner.split_once(' ')?;
     let digest = |name: &str| -> Option<Sha256Digest> {
@@ -505,6 +517,52 @@ mod tests {
     }
 
     #[test]
+    fn markers_survive_the_whitespace_editors_and_the_api_leave() {
+        let d = Sha256Digest::of(b"e");
+        let epoch = Sha256Digest::of(b"s");
+        let lines = [
+            drift_marker(&key("wall_s")),
+            state_marker(&StateMarker {
+                state: IssueState::Open,
+                epoch,
+            }),
+            "text of the issue".to_owned(),
+            String::new(),
+            evidence_marker(&d),
+        ];
+        // Line ending, what an editor leaves at the end of each line, what
+        // it leaves at the start (up to three spaces keep an HTML comment
+        // hidden), and a final newline or none.
+        for eol in ["\n", "\r\n"] {
+            for tail in ["", " ", "  ", "\t", " \t ", "\r"] {
+                for head in ["", " ", "   "] {
+                    for last in ["", eol] {
+                        let body = lines
+                            .iter()
+                            .map(|l| format!("{head}{l}{tail}"))
+                            .collect::<Vec<_>>()
+                            .join(eol)
+                            + last;
+                        let issue =
+                            ActualIssue::from_body(1, "t", &*body, IssueState::Open, None, vec![]);
+                        let shown = format!("{body:?}");
+                        assert_eq!(issue.key, Some(key("wall_s")), "{shown}");
+                        assert_eq!(issue.state_marker.map(|m| m.epoch), Some(epoch), "{shown}");
+                        assert_eq!(issue.body_evidence, BTreeSet::from([d]), "{shown}");
+                        let comment = format!("{head}{}{tail}{last}", closed_marker(&epoch));
+                        let issue = issue.with_comments([(1, comment)]);
+                        assert_eq!(issue.closing_comments, BTreeSet::from([epoch]), "{shown}");
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            crate::watchdog::missed_run_lane("<!-- benchops:missed-run lane=nightly --> \t\r\nx"),
+            Some("nightly")
+        );
+    }
+
+    #[test]
     fn markers_count_only_where_benchops_writes_them() {
         let real = Sha256Digest::of(b"real");
         let forged = Sha256Digest::of(b"forged");
@@ -545,7 +603,10 @@ mod tests {
                     ),
                 ),
                 (2, format!("quoted:\n{}", closed_marker(&forged))),
-                (3, format!(" {}", closed_marker(&forged))),
+                // An indented code block (four spaces, or a tab) shows its
+                // text: a marker in it is quoted, not written.
+                (3, format!("    {}", closed_marker(&forged))),
+                (4, format!("\t{}", closed_marker(&forged))),
             ]);
         assert_eq!(issue.key, Some(key("wall_s")));
         assert_eq!(issue.state_marker.map(|m| m.epoch), Some(real));

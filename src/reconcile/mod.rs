@@ -135,7 +135,7 @@ mod trend;
 pub use inert::{BREAK, NAME_CHARS, Place, TEXT_CHARS, inert};
 pub use markers::{
     ActualIssue, Closer, CommentMarker, IssueComment, KeyParseError, StateMarker, closed_marker,
-    drift_marker, evidence_marker, quoted_drift_key, state_marker,
+    drift_marker, evidence_marker, marker_text, quoted_drift_key, state_marker,
 };
 pub use plan::{Action, Note, Plan, reconcile};
 pub use render::{

@@ -443,25 +443,29 @@ fn finish_sweep(swept: Result<SweepReport, SweepError>, receipt_out: Option<&Pat
                 status = ATTENTION;
             }
             if report.invalid_left() > 0 {
+                // Not quarantined means not done: no copy and no `.why.txt`
+                // exist, and the handoff still sits in `sealed/`. The valid
+                // handoffs were persisted and reconciled all the same; the
+                // sweep reports a failure so that it never looks finished.
                 eprintln!(
-                    "error: {} invalid handoff(s) could not be quarantined and were left in place (see their quarantine-failed problem)",
+                    "error: {} invalid handoff(s) could not be quarantined and were left in place (see their quarantine-failed problem); fix the quarantine directory and run the sweep again",
                     report.invalid_left()
                 );
-                status = ATTENTION;
+                status = FAILED;
             }
             let files_left = report.consumed.iter().filter(|c| !c.is_gone()).count();
             if files_left > 0 {
                 eprintln!(
                     "error: {files_left} handoff file(s) whose record is in history could not be moved to .persisted/; the next sweep tries again"
                 );
-                status = ATTENTION;
+                status = status.max(ATTENTION);
             }
             if report.refs_left() > 0 {
                 eprintln!(
                     "error: {} consumed handoff ref(s) could not be deleted; their records are in history and the next sweep deletes them",
                     report.refs_left()
                 );
-                status = ATTENTION;
+                status = status.max(ATTENTION);
             }
             status
         }

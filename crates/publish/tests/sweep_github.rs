@@ -1988,3 +1988,48 @@ async fn a_truncated_tree_listing_is_walked_level_by_level_and_a_level_too_large
         err.cause
     );
 }
+
+#[tokio::test]
+async fn an_issue_body_saved_with_other_whitespace_keeps_its_key() {
+    // What the web editor and the API hand back: CRLF line endings, trailing
+    // spaces or tabs, a final newline or none.
+    let variants: [(&str, &str, bool); 4] = [
+        ("\r\n", "", true),
+        ("\n", "  ", false),
+        ("\r\n", "\t", false),
+        ("\n", " \t", true),
+    ];
+    for (eol, tail, last) in variants {
+        let e = env().await;
+        e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+        assert_eq!(e.sweep().await.opened(), 1);
+        let edit = |e: &Env| {
+            let issue = e.sim.issues(OWNER, NAME).remove(0);
+            let body = issue.body.expect("body");
+            let mut saved = body
+                .lines()
+                .map(|l| format!("{l}{tail}"))
+                .collect::<Vec<_>>()
+                .join(eol);
+            if last {
+                saved.push_str(eol);
+            }
+            assert!(e.sim.set_issue_body_as_user(OWNER, NAME, issue.number, &saved));
+        };
+        edit(&e);
+        e.hand_off(&[&drift("nightly", "2026-12-02T01:00:00Z")]);
+        let report = e.sweep().await;
+        assert_eq!(report.opened(), 0, "{eol:?} {tail:?}: {:?}", report.applied);
+        assert_eq!(e.sim.issues(OWNER, NAME).len(), 1, "{eol:?} {tail:?}");
+
+        edit(&e);
+        e.hand_off(&[
+            &clean("sentinel", "2026-12-02T02:00:00Z"),
+            &clean("nightly", "2026-12-03T01:00:00Z"),
+        ]);
+        assert_eq!(e.sweep().await.closed(), 1, "{eol:?} {tail:?}");
+        let issues = e.sim.issues(OWNER, NAME);
+        assert_eq!(issues.len(), 1);
+        assert_eq!(issues[0].state, "closed");
+    }
+}

@@ -847,3 +847,52 @@ fn coverage_comes_from_the_current_manifest_whatever_manifest_digest_a_record_ca
     assert_eq!(report.closed(), 1, "{:?}", report.applied);
     assert_eq!(e.ledger().issues[0].state, LedgerState::Closed);
 }
+
+/// Every whitespace variant an editor or the platform leaves on the lines of
+/// a body, applied to a body benchops wrote.
+fn rewhitespace(body: &str, variant: usize) -> String {
+    let (eol, tail, last) = [
+        ("\r\n", "", true),
+        ("\n", "  ", true),
+        ("\n", "\t", false),
+        ("\r\n", " \t", false),
+        ("\n", " ", false),
+    ][variant];
+    let mut out = body
+        .lines()
+        .map(|l| format!("{l}{tail}"))
+        .collect::<Vec<_>>()
+        .join(eol);
+    if last {
+        out.push_str(eol);
+    }
+    out
+}
+
+#[test]
+fn an_issue_body_saved_with_other_whitespace_keeps_its_key() {
+    for variant in 0..5 {
+        let e = env();
+        e.hand_off(&[&drift("nightly", "2026-12-01T01:00:00Z")]);
+        assert_eq!(e.sweep().opened(), 1);
+        e.edit_ledger(|l| l.issues[0].body = rewhitespace(&l.issues[0].body, variant));
+
+        // The drift reproduces: the same issue gets the evidence, no second
+        // issue opens for the key.
+        e.hand_off(&[&drift("nightly", "2026-12-02T01:00:00Z")]);
+        let report = e.sweep();
+        assert_eq!(report.opened(), 0, "variant {variant}: {:?}", report.applied);
+        assert_eq!(e.ledger().issues.len(), 1, "variant {variant}");
+
+        // And it clears: the edited issue is the one that closes.
+        e.edit_ledger(|l| l.issues[0].body = rewhitespace(&l.issues[0].body, variant));
+        e.hand_off(&[
+            &clean("sentinel", "2026-12-02T02:00:00Z"),
+            &clean("nightly", "2026-12-03T01:00:00Z"),
+        ]);
+        assert_eq!(e.sweep().closed(), 1, "variant {variant}");
+        let l = e.ledger();
+        assert_eq!(l.issues.len(), 1, "variant {variant}");
+        assert_eq!(l.issues[0].state, LedgerState::Closed, "variant {variant}");
+    }
+}

@@ -850,6 +850,25 @@ impl GitHubSim {
         })
     }
 
+    /// Replaces an issue's body as a person editing it in the web interface
+    /// would (no token, no request log entry): what an editor saves, line
+    /// endings and trailing whitespace included. Returns whether the issue
+    /// exists.
+    pub fn set_issue_body_as_user(&self, owner: &str, repo: &str, number: u64, body: &str) -> bool {
+        self.with(|st| {
+            let now = st.now();
+            let Some(r) = st.repo_mut(owner, repo) else {
+                return false;
+            };
+            let Some(issue) = r.issues.iter_mut().find(|i| i.number == number) else {
+                return false;
+            };
+            issue.body = Some(body.to_owned());
+            issue.updated_at = now;
+            true
+        })
+    }
+
     /// The id of the label `name`, created (grey) with id `fresh` if
     /// missing.
     fn label_id(r: &mut Repo, name: &str, fresh: u64) -> u64 {
