@@ -127,6 +127,24 @@ impl Settings {
         }
     }
 
+    /// The metrics the lane names for comparison (`metrics`, and the keys of
+    /// `per_metric`) that are not among `reported`, the metrics its cases
+    /// report. A name no case reports compares nothing: the lane would see
+    /// no drift at all. Empty when the lane names no metrics (it then
+    /// compares what the cases report).
+    pub fn unreported_metrics<'a>(&'a self, reported: &BTreeSet<&str>) -> Vec<&'a str> {
+        let named = self
+            .metrics
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .chain(self.per_metric.keys().map(String::as_str));
+        let mut out: Vec<&str> = named.filter(|m| !reported.contains(m)).collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// The band settings of `metric`.
     pub fn band_for(&self, metric: &str) -> BandSettings {
         self.per_metric.get(metric).copied().unwrap_or(self.band)
@@ -685,6 +703,20 @@ pub fn check_comparison(r: &ResultRecord, c: &Comparison, push: &mut impl FnMut(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn named_metrics_that_no_case_reports_are_listed_once_in_order() {
+        let mut s = Settings::default();
+        let reported: BTreeSet<&str> = ["t", "wall_s"].into_iter().collect();
+        assert!(
+            s.unreported_metrics(&reported).is_empty(),
+            "no names, no problem"
+        );
+        s.metrics = Some(vec!["tt".into(), "t".into(), "a".into()]);
+        s.per_metric.insert("tt".into(), BandSettings::default());
+        s.per_metric.insert("zz".into(), BandSettings::default());
+        assert_eq!(s.unreported_metrics(&reported), ["a", "tt", "zz"]);
+    }
 
     fn case(s: &str) -> CaseId {
         CaseId::new(s).expect("case id")

@@ -219,6 +219,27 @@ impl Lane {
 }
 
 impl Lane {
+    /// The metrics this lane compares by name that the suite's intents can
+    /// never report, when that can be told from the intents alone: an
+    /// intent without `[metrics] json_lines` reports the built-in metrics
+    /// only ([`crate::analysis::BUILTIN_METRICS`]). `None` when some intent
+    /// reads metrics from its output, whose names only a run shows (`lane
+    /// run` checks them then).
+    pub fn unreportable_metrics(&self, intents: &[&crate::intent::Intent]) -> Option<Vec<String>> {
+        if intents.is_empty() || intents.iter().any(|i| i.metrics.json_lines) {
+            return None;
+        }
+        let reported: BTreeSet<&str> = crate::analysis::BUILTIN_METRICS.into_iter().collect();
+        let settings = self.comparison_settings();
+        Some(
+            settings
+                .unreported_metrics(&reported)
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+        )
+    }
+
     /// Whether the lane covers `case`.
     pub fn covers(&self, case: &str) -> bool {
         self.cases.iter().any(|c| c == "*" || c == case)

@@ -342,6 +342,11 @@ fn run_check_manifest(paths: &[PathBuf]) -> u8 {
                 problems += 1;
             }
         }
+        // The compared metrics against what the suite's intents can report.
+        for line in compared_metric_problems(&manifest, path) {
+            println!("{shown}: {}", validate::escape_text(&line));
+            problems += 1;
+        }
         // The allowed_signers file of [signing] must load as the sweep
         // loads it.
         if let Err(e) = benchops_publish::signatures::SignaturePolicy::load(&manifest, path, || {
@@ -362,6 +367,48 @@ fn run_check_manifest(paths: &[PathBuf]) -> u8 {
         }
     }
     status
+}
+
+/// One problem per lane that compares a metric its suite's intents can never
+/// report. Intents are read relative to the manifest; when one cannot be
+/// read, or reads metrics from its output, the names are left for `lane
+/// run` to check against what the cases report.
+fn compared_metric_problems(manifest: &benchops::manifest::Manifest, path: &Path) -> Vec<String> {
+    let Some(suite) = &manifest.suite else {
+        return Vec::new();
+    };
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut intents = Vec::new();
+    for name in suite {
+        let file = base.join(name);
+        let Ok(text) =
+            benchops::fsio::read_input_text(&file, benchops::fsio::DEFAULT_MAX_INPUT_BYTES)
+        else {
+            return Vec::new();
+        };
+        match benchops::intent::from_toml(&text, name) {
+            Ok(loaded) => intents.push(loaded.intent),
+            Err(_) => return Vec::new(),
+        }
+    }
+    let intents: Vec<&benchops::intent::Intent> = intents.iter().collect();
+    let builtins = benchops::analysis::BUILTIN_METRICS.join(", ");
+    manifest
+        .lanes
+        .iter()
+        .filter_map(|lane| {
+            let missing = lane.unreportable_metrics(&intents)?;
+            (!missing.is_empty()).then(|| {
+                let quoted: Vec<String> =
+                    missing.iter().map(|m| benchops::excerpt::quote(m)).collect();
+                format!(
+                    "lane {}: [lanes.comparison] names {} that no intent of the suite reports (without [metrics] json_lines an intent reports only {builtins}); the lane would compare nothing for it",
+                    lane.name.as_str(),
+                    quoted.join(", ")
+                )
+            })
+        })
+        .collect()
 }
 
 fn run_validate(

@@ -2014,7 +2014,10 @@ async fn an_issue_body_saved_with_other_whitespace_keeps_its_key() {
             if last {
                 saved.push_str(eol);
             }
-            assert!(e.sim.set_issue_body_as_user(OWNER, NAME, issue.number, &saved));
+            assert!(
+                e.sim
+                    .set_issue_body_as_user(OWNER, NAME, issue.number, &saved)
+            );
         };
         edit(&e);
         e.hand_off(&[&drift("nightly", "2026-12-02T01:00:00Z")]);

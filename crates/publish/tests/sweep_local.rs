@@ -881,7 +881,12 @@ fn an_issue_body_saved_with_other_whitespace_keeps_its_key() {
         // issue opens for the key.
         e.hand_off(&[&drift("nightly", "2026-12-02T01:00:00Z")]);
         let report = e.sweep();
-        assert_eq!(report.opened(), 0, "variant {variant}: {:?}", report.applied);
+        assert_eq!(
+            report.opened(),
+            0,
+            "variant {variant}: {:?}",
+            report.applied
+        );
         assert_eq!(e.ledger().issues.len(), 1, "variant {variant}");
 
         // And it clears: the edited issue is the one that closes.

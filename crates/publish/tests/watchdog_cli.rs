@@ -291,3 +291,52 @@ fn check_manifest_names_every_problem_and_its_file() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(text(&missing.stderr).contains("absent.toml"));
 }
+
+#[test]
+fn check_manifest_names_a_compared_metric_the_suite_cannot_report() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let manifest = |metrics: &str| {
+        format!(
+            "schema = \"schedule-manifest/v2\"\nrepository = \"example/widgets\"\nsuite = [\"bench.toml\"]\n\n\
+             [[lanes]]\nname = \"nightly\"\ncron = \"0 1 * * *\"\ntimezone = \"UTC\"\n\
+             completion_window_minutes = 120\ncases = [\"*\"]\nbaseline = \"last-clean\"\n\
+             [lanes.comparison]\nmetrics = {metrics}\n"
+        )
+    };
+    let intent = |json_lines: bool| {
+        format!(
+            "schema = \"benchmark-intent/v1\"\nname = \"w\"\ncommand = [\"true\"]\nrepetitions = 3\n\
+             [metrics]\njson_lines = {json_lines}\n"
+        )
+    };
+    let run = |path: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_benchops-publish"))
+            .arg("check-manifest")
+            .arg(path)
+            .output()
+            .expect("runs")
+    };
+    let path = tmp.path().join("schedule.toml");
+    std::fs::write(tmp.path().join("bench.toml"), intent(false)).expect("intent");
+
+    // Without json_lines the intent reports the built-in metrics only.
+    std::fs::write(&path, manifest("[\"tt\", \"wall_s\"]")).expect("manifest");
+    let out = run(&path);
+    let shown = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert!(
+        shown.contains(
+            "lane nightly: [lanes.comparison] names `tt` that no intent of the suite reports"
+        ) && shown.contains("wall_s, user_s, sys_s, max_rss_bytes")
+            && !shown.contains("valid"),
+        "{shown}"
+    );
+    std::fs::write(&path, manifest("[\"wall_s\"]")).expect("manifest");
+    assert_eq!(run(&path).status.code(), Some(0));
+
+    // With json_lines the names are only known from a run: `lane run`
+    // checks them then.
+    std::fs::write(tmp.path().join("bench.toml"), intent(true)).expect("intent");
+    std::fs::write(&path, manifest("[\"tt\"]")).expect("manifest");
+    assert_eq!(run(&path).status.code(), Some(0));
+}

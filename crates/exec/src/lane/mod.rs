@@ -740,6 +740,7 @@ fn plan_confirmation(
         .map(|k| (k.case.clone(), k.metric.clone()))
         .collect();
     let cases = seal::measured_cases(measured);
+    seal::check_compared_metrics(&settings, exec.lane.as_str(), &cases)?;
     let looks = seal::first_looks(&settings, &cases, baseline.as_ref(), &drifting);
     let rerun = seal::cases_to_rerun(&looks);
     let mut out = Vec::new();
@@ -769,6 +770,11 @@ fn seal_execution(
     confirmed: &[StageResult],
 ) -> Result<SealOutcome, LaneError> {
     let settings = settings_of(state, exec)?;
+    seal::check_compared_metrics(
+        &settings,
+        exec.lane.as_str(),
+        &seal::measured_cases(measured),
+    )?;
     let baseline = baseline_of(state, exec)?;
     let record = seal::build(
         state,

@@ -17,7 +17,7 @@ use crate::bench::Status;
 use crate::result;
 use crate::state::StateDir;
 
-use super::LaneExecution;
+use super::{LaneError, LaneExecution};
 
 /// One finished stage benchmark: its digest, last look and analysis.
 #[derive(Debug, Clone)]
@@ -97,6 +97,36 @@ pub fn first_looks(
         }
     }
     looks
+}
+
+/// Refuses a lane whose comparison names a metric that none of the
+/// measured cases reports (with a non-null sample): such a lane compares
+/// nothing, sees no drift and would propose its baseline. Cases that
+/// reported nothing at all (every run failed) are not evidence either way;
+/// when no case reported anything there is nothing to check.
+pub fn check_compared_metrics(
+    settings: &Settings,
+    lane: &str,
+    cases: &[Case],
+) -> Result<(), LaneError> {
+    let reported: BTreeSet<&str> = cases
+        .iter()
+        .flat_map(|c| &c.metrics)
+        .filter(|m| m.samples.iter().any(Option::is_some))
+        .map(|m| m.name.as_str())
+        .collect();
+    if reported.is_empty() {
+        return Ok(());
+    }
+    let missing = settings.unreported_metrics(&reported);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(LaneError::UnreportedMetric {
+        lane: lane.to_owned(),
+        missing: missing.into_iter().map(str::to_owned).collect(),
+        reported: reported.into_iter().map(str::to_owned).collect(),
+    })
 }
 
 /// The cases some key of which asks for a re-run.

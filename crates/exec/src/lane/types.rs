@@ -217,6 +217,21 @@ pub enum LaneError {
         /// Why.
         reason: String,
     },
+    /// The lane compares a metric that none of its measured cases reports:
+    /// it would compare nothing, so nothing is sealed.
+    #[error(
+        "lane `{lane}` compares {} that no case reports (the cases report {}): with it the lane would see no drift, so no record is sealed; fix the names in the lane's `[lanes.comparison]` `metrics` or `per_metric` in the manifest",
+        names(.missing),
+        names(.reported)
+    )]
+    UnreportedMetric {
+        /// The lane.
+        lane: String,
+        /// The compared metrics no case reports.
+        missing: Vec<String>,
+        /// The metrics the cases report.
+        reported: Vec<String>,
+    },
     /// The lane covers no case of the suite.
     #[error("lane `{0}` covers none of the suite's cases (see its `cases` in the manifest)")]
     NothingCovered(String),
@@ -321,4 +336,15 @@ pub struct Progress {
     /// The sealed record, once sealed (when its file can still be read:
     /// a sweep moves handoffs it persisted to `.persisted/`).
     pub sealed: Option<benchops::seal::SealedRecord>,
+}
+
+/// Metric names for a message, each quoted and escaped: `metric "a"`,
+/// `metrics "a", "b"`, `no metric` for none.
+fn names(list: &[String]) -> String {
+    let shown: Vec<String> = list.iter().map(|m| benchops::excerpt::quote(m)).collect();
+    match shown.len() {
+        0 => "no metric".to_owned(),
+        1 => format!("metric {}", shown[0]),
+        _ => format!("metrics {}", shown.join(", ")),
+    }
 }
