@@ -301,11 +301,14 @@ impl Analysis {
         if self.warmup_runs.total > 0 {
             let _ = writeln!(s, "{}", counts_line("warm-up runs", &self.warmup_runs));
         }
+        // Reasons, names and units come from children's output: printed
+        // through the one terminal escape.
+        let esc = crate::terminal::escape;
         if let Some(n) = &self.note {
-            let _ = writeln!(s, "INCOMPLETE: {n}");
+            let _ = writeln!(s, "INCOMPLETE: {}", esc(n));
         }
         for (reason, n) in &self.failure_reasons {
-            let _ = writeln!(s, "  failed x{n}: {reason}");
+            let _ = writeln!(s, "  failed x{n}: {}", esc(reason));
         }
         let w = self
             .cases
@@ -329,7 +332,7 @@ impl Analysis {
                 let case = if k == 0 { c.case.as_str() } else { "" };
                 let ok = if k == 0 { ok.as_str() } else { "       " };
                 let (med, mad, ci) = summary_cells(m);
-                let name = format!("{} ({})", m.name, m.unit);
+                let name = format!("{} ({})", esc(&m.name), esc(&m.unit));
                 let _ = writeln!(
                     s,
                     "{case:<w$}  {ok}  {name:<24} {med:>12} {mad:>12} {ci:>25}"

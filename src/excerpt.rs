@@ -2,8 +2,9 @@
 //!
 //! A message that names a value shows at most [`MAX_CHARS`] characters of
 //! it; a longer value is cut, marked with `…`, and followed by its full size
-//! (`` `aaaa…` (200000000 bytes) ``). Control characters are escaped, so a
-//! quoted value can never start a new line of output.
+//! (`` `aaaa…` (200000000 bytes) ``). Control, bidirectional and zero-width
+//! characters are escaped by the one rule of [`crate::terminal`], so a
+//! quoted value can never start a new line of output or reorder it.
 
 use std::fmt::{self, Write as _};
 
@@ -92,11 +93,7 @@ fn push_escaped(out: &mut String, text: &str, max: usize) -> bool {
             out.push('…');
             return true;
         }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
+        crate::terminal::push_char(out, c, false);
     }
     false
 }
@@ -117,11 +114,7 @@ impl std::io::Write for Bounded {
                 return Err(std::io::Error::other("excerpt is full"));
             }
             self.room -= 1;
-            if c.is_control() {
-                self.text.extend(c.escape_default());
-            } else {
-                self.text.push(c);
-            }
+            crate::terminal::push_char(&mut self.text, c, false);
         }
         Ok(buf.len())
     }

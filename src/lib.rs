@@ -34,6 +34,7 @@ pub mod schema;
 pub mod seal;
 pub mod spelling;
 pub mod stats;
+pub mod terminal;
 pub mod time;
 pub mod watchdog;
 

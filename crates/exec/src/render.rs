@@ -84,8 +84,8 @@ pub fn status(s: &Status) -> String {
             "  #{:<5} {:<24} {:<40} {}",
             ch.index,
             ch.classified.class.as_str(),
-            ch.case,
-            ch.classified.reason
+            escape_line(&ch.case),
+            escape_line(&ch.classified.reason)
         );
     }
     o
@@ -391,23 +391,11 @@ pub fn lane_verdicts(r: &benchops::seal::SealedRecord) -> String {
     o
 }
 
-/// One line of record text, with control characters escaped and bounded.
+/// One line of record text, at most 200 characters, escaped by the one
+/// terminal rule ([`benchops::terminal`]: control, bidirectional and
+/// zero-width characters).
 pub fn escape_line(s: &str) -> String {
-    let mut o: String = s
-        .chars()
-        .take(200)
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect();
-    if s.chars().count() > 200 {
-        o.push('…');
-    }
-    o
+    benchops::terminal::escape_bounded(s, 200)
 }
 
 /// One line per handed-off record: `accepted <hex> <ref>`, `already-present

@@ -605,3 +605,39 @@ fn plan_json_lists_the_stored_child_digests() {
     );
     assert_eq!(both.status.code(), Some(2));
 }
+
+#[test]
+fn text_from_children_reaches_the_terminal_escaped() {
+    // A metric name and unit with a bidirectional override and a zero-width
+    // space, and a failing case: none of it may reach the terminal as is.
+    let intent = r#"
+schema = "benchmark-intent/v1"
+name = "hostile"
+command = ["sh", "-c", "if [ {mode} = bad ]; then echo 'boom' >&2; exit 3; fi; printf '{\"metric\": \"t\\u202eX\", \"value\": 1, \"unit\": \"s\\u200b\"}\\n'"]
+repetitions = 2
+timeout_s = 30
+
+[metrics]
+json_lines = true
+
+[[parameters]]
+name = "mode"
+values = ["ok", "bad"]
+"#;
+    let (_dir, state, intent) = setup(intent);
+    let digest = submit(&state, &intent, "2");
+    wait_terminal(&state, &digest);
+    for args in [
+        vec!["bench", "analyze", digest.as_str()],
+        vec!["bench", "status", digest.as_str()],
+    ] {
+        let o = exec(&state, &args);
+        let text = String::from_utf8_lossy(&o.stdout);
+        for bad in ['\u{202e}', '\u{200b}', '\u{1b}'] {
+            assert!(!text.contains(bad), "{args:?} printed {bad:?}: {text}");
+        }
+        if args[1] == "analyze" {
+            assert!(text.contains("t\\u{202e}X (s\\u{200b})"), "{text}");
+        }
+    }
+}
