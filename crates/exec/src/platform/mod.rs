@@ -177,24 +177,26 @@ pub fn on_path(bin: &str) -> bool {
 }
 
 /// Why nothing of this run can be measured, if so: the exact skip reason.
+/// An unimplemented protection variant comes first, for every driver, the
+/// fake provider included.
 pub fn readiness(
     opts: &PlatformOptions,
     scenario: &Scenario,
     semantics: &Semantics,
     env: &Env<'_>,
 ) -> Option<String> {
+    if !semantics.implemented.contains(&opts.protection_variant) {
+        return Some(format!(
+            "protection_variant_not_implemented:{}",
+            opts.protection_variant
+        ));
+    }
     let family = Family::of(scenario);
     if opts.driver == Driver::FakeProvider {
         return match family {
             Family::Triage(_) | Family::Fleet(_) => None,
             other => Some(format!("fake_provider_has_no_{}_scenario", other.name())),
         };
-    }
-    if !semantics.implemented.contains(&opts.protection_variant) {
-        return Some(format!(
-            "protection_variant_not_implemented:{}",
-            opts.protection_variant
-        ));
     }
     if opts.platform == "github" {
         if opts.driver == Driver::Cli {
