@@ -44,6 +44,12 @@ operations = ["branch.publish", "integration.open", "integration.mergeable.settl
   "integration.merge.request", "integration.total"]
 
 [[scenarios]]
+name = "branch_fleet_n101"
+requires_remote = true
+operations = ["fleet.seed", "fleet.classify", "fleet.plan", "fleet.apply", "fleet.sync",
+  "fleet.oracle", "fleet.total"]
+
+[[scenarios]]
 name = "branch_fleet_n5"
 requires_remote = true
 operations = ["fleet.seed", "fleet.classify", "fleet.plan", "fleet.apply", "fleet.sync",
@@ -112,6 +118,7 @@ fn options(f: &Fixture, scenario: &str, variant: &str) -> PlatformOptions {
         admitted_output_chars: 20_000,
         lock_wait: Duration::from_secs(5),
         keep_workdirs: false,
+        allow_large_fleet: false,
     }
 }
 
@@ -554,4 +561,96 @@ async fn the_binary_probes_with_the_token_named_by_token_env() {
     let jsonl = std::fs::read_to_string(summary["results"].as_str().expect("path")).expect("rows");
     assert!(!jsonl.contains(&f.token), "the token is never written");
     assert!(jsonl.contains("\"token_env\":\"SUBJECT_TOKEN\""));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_live_platform_fleet_is_refused_without_the_opt_in_and_makes_no_request() {
+    let f = fixture().await;
+    f.sim.clear_requests();
+    let (report, lines) = run(
+        options(&f, "branch_fleet_n101", "protection-none"),
+        &f.token,
+    )
+    .await;
+    assert_eq!(report.verdict, Verdict::AllSkipped, "{:#?}", report.rows);
+    let reason = "branch_fleet_large_live_requires_opt_in:--allow-large-fleet";
+    assert_eq!(report.rows.len(), 7);
+    for r in &report.rows {
+        assert!(r.skipped, "{r:#?}");
+        assert_eq!(r.skip_reason.as_deref(), Some(reason));
+        assert_eq!(r.returncode, None);
+        assert_eq!(r.elapsed_ms, 0.0);
+        assert!(r.api_metrics.is_none() && r.command.is_empty());
+        assert!(!r.semantic_contract_match);
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == &format!("[skip] every row was skipped: {reason}")),
+        "{lines:?}"
+    );
+    assert!(
+        f.sim.requests().is_empty(),
+        "no request at all: {:?}",
+        f.sim.requests().len()
+    );
+    assert!(f.sim.pulls("octo", "bench").is_empty());
+
+    // Opted in, one invocation still never opens more than 1000.
+    let mut opts = options(&f, "branch_fleet_n101", "protection-none");
+    opts.allow_large_fleet = true;
+    opts.runs = 10;
+    let (report, _) = run(opts, &f.token).await;
+    assert_eq!(report.verdict, Verdict::AllSkipped);
+    assert_eq!(report.rows.len(), 70);
+    assert!(report.rows.iter().all(|r| r.skipped
+        && r.skip_reason.as_deref() == Some("branch_fleet_live_ceiling_exceeded:1010>1000")));
+    assert!(f.sim.requests().is_empty());
+
+    // Opted in and under the ceiling, it runs.
+    f.sim.set_mergeable_delay(MergeableDelay::Reads(0));
+    let mut opts = options(&f, "branch_fleet_n101", "protection-none");
+    opts.allow_large_fleet = true;
+    let (report, _) = run(opts, &f.token).await;
+    assert_eq!(report.verdict, Verdict::Ok, "{:#?}", report.rows);
+    assert_eq!(f.sim.pulls("octo", "bench").len(), 101);
+    assert_eq!(
+        row(&report.rows, "fleet.oracle").extra["oracle"]["conflict_detected_count"],
+        30
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_refuses_a_large_live_platform_fleet_with_exit_3_and_no_request() {
+    let f = fixture().await;
+    f.sim.clear_requests();
+    let d: &Path = f.dir.path();
+    let mut c = std::process::Command::new(exec());
+    c.arg("platform")
+        .args(["--driver", "harness-api", "--scenario", "branch_fleet_n101"])
+        .args(["--repo", "octo/bench", "--token-env", "SUBJECT_TOKEN"])
+        .arg("--spec")
+        .arg(d.join("spec.toml"))
+        .arg("--semantics")
+        .arg(d.join("semantics.toml"))
+        .arg("--results")
+        .arg(d.join("gate-results"))
+        .arg("--workdir")
+        .arg(d.join("gate-work"))
+        .arg("--api-url")
+        .arg(f.sim.base_url())
+        .env("SUBJECT_TOKEN", &f.token);
+    let o = tokio::task::spawn_blocking(move || c.output().expect("runs"))
+        .await
+        .expect("joined");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(
+            "[skip] every row was skipped: branch_fleet_large_live_requires_opt_in:--allow-large-fleet"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(f.sim.requests().len(), 0, "no request reached the platform");
+    assert!(f.sim.pulls("octo", "bench").is_empty());
 }

@@ -9,6 +9,10 @@
 //! apply (`fleet.sync`), never copied from the plan: a plan compared with
 //! itself proves nothing. `fleet.seed` is setup: it is reported, and the
 //! total says which operations are the workflow and which are setup.
+//!
+//! A fleet on a live platform opens a pull request per branch, so it is
+//! gated ([`live_gate`]): more than [`LIVE_OPT_IN_ABOVE`] branches need
+//! the explicit opt-in, and no invocation opens more than [`LIVE_CEILING`].
 
 use std::collections::BTreeSet;
 
@@ -25,6 +29,28 @@ pub fn conflict_count(n: u32) -> u32 {
     } else {
         ((f64::from(n) * 0.3).round() as u32).max(1)
     }
+}
+
+/// Above this many branches a fleet on a live platform needs the explicit
+/// opt-in (`--allow-large-fleet`), as in the seed's harness.
+pub const LIVE_OPT_IN_ABOVE: u32 = 100;
+
+/// The most pull requests one invocation may open on a live platform
+/// (branches times runs), opt-in or not.
+pub const LIVE_CEILING: u64 = 1000;
+
+/// Why a fleet of `n` branches, `runs` times, may not run on a live
+/// platform, if so: the skip reason of every row. The fake provider is
+/// never gated (it touches no platform).
+pub fn live_gate(n: u32, runs: u32, opted_in: bool) -> Option<String> {
+    let total = u64::from(n) * u64::from(runs);
+    if total > LIVE_CEILING {
+        return Some(format!(
+            "branch_fleet_live_ceiling_exceeded:{total}>{LIVE_CEILING}"
+        ));
+    }
+    (n > LIVE_OPT_IN_ABOVE && !opted_in)
+        .then(|| "branch_fleet_large_live_requires_opt_in:--allow-large-fleet".to_owned())
 }
 
 /// One seeded branch.
@@ -309,5 +335,31 @@ mod tests {
         let fresh = FakeFleet::seed(&s);
         let o = oracle(&s, &actions, &order, &fresh.open());
         assert_eq!(o["final_survivors_correct"], false);
+    }
+
+    #[test]
+    fn a_live_fleet_above_one_hundred_needs_the_opt_in_and_never_passes_the_ceiling() {
+        assert_eq!(live_gate(100, 1, false), None);
+        assert_eq!(
+            live_gate(101, 1, false).as_deref(),
+            Some("branch_fleet_large_live_requires_opt_in:--allow-large-fleet")
+        );
+        assert_eq!(live_gate(101, 1, true), None);
+        assert_eq!(live_gate(1000, 1, true), None);
+        assert_eq!(
+            live_gate(1001, 1, true).as_deref(),
+            Some("branch_fleet_live_ceiling_exceeded:1001>1000")
+        );
+        // The ceiling counts every run's pull requests.
+        assert_eq!(
+            live_gate(101, 10, true).as_deref(),
+            Some("branch_fleet_live_ceiling_exceeded:1010>1000")
+        );
+        assert_eq!(
+            live_gate(u32::MAX, 1000, false).as_deref(),
+            Some("branch_fleet_live_ceiling_exceeded:4294967295000>1000")
+        );
+        // Two runs of one hundred are fine without the opt-in.
+        assert_eq!(live_gate(100, 2, false), None);
     }
 }
