@@ -421,6 +421,17 @@ async fn a_race_is_paced_on_the_injected_clock_and_reports_its_windows() {
     assert!(w.elapsed_ms > 0.0);
     let total = row(rows, "race.total");
     assert!(total.elapsed_ms >= w.elapsed_ms);
+    let branch_ops: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.race_branch.is_some())
+        .map(|r| r.operation.as_str())
+        .collect();
+    assert_eq!(branch_ops.len(), 24);
+    assert_eq!(
+        total.extra["summarized_operations"],
+        serde_json::json!(branch_ops),
+        "race.total lists what it summarizes, branch by branch"
+    );
     assert_eq!(
         f.sim
             .pulls("octo", "bench")
@@ -653,4 +664,49 @@ async fn the_binary_refuses_a_large_live_platform_fleet_with_exit_3_and_no_reque
     );
     assert_eq!(f.sim.requests().len(), 0, "no request reached the platform");
     assert!(f.sim.pulls("octo", "bench").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_platform_fleet_total_reports_its_workflow_like_the_seed() {
+    let f = fixture().await;
+    f.sim.set_mergeable_delay(MergeableDelay::Reads(0));
+    let (report, _) = run(options(&f, "branch_fleet_n5", "protection-none"), &f.token).await;
+    assert_eq!(report.verdict, Verdict::Ok, "{:#?}", report.rows);
+    let t = &row(&report.rows, "fleet.total").extra;
+    assert_eq!(
+        t["workflow_operations"],
+        serde_json::json!([
+            "fleet.classify",
+            "fleet.plan",
+            "fleet.apply",
+            "fleet.sync",
+            "fleet.oracle"
+        ])
+    );
+    assert_eq!(t["workflow_returncode"], 0);
+    assert_eq!(t["workflow_failure_count"], 0);
+    assert_eq!(t["workflow_skip_count"], 0);
+    assert!(
+        t["workflow_tool_call_count"].is_null(),
+        "API requests are not tool calls: null, not 0"
+    );
+    assert_eq!(t["setup_operations"], serde_json::json!(["fleet.seed"]));
+
+    // The first merge fails: the workflow failed, and what followed it was
+    // skipped.
+    assert!(
+        f.sim
+            .fail_next_merge("octo", "bench", 405, "Base branch was modified.")
+    );
+    let (report, _) = run(options(&f, "branch_fleet_n5", "protection-none"), &f.token).await;
+    assert_eq!(report.verdict, Verdict::Failed);
+    let total = row(&report.rows, "fleet.total");
+    assert_eq!(total.returncode, Some(1));
+    assert_eq!(total.extra["workflow_returncode"], 1);
+    assert_eq!(total.extra["workflow_failure_count"], 1);
+    assert_eq!(total.extra["workflow_skip_count"], 2, "sync and oracle");
+    for r in &report.rows {
+        assert_eq!(r.meta.profile, "platform");
+        assert_eq!(r.meta.benchmark_track, "platform-hosted");
+    }
 }

@@ -469,3 +469,61 @@ fn the_fake_provider_skips_every_platform_row_under_an_unimplemented_variant() {
         );
     }
 }
+
+#[test]
+fn fake_fleet_platform_rows_carry_the_seed_fields_and_round_conflicts_like_the_seed() {
+    for (scenario, conflicts, merged) in [("branch_fleet_n15", 4, 11), ("branch_fleet_n35", 10, 25)]
+    {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let o = platform_with(
+            tmp.path(),
+            FLEETS,
+            SLOW_DECLARED,
+            &["--driver", "fake-provider", "--scenario", scenario],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let rows = &results(tmp.path())[0];
+        let seed = &rows[0];
+        let kinds = seed["seeded_branch_classes"].as_array().expect("classes");
+        assert_eq!(
+            kinds.iter().filter(|k| *k == "conflicting").count(),
+            conflicts,
+            "{scenario}"
+        );
+        assert_eq!(rows[3]["branches_merged"], merged, "{scenario}");
+        assert_eq!(rows[5]["oracle"]["conflict_detected_count"], conflicts);
+        for r in rows {
+            assert_eq!(r["profile"], "platform", "{r}");
+            assert_eq!(r["benchmark_track"], "platform-hosted", "{r}");
+        }
+        let total = &rows[6];
+        assert_eq!(
+            total["workflow_operations"],
+            serde_json::json!([
+                "fleet.classify",
+                "fleet.plan",
+                "fleet.apply",
+                "fleet.sync",
+                "fleet.oracle"
+            ])
+        );
+        assert_eq!(total["workflow_returncode"], 0);
+        assert_eq!(total["workflow_failure_count"], 0);
+        assert_eq!(total["workflow_skip_count"], 0);
+        assert_eq!(
+            total["workflow_tool_call_count"], 0,
+            "the fake provider makes no tool call: a measured zero"
+        );
+        assert_eq!(
+            total["summarized_operations"],
+            serde_json::json!([
+                "fleet.seed",
+                "fleet.classify",
+                "fleet.plan",
+                "fleet.apply",
+                "fleet.sync",
+                "fleet.oracle"
+            ])
+        );
+    }
+}

@@ -212,18 +212,44 @@ pub fn oracle_ok(o: &serde_json::Value) -> bool {
 pub const ORACLE_FAILED: &str =
     "the fleet oracle found a wrong plan, merge order, survivors or conflict count";
 
-/// Marks `fleet.total` with the workflow's time apart from the setup's.
+/// Marks `fleet.total` with the workflow apart from the setup: the
+/// workflow's operations (classify to oracle, as declared), its time, its
+/// return code (1 when one of them failed, 0 when they ran and none
+/// failed, null when none ran), its failures and skips, its tool calls
+/// (null when none ran or one ran without a count), and the setup's
+/// operations and time.
 pub fn annotate_total(rows: &mut [Row]) {
-    let sum = |pred: &dyn Fn(&Row) -> bool| -> f64 {
-        rows.iter()
-            .filter(|r| pred(r) && !r.skipped)
-            .map(|r| r.elapsed_ms)
-            .sum()
+    let workflow: Vec<&Row> = rows
+        .iter()
+        .filter(|r| WORKFLOW.contains(&r.operation.as_str()))
+        .collect();
+    let ran: Vec<&Row> = workflow.iter().copied().filter(|r| !r.skipped).collect();
+    let failures = ran.iter().filter(|r| r.failed()).count();
+    let skips = workflow.len() - ran.len();
+    let returncode = match (ran.is_empty(), failures) {
+        (true, _) => None,
+        (false, 0) => Some(0),
+        (false, _) => Some(1),
     };
-    let workflow_ms = sum(&|r| WORKFLOW.contains(&r.operation.as_str()));
-    let setup_ms = sum(&|r| r.operation == "fleet.seed");
+    let tool_calls = if ran.is_empty() {
+        None
+    } else {
+        ran.iter().map(|r| r.tool_call_count).sum::<Option<u32>>()
+    };
+    let workflow_ops: Vec<String> = workflow.iter().map(|r| r.operation.clone()).collect();
+    let workflow_ms: f64 = ran.iter().map(|r| r.elapsed_ms).sum();
+    let setup_ms: f64 = rows
+        .iter()
+        .filter(|r| r.operation == "fleet.seed" && !r.skipped)
+        .map(|r| r.elapsed_ms)
+        .sum();
     for r in rows.iter_mut().filter(|r| r.operation == "fleet.total") {
+        r.set("workflow_operations", &workflow_ops);
         r.set("workflow_elapsed_ms", ms(workflow_ms));
+        r.set("workflow_returncode", returncode);
+        r.set("workflow_failure_count", failures);
+        r.set("workflow_skip_count", skips);
+        r.set("workflow_tool_call_count", tool_calls);
         r.set("setup_elapsed_ms", ms(setup_ms));
         r.set("setup_operations", ["fleet.seed"]);
     }

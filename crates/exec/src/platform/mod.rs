@@ -260,6 +260,8 @@ fn meta(opts: &PlatformOptions, semantics: &Semantics, run_id: &str) -> Meta {
     let class = p.map(|p| p.class.clone());
     Meta {
         run_id: run_id.to_owned(),
+        profile: row::PROFILE.to_owned(),
+        benchmark_track: row::BENCHMARK_TRACK.to_owned(),
         platform: opts.platform.clone(),
         driver: opts.driver.name().to_owned(),
         platform_comparison_key: class
