@@ -44,6 +44,11 @@ operations = ["branch.publish", "integration.open", "integration.mergeable.settl
   "integration.merge.request", "integration.total"]
 
 [[scenarios]]
+name = "open_only_anatomy"
+requires_remote = true
+operations = ["branch.publish", "integration.open", "integration.total"]
+
+[[scenarios]]
 name = "branch_fleet_n101"
 requires_remote = true
 operations = ["fleet.seed", "fleet.classify", "fleet.plan", "fleet.apply", "fleet.sync",
@@ -709,4 +714,50 @@ async fn a_platform_fleet_total_reports_its_workflow_like_the_seed() {
         assert_eq!(r.meta.profile, "platform");
         assert_eq!(r.meta.benchmark_track, "platform-hosted");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_instant_settles_green_inside_the_platform_total_without_a_merge_request() {
+    let f = fixture().await;
+    f.sim.set_mergeable_delay(MergeableDelay::Reads(0));
+    let (report, _) = run(options(&f, "open_only_anatomy", "check-instant"), &f.token).await;
+    let rows = &report.rows;
+    assert_eq!(report.verdict, Verdict::Ok, "{rows:#?}");
+    assert_eq!(
+        ops(rows),
+        [
+            "branch.publish",
+            "integration.open",
+            "integration.checks.green.settle",
+            "integration.total"
+        ],
+        "the inserted settle comes before the total, never after it"
+    );
+    let total = row(rows, "integration.total");
+    assert_eq!(
+        total.extra["summarized_operations"],
+        serde_json::json!([
+            "branch.publish",
+            "integration.open",
+            "integration.checks.green.settle"
+        ])
+    );
+    let parts = &rows[..3];
+    let sum: f64 = parts.iter().map(|r| r.elapsed_ms).sum();
+    assert_eq!(total.elapsed_ms, (sum * 1000.0).round() / 1000.0);
+    assert_eq!(
+        total.api_metrics.as_ref().map(|m| m.request_count),
+        Some(
+            parts
+                .iter()
+                .map(|r| r.api_metrics.as_ref().map_or(0, |m| m.request_count))
+                .sum()
+        )
+    );
+    let green = row(rows, "integration.checks.green.settle");
+    assert_eq!(green.settle.as_ref().and_then(|s| s.settled), Some(true));
+    assert_eq!(
+        total.extra["poll_iterations_total"],
+        green.settle.as_ref().map_or(0, |s| s.poll_iterations)
+    );
 }

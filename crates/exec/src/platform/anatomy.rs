@@ -133,14 +133,17 @@ pub fn checks_green(
     r
 }
 
-/// The operations, with `integration.checks.green.settle` inserted before
-/// the merge request under `check-instant` when the scenario lacks it.
+/// The operations, with `integration.checks.green.settle` inserted under
+/// `check-instant` when the scenario lacks it: right before the merge
+/// request, or, in a scenario without one, before the first total (so the
+/// total sums it), else at the end.
 pub fn with_checks(operations: &[String], check_instant: bool) -> Vec<String> {
     let mut ops = operations.to_vec();
     if check_instant && !ops.iter().any(|o| o == CHECKS_GREEN) {
         let at = ops
             .iter()
             .position(|o| o == "integration.merge.request")
+            .or_else(|| ops.iter().position(|o| o.ends_with(".total")))
             .unwrap_or(ops.len());
         ops.insert(at, CHECKS_GREEN.to_owned());
     }
@@ -376,4 +379,50 @@ pub fn run(
     let rows = run_operations(ctx, &ops, &mut handler);
     cleanup(client, repo, &branch, &path, &ctx.meta.run_id);
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ops(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn check_instant_inserts_its_settle_before_the_merge_or_else_before_the_total() {
+        let with = |list: &[&str]| with_checks(&ops(list), true);
+        assert_eq!(
+            with(&[
+                "branch.publish",
+                "integration.merge.request",
+                "integration.total"
+            ]),
+            ops(&[
+                "branch.publish",
+                CHECKS_GREEN,
+                "integration.merge.request",
+                "integration.total"
+            ])
+        );
+        assert_eq!(
+            with(&["branch.publish", "integration.open", "integration.total"]),
+            ops(&[
+                "branch.publish",
+                "integration.open",
+                CHECKS_GREEN,
+                "integration.total"
+            ]),
+            "without a merge request it still comes before the total"
+        );
+        assert_eq!(
+            with(&["branch.publish", "integration.open"]),
+            ops(&["branch.publish", "integration.open", CHECKS_GREEN])
+        );
+        assert_eq!(
+            with_checks(&ops(&["branch.publish", "integration.total"]), false),
+            ops(&["branch.publish", "integration.total"]),
+            "protection-none inserts nothing"
+        );
+    }
 }
