@@ -201,9 +201,9 @@ async fn the_anatomy_measures_each_step_and_cleans_up() {
     }
     let publish = row(rows, "branch.publish");
     let m = publish.api_metrics.as_ref().expect("metrics");
-    // create the ref, look for an existing file, put the file.
-    assert_eq!(m.request_count, 3, "{m:?}");
-    assert_eq!(m.request_ids.len(), 3);
+    // create the ref, create the file: no lookup of a file whose path is new.
+    assert_eq!(m.request_count, 2, "{m:?}");
+    assert_eq!(m.request_ids.len(), 2);
     assert!(
         m.request_ids.iter().all(Option::is_some),
         "request ids are kept"
@@ -759,5 +759,88 @@ async fn check_instant_settles_green_inside_the_platform_total_without_a_merge_r
     assert_eq!(
         total.extra["poll_iterations_total"],
         green.settle.as_ref().map_or(0, |s| s.poll_iterations)
+    );
+}
+
+/// The simulator's operation id of each request in `ids`.
+fn logged(f: &Fixture, ids: &[Option<String>]) -> Vec<&'static str> {
+    let log = f.sim.requests();
+    ids.iter()
+        .map(|id| {
+            let id = id.as_deref().expect("a request id");
+            let e = log
+                .iter()
+                .find(|e| e.request_id == id)
+                .expect("the request is logged");
+            e.operation.unwrap_or("unmatched")
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_platform_publish_creates_its_file_without_looking_it_up_first() {
+    let f = fixture().await;
+    f.sim.set_mergeable_delay(MergeableDelay::Reads(0));
+    f.sim.clear_requests();
+    let (report, _) = run(
+        options(&f, "pr_single_anatomy", "protection-none"),
+        &f.token,
+    )
+    .await;
+    assert_eq!(report.verdict, Verdict::Ok, "{:#?}", report.rows);
+    let m = row(&report.rows, "branch.publish")
+        .api_metrics
+        .clone()
+        .expect("metrics");
+    assert_eq!(m.request_count, 2, "{m:?}");
+    assert_eq!(
+        logged(&f, &m.request_ids),
+        ["git/create-ref", "repos/create-or-update-file-contents"],
+        "the timed publish is exactly the ref and the file"
+    );
+    // Only the untimed cleanup looks a file up (to delete it with its sha).
+    let gets: Vec<u64> = f
+        .sim
+        .requests()
+        .iter()
+        .filter(|e| e.operation == Some("repos/get-content"))
+        .map(|e| e.seq)
+        .collect();
+    let last_measured = f
+        .sim
+        .requests()
+        .iter()
+        .filter(|e| {
+            report.rows.iter().any(|r| {
+                r.api_metrics.as_ref().is_some_and(|m| {
+                    m.request_ids
+                        .iter()
+                        .any(|id| id.as_deref() == Some(e.request_id.as_str()))
+                })
+            })
+        })
+        .map(|e| e.seq)
+        .max()
+        .expect("measured requests");
+    assert!(
+        gets.iter().all(|s| *s > last_measured),
+        "no contents lookup among the measured requests: {gets:?} vs {last_measured}"
+    );
+
+    // A fleet seeds its files the same way: one write per file.
+    f.sim.clear_requests();
+    let (fleet, _) = run(options(&f, "branch_fleet_n5", "protection-none"), &f.token).await;
+    assert_eq!(fleet.verdict, Verdict::Ok, "{:#?}", fleet.rows);
+    let seed = row(&fleet.rows, "fleet.seed")
+        .api_metrics
+        .clone()
+        .expect("metrics");
+    // main's sha, then per branch a ref, a file and a pull request, then
+    // main's side of the two conflicts.
+    assert_eq!(seed.request_count, 1 + 5 * 3 + 2, "{seed:?}");
+    assert!(
+        !logged(&f, &seed.request_ids).contains(&"repos/get-content"),
+        "{:?}",
+        logged(&f, &seed.request_ids)
     );
 }

@@ -64,15 +64,16 @@ pub struct Spec {
     pub kind: String,
 }
 
-/// The seeded branches of run `run_id`: the clean ones first, then the
-/// conflicts.
-pub fn specs(run_id: &str, n: u32) -> Vec<Spec> {
+/// The seeded branches of run `run` of invocation `run_id`: the clean
+/// ones first, then the conflicts. The names (and the paths made from
+/// them) carry both, so no two runs ever share a branch or a file.
+pub fn specs(run_id: &str, run: u32, n: u32) -> Vec<Spec> {
     let clean = n - conflict_count(n);
     (0..n)
         .map(|i| {
             let kind = if i >= clean { "conflicting" } else { "clean" };
             Spec {
-                name: format!("fleet-{run_id}-{}-{i:04}", &kind[..4]),
+                name: format!("fleet-{run_id}-r{run}-{}-{i:04}", &kind[..4]),
                 kind: kind.to_owned(),
             }
         })
@@ -266,7 +267,7 @@ pub const WORKFLOW: [&str; 5] = [
 
 /// Runs the fleet scenario's operations with the fake provider.
 pub fn run(ctx: &Ctx<'_>, operations: &[String], n: u32) -> Vec<Row> {
-    let specs = specs(&ctx.meta.run_id, n);
+    let specs = specs(&ctx.meta.run_id, ctx.run, n);
     let mut provider: Option<FakeFleet> = None;
     let mut classified: Vec<(String, bool)> = Vec::new();
     let mut actions: Vec<Action> = Vec::new();
@@ -348,7 +349,7 @@ mod tests {
         assert_eq!(conflict_count(10), 3);
         assert_eq!(conflict_count(1), 0);
         assert_eq!(conflict_count(2), 1);
-        let s = specs("r1", 10);
+        let s = specs("r1", 0, 10);
         let mut p = FakeFleet::seed(&s);
         let (actions, order) = plan(&p.classify());
         assert_eq!(order.len(), 7);
@@ -389,6 +390,8 @@ mod tests {
         );
         // Two runs of one hundred are fine without the opt-in.
         assert_eq!(live_gate(100, 2, false), None);
+        // Run names differ, so no two runs share a branch or a file.
+        assert_ne!(specs("r", 0, 1)[0].name, specs("r", 1, 1)[0].name);
     }
 
     #[test]
@@ -396,7 +399,7 @@ mod tests {
         // 30% of n: a tie goes to the even neighbour, never away from zero.
         for (n, want) in [(5, 2), (15, 4), (25, 8), (35, 10), (45, 14), (55, 16)] {
             assert_eq!(conflict_count(n), want, "n = {n}");
-            let s = specs("r", n);
+            let s = specs("r", 0, n);
             assert_eq!(
                 s.iter().filter(|s| s.kind == "conflicting").count(),
                 want as usize,
