@@ -570,6 +570,12 @@ pub struct PlatformArgs {
     /// Keep the run's clones and scratch files (WORKDIR/runs/<run id>).
     #[arg(long)]
     pub keep_workdirs: bool,
+    /// Let a branch_fleet_nN of more than 100 branches open its pull
+    /// requests on a live platform (without it, every row is skipped and
+    /// nothing is requested). One invocation never opens more than 1000
+    /// (branches times runs), even with it.
+    #[arg(long)]
+    pub allow_large_fleet: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,

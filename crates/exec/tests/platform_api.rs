@@ -44,6 +44,17 @@ operations = ["branch.publish", "integration.open", "integration.mergeable.settl
   "integration.merge.request", "integration.total"]
 
 [[scenarios]]
+name = "open_only_anatomy"
+requires_remote = true
+operations = ["branch.publish", "integration.open", "integration.total"]
+
+[[scenarios]]
+name = "branch_fleet_n101"
+requires_remote = true
+operations = ["fleet.seed", "fleet.classify", "fleet.plan", "fleet.apply", "fleet.sync",
+  "fleet.oracle", "fleet.total"]
+
+[[scenarios]]
 name = "branch_fleet_n5"
 requires_remote = true
 operations = ["fleet.seed", "fleet.classify", "fleet.plan", "fleet.apply", "fleet.sync",
@@ -112,6 +123,7 @@ fn options(f: &Fixture, scenario: &str, variant: &str) -> PlatformOptions {
         admitted_output_chars: 20_000,
         lock_wait: Duration::from_secs(5),
         keep_workdirs: false,
+        allow_large_fleet: false,
     }
 }
 
@@ -189,9 +201,9 @@ async fn the_anatomy_measures_each_step_and_cleans_up() {
     }
     let publish = row(rows, "branch.publish");
     let m = publish.api_metrics.as_ref().expect("metrics");
-    // create the ref, look for an existing file, put the file.
-    assert_eq!(m.request_count, 3, "{m:?}");
-    assert_eq!(m.request_ids.len(), 3);
+    // create the ref, create the file: no lookup of a file whose path is new.
+    assert_eq!(m.request_count, 2, "{m:?}");
+    assert_eq!(m.request_ids.len(), 2);
     assert!(
         m.request_ids.iter().all(Option::is_some),
         "request ids are kept"
@@ -414,6 +426,17 @@ async fn a_race_is_paced_on_the_injected_clock_and_reports_its_windows() {
     assert!(w.elapsed_ms > 0.0);
     let total = row(rows, "race.total");
     assert!(total.elapsed_ms >= w.elapsed_ms);
+    let branch_ops: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.race_branch.is_some())
+        .map(|r| r.operation.as_str())
+        .collect();
+    assert_eq!(branch_ops.len(), 24);
+    assert_eq!(
+        total.extra["summarized_operations"],
+        serde_json::json!(branch_ops),
+        "race.total lists what it summarizes, branch by branch"
+    );
     assert_eq!(
         f.sim
             .pulls("octo", "bench")
@@ -554,4 +577,270 @@ async fn the_binary_probes_with_the_token_named_by_token_env() {
     let jsonl = std::fs::read_to_string(summary["results"].as_str().expect("path")).expect("rows");
     assert!(!jsonl.contains(&f.token), "the token is never written");
     assert!(jsonl.contains("\"token_env\":\"SUBJECT_TOKEN\""));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_live_platform_fleet_is_refused_without_the_opt_in_and_makes_no_request() {
+    let f = fixture().await;
+    f.sim.clear_requests();
+    let (report, lines) = run(
+        options(&f, "branch_fleet_n101", "protection-none"),
+        &f.token,
+    )
+    .await;
+    assert_eq!(report.verdict, Verdict::AllSkipped, "{:#?}", report.rows);
+    let reason = "branch_fleet_large_live_requires_opt_in:--allow-large-fleet";
+    assert_eq!(report.rows.len(), 7);
+    for r in &report.rows {
+        assert!(r.skipped, "{r:#?}");
+        assert_eq!(r.skip_reason.as_deref(), Some(reason));
+        assert_eq!(r.returncode, None);
+        assert_eq!(r.elapsed_ms, 0.0);
+        assert!(r.api_metrics.is_none() && r.command.is_empty());
+        assert!(!r.semantic_contract_match);
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == &format!("[skip] every row was skipped: {reason}")),
+        "{lines:?}"
+    );
+    assert!(
+        f.sim.requests().is_empty(),
+        "no request at all: {:?}",
+        f.sim.requests().len()
+    );
+    assert!(f.sim.pulls("octo", "bench").is_empty());
+
+    // Opted in, one invocation still never opens more than 1000.
+    let mut opts = options(&f, "branch_fleet_n101", "protection-none");
+    opts.allow_large_fleet = true;
+    opts.runs = 10;
+    let (report, _) = run(opts, &f.token).await;
+    assert_eq!(report.verdict, Verdict::AllSkipped);
+    assert_eq!(report.rows.len(), 70);
+    assert!(report.rows.iter().all(|r| r.skipped
+        && r.skip_reason.as_deref() == Some("branch_fleet_live_ceiling_exceeded:1010>1000")));
+    assert!(f.sim.requests().is_empty());
+
+    // Opted in and under the ceiling, it runs.
+    f.sim.set_mergeable_delay(MergeableDelay::Reads(0));
+    let mut opts = options(&f, "branch_fleet_n101", "protection-none");
+    opts.allow_large_fleet = true;
+    let (report, _) = run(opts, &f.token).await;
+    assert_eq!(report.verdict, Verdict::Ok, "{:#?}", report.rows);
+    assert_eq!(f.sim.pulls("octo", "bench").len(), 101);
+    assert_eq!(
+        row(&report.rows, "fleet.oracle").extra["oracle"]["conflict_detected_count"],
+        30
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_refuses_a_large_live_platform_fleet_with_exit_3_and_no_request() {
+    let f = fixture().await;
+    f.sim.clear_requests();
+    let d: &Path = f.dir.path();
+    let mut c = std::process::Command::new(exec());
+    c.arg("platform")
+        .args(["--driver", "harness-api", "--scenario", "branch_fleet_n101"])
+        .args(["--repo", "octo/bench", "--token-env", "SUBJECT_TOKEN"])
+        .arg("--spec")
+        .arg(d.join("spec.toml"))
+        .arg("--semantics")
+        .arg(d.join("semantics.toml"))
+        .arg("--results")
+        .arg(d.join("gate-results"))
+        .arg("--workdir")
+        .arg(d.join("gate-work"))
+        .arg("--api-url")
+        .arg(f.sim.base_url())
+        .env("SUBJECT_TOKEN", &f.token);
+    let o = tokio::task::spawn_blocking(move || c.output().expect("runs"))
+        .await
+        .expect("joined");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(
+            "[skip] every row was skipped: branch_fleet_large_live_requires_opt_in:--allow-large-fleet"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(f.sim.requests().len(), 0, "no request reached the platform");
+    assert!(f.sim.pulls("octo", "bench").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_platform_fleet_total_reports_its_workflow_like_the_seed() {
+    let f = fixture().await;
+    f.sim.set_mergeable_delay(MergeableDelay::Reads(0));
+    let (report, _) = run(options(&f, "branch_fleet_n5", "protection-none"), &f.token).await;
+    assert_eq!(report.verdict, Verdict::Ok, "{:#?}", report.rows);
+    let t = &row(&report.rows, "fleet.total").extra;
+    assert_eq!(
+        t["workflow_operations"],
+        serde_json::json!([
+            "fleet.classify",
+            "fleet.plan",
+            "fleet.apply",
+            "fleet.sync",
+            "fleet.oracle"
+        ])
+    );
+    assert_eq!(t["workflow_returncode"], 0);
+    assert_eq!(t["workflow_failure_count"], 0);
+    assert_eq!(t["workflow_skip_count"], 0);
+    assert!(
+        t["workflow_tool_call_count"].is_null(),
+        "API requests are not tool calls: null, not 0"
+    );
+    assert_eq!(t["setup_operations"], serde_json::json!(["fleet.seed"]));
+
+    // The first merge fails: the workflow failed, and what followed it was
+    // skipped.
+    assert!(
+        f.sim
+            .fail_next_merge("octo", "bench", 405, "Base branch was modified.")
+    );
+    let (report, _) = run(options(&f, "branch_fleet_n5", "protection-none"), &f.token).await;
+    assert_eq!(report.verdict, Verdict::Failed);
+    let total = row(&report.rows, "fleet.total");
+    assert_eq!(total.returncode, Some(1));
+    assert_eq!(total.extra["workflow_returncode"], 1);
+    assert_eq!(total.extra["workflow_failure_count"], 1);
+    assert_eq!(total.extra["workflow_skip_count"], 2, "sync and oracle");
+    for r in &report.rows {
+        assert_eq!(r.meta.profile, "platform");
+        assert_eq!(r.meta.benchmark_track, "platform-hosted");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_instant_settles_green_inside_the_platform_total_without_a_merge_request() {
+    let f = fixture().await;
+    f.sim.set_mergeable_delay(MergeableDelay::Reads(0));
+    let (report, _) = run(options(&f, "open_only_anatomy", "check-instant"), &f.token).await;
+    let rows = &report.rows;
+    assert_eq!(report.verdict, Verdict::Ok, "{rows:#?}");
+    assert_eq!(
+        ops(rows),
+        [
+            "branch.publish",
+            "integration.open",
+            "integration.checks.green.settle",
+            "integration.total"
+        ],
+        "the inserted settle comes before the total, never after it"
+    );
+    let total = row(rows, "integration.total");
+    assert_eq!(
+        total.extra["summarized_operations"],
+        serde_json::json!([
+            "branch.publish",
+            "integration.open",
+            "integration.checks.green.settle"
+        ])
+    );
+    let parts = &rows[..3];
+    let sum: f64 = parts.iter().map(|r| r.elapsed_ms).sum();
+    assert_eq!(total.elapsed_ms, (sum * 1000.0).round() / 1000.0);
+    assert_eq!(
+        total.api_metrics.as_ref().map(|m| m.request_count),
+        Some(
+            parts
+                .iter()
+                .map(|r| r.api_metrics.as_ref().map_or(0, |m| m.request_count))
+                .sum()
+        )
+    );
+    let green = row(rows, "integration.checks.green.settle");
+    assert_eq!(green.settle.as_ref().and_then(|s| s.settled), Some(true));
+    assert_eq!(
+        total.extra["poll_iterations_total"],
+        green.settle.as_ref().map_or(0, |s| s.poll_iterations)
+    );
+}
+
+/// The simulator's operation id of each request in `ids`.
+fn logged(f: &Fixture, ids: &[Option<String>]) -> Vec<&'static str> {
+    let log = f.sim.requests();
+    ids.iter()
+        .map(|id| {
+            let id = id.as_deref().expect("a request id");
+            let e = log
+                .iter()
+                .find(|e| e.request_id == id)
+                .expect("the request is logged");
+            e.operation.unwrap_or("unmatched")
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_platform_publish_creates_its_file_without_looking_it_up_first() {
+    let f = fixture().await;
+    f.sim.set_mergeable_delay(MergeableDelay::Reads(0));
+    f.sim.clear_requests();
+    let (report, _) = run(
+        options(&f, "pr_single_anatomy", "protection-none"),
+        &f.token,
+    )
+    .await;
+    assert_eq!(report.verdict, Verdict::Ok, "{:#?}", report.rows);
+    let m = row(&report.rows, "branch.publish")
+        .api_metrics
+        .clone()
+        .expect("metrics");
+    assert_eq!(m.request_count, 2, "{m:?}");
+    assert_eq!(
+        logged(&f, &m.request_ids),
+        ["git/create-ref", "repos/create-or-update-file-contents"],
+        "the timed publish is exactly the ref and the file"
+    );
+    // Only the untimed cleanup looks a file up (to delete it with its sha).
+    let gets: Vec<u64> = f
+        .sim
+        .requests()
+        .iter()
+        .filter(|e| e.operation == Some("repos/get-content"))
+        .map(|e| e.seq)
+        .collect();
+    let last_measured = f
+        .sim
+        .requests()
+        .iter()
+        .filter(|e| {
+            report.rows.iter().any(|r| {
+                r.api_metrics.as_ref().is_some_and(|m| {
+                    m.request_ids
+                        .iter()
+                        .any(|id| id.as_deref() == Some(e.request_id.as_str()))
+                })
+            })
+        })
+        .map(|e| e.seq)
+        .max()
+        .expect("measured requests");
+    assert!(
+        gets.iter().all(|s| *s > last_measured),
+        "no contents lookup among the measured requests: {gets:?} vs {last_measured}"
+    );
+
+    // A fleet seeds its files the same way: one write per file.
+    f.sim.clear_requests();
+    let (fleet, _) = run(options(&f, "branch_fleet_n5", "protection-none"), &f.token).await;
+    assert_eq!(fleet.verdict, Verdict::Ok, "{:#?}", fleet.rows);
+    let seed = row(&fleet.rows, "fleet.seed")
+        .api_metrics
+        .clone()
+        .expect("metrics");
+    // main's sha, then per branch a ref, a file and a pull request, then
+    // main's side of the two conflicts.
+    assert_eq!(seed.request_count, 1 + 5 * 3 + 2, "{seed:?}");
+    assert!(
+        !logged(&f, &seed.request_ids).contains(&"repos/get-content"),
+        "{:?}",
+        logged(&f, &seed.request_ids)
+    );
 }

@@ -372,3 +372,158 @@ fn two_runs_in_the_same_second_keep_both_results() {
         "the lock wait is reported"
     );
 }
+
+/// `platform` with its own spec and semantics files.
+fn platform_with(dir: &Path, spec: &str, semantics: &str, args: &[&str]) -> Output {
+    let spec_file = dir.join("spec.toml");
+    let semantics_file = dir.join("semantics.toml");
+    std::fs::write(&spec_file, spec).expect("spec");
+    std::fs::write(&semantics_file, semantics).expect("semantics");
+    Command::new(env!("CARGO_BIN_EXE_benchops-exec"))
+        .arg("platform")
+        .arg("--spec")
+        .arg(&spec_file)
+        .arg("--semantics")
+        .arg(&semantics_file)
+        .arg("--results")
+        .arg(dir.join("results"))
+        .arg("--workdir")
+        .arg(dir.join("work"))
+        .args(args)
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GITHUB_API_URL")
+        .output()
+        .expect("platform runs")
+}
+
+const FLEETS: &str = r#"
+[[scenarios]]
+name = "branch_fleet_n10"
+operations = ["fleet.seed", "fleet.classify", "fleet.plan", "fleet.apply", "fleet.sync", "fleet.oracle", "fleet.total"]
+
+[[scenarios]]
+name = "branch_fleet_n15"
+operations = ["fleet.seed", "fleet.classify", "fleet.plan", "fleet.apply", "fleet.sync", "fleet.oracle", "fleet.total"]
+
+[[scenarios]]
+name = "branch_fleet_n35"
+operations = ["fleet.seed", "fleet.classify", "fleet.plan", "fleet.apply", "fleet.sync", "fleet.oracle", "fleet.total"]
+"#;
+
+const SLOW_DECLARED: &str = r#"
+schema_version = 1
+protection_variants = ["protection-none", "check-instant", "check-required-slow"]
+implemented = ["protection-none", "check-instant"]
+classes = ["integration-default"]
+[platforms.github]
+semantics_version = "v1"
+class = "integration-default"
+"#;
+
+#[test]
+fn the_fake_provider_skips_every_platform_row_under_an_unimplemented_variant() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let o = platform_with(
+        tmp.path(),
+        FLEETS,
+        SLOW_DECLARED,
+        &[
+            "--driver",
+            "fake-provider",
+            "--scenario",
+            "branch_fleet_n10",
+            "--protection-variant",
+            "check-required-slow",
+        ],
+    );
+    let reason = "protection_variant_not_implemented:check-required-slow";
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains(&format!("[skip] every row was skipped: {reason}")),
+        "{}",
+        text(&o.stderr)
+    );
+    let rows = &results(tmp.path())[0];
+    assert_eq!(
+        ops(rows),
+        [
+            "fleet.seed",
+            "fleet.classify",
+            "fleet.plan",
+            "fleet.apply",
+            "fleet.sync",
+            "fleet.oracle",
+            "fleet.total"
+        ]
+    );
+    for r in rows {
+        assert_eq!(r["skipped"], true, "{r}");
+        assert_eq!(r["skip_reason"], reason);
+        assert!(r["returncode"].is_null());
+        assert_eq!(r["elapsed_ms"], 0.0);
+        assert_eq!(r["semantic_contract_match"], false);
+        assert_eq!(r["protection_variant"], "check-required-slow");
+        assert!(
+            r.get("oracle").is_none() && r.get("branch_count").is_none(),
+            "{r}"
+        );
+    }
+}
+
+#[test]
+fn fake_fleet_platform_rows_carry_the_seed_fields_and_round_conflicts_like_the_seed() {
+    for (scenario, conflicts, merged) in [("branch_fleet_n15", 4, 11), ("branch_fleet_n35", 10, 25)]
+    {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let o = platform_with(
+            tmp.path(),
+            FLEETS,
+            SLOW_DECLARED,
+            &["--driver", "fake-provider", "--scenario", scenario],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let rows = &results(tmp.path())[0];
+        let seed = &rows[0];
+        let kinds = seed["seeded_branch_classes"].as_array().expect("classes");
+        assert_eq!(
+            kinds.iter().filter(|k| *k == "conflicting").count(),
+            conflicts,
+            "{scenario}"
+        );
+        assert_eq!(rows[3]["branches_merged"], merged, "{scenario}");
+        assert_eq!(rows[5]["oracle"]["conflict_detected_count"], conflicts);
+        for r in rows {
+            assert_eq!(r["profile"], "platform", "{r}");
+            assert_eq!(r["benchmark_track"], "platform-hosted", "{r}");
+        }
+        let total = &rows[6];
+        assert_eq!(
+            total["workflow_operations"],
+            serde_json::json!([
+                "fleet.classify",
+                "fleet.plan",
+                "fleet.apply",
+                "fleet.sync",
+                "fleet.oracle"
+            ])
+        );
+        assert_eq!(total["workflow_returncode"], 0);
+        assert_eq!(total["workflow_failure_count"], 0);
+        assert_eq!(total["workflow_skip_count"], 0);
+        assert_eq!(
+            total["workflow_tool_call_count"], 0,
+            "the fake provider makes no tool call: a measured zero"
+        );
+        assert_eq!(
+            total["summarized_operations"],
+            serde_json::json!([
+                "fleet.seed",
+                "fleet.classify",
+                "fleet.plan",
+                "fleet.apply",
+                "fleet.sync",
+                "fleet.oracle"
+            ])
+        );
+    }
+}

@@ -7,9 +7,11 @@
 //! Each operation is timed on the run's clock around exactly its requests,
 //! and its row carries the requests it made ([`ApiClient::since`]). The
 //! payload is unique per invocation (the run id is in the branch, the path
-//! and the content) and an existing file is updated with its sha, so a
-//! second run on the same repository works. Cleanup, untimed, deletes the
-//! branch and the file the merge left on main.
+//! and the content), so the publish creates its file without looking for
+//! an existing one (one request fewer inside the timed `branch.publish`,
+//! as in the seed's harness), and a second run on the same repository
+//! works. Cleanup, untimed, deletes the branch and the file the merge left
+//! on main.
 
 use super::api::{ApiClient, ApiError};
 use super::row::{Row, Tokens, ms};
@@ -133,14 +135,17 @@ pub fn checks_green(
     r
 }
 
-/// The operations, with `integration.checks.green.settle` inserted before
-/// the merge request under `check-instant` when the scenario lacks it.
+/// The operations, with `integration.checks.green.settle` inserted under
+/// `check-instant` when the scenario lacks it: right before the merge
+/// request, or, in a scenario without one, before the first total (so the
+/// total sums it), else at the end.
 pub fn with_checks(operations: &[String], check_instant: bool) -> Vec<String> {
     let mut ops = operations.to_vec();
     if check_instant && !ops.iter().any(|o| o == CHECKS_GREEN) {
         let at = ops
             .iter()
             .position(|o| o == "integration.merge.request")
+            .or_else(|| ops.iter().position(|o| o.ends_with(".total")))
             .unwrap_or(ops.len());
         ops.insert(at, CHECKS_GREEN.to_owned());
     }
@@ -227,7 +232,7 @@ pub fn branch_op(
                     "benchops platform lane, run {} ({}), branch {branch}\n",
                     ctx.meta.run_id, ctx.run
                 );
-                state.head = Some(client.put_file(
+                state.head = Some(client.create_file(
                     repo,
                     path,
                     branch,
@@ -376,4 +381,50 @@ pub fn run(
     let rows = run_operations(ctx, &ops, &mut handler);
     cleanup(client, repo, &branch, &path, &ctx.meta.run_id);
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ops(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn check_instant_inserts_its_settle_before_the_merge_or_else_before_the_total() {
+        let with = |list: &[&str]| with_checks(&ops(list), true);
+        assert_eq!(
+            with(&[
+                "branch.publish",
+                "integration.merge.request",
+                "integration.total"
+            ]),
+            ops(&[
+                "branch.publish",
+                CHECKS_GREEN,
+                "integration.merge.request",
+                "integration.total"
+            ])
+        );
+        assert_eq!(
+            with(&["branch.publish", "integration.open", "integration.total"]),
+            ops(&[
+                "branch.publish",
+                "integration.open",
+                CHECKS_GREEN,
+                "integration.total"
+            ]),
+            "without a merge request it still comes before the total"
+        );
+        assert_eq!(
+            with(&["branch.publish", "integration.open"]),
+            ops(&["branch.publish", "integration.open", CHECKS_GREEN])
+        );
+        assert_eq!(
+            with_checks(&ops(&["branch.publish", "integration.total"]), false),
+            ops(&["branch.publish", "integration.total"]),
+            "protection-none inserts nothing"
+        );
+    }
 }

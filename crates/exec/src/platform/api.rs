@@ -225,10 +225,10 @@ impl ApiClient {
         }
     }
 
-    /// Creates or updates `path` on `branch` (with the existing file's
-    /// sha, so a second run on the same repository works); the new
-    /// commit's sha.
-    pub fn put_file(
+    /// Creates `path` on `branch` with one request; the new commit's sha.
+    /// The path must be new (every payload path carries the run id): an
+    /// existing file is not looked up and the platform refuses the write.
+    pub fn create_file(
         &self,
         repo: &str,
         path: &str,
@@ -236,14 +236,11 @@ impl ApiClient {
         message: &str,
         content: &[u8],
     ) -> Result<String, ApiError> {
-        let mut body = serde_json::json!({
+        let body = serde_json::json!({
             "message": message,
             "content": base64(content),
             "branch": branch,
         });
-        if let Some(sha) = self.file_sha(repo, path, branch)? {
-            body["sha"] = Value::String(sha);
-        }
         let p = format!("/repos/{repo}/contents/{path}");
         let v = self.call("PUT", &p, Some(&body))?;
         field_str(&v, &["commit", "sha"], &format!("PUT {p}"))

@@ -71,6 +71,8 @@ mod tests {
     fn meta(platform: &str, version: Option<&str>, variant: &str) -> Meta {
         Meta {
             run_id: "r".into(),
+            profile: crate::platform::row::PROFILE.into(),
+            benchmark_track: crate::platform::row::BENCHMARK_TRACK.into(),
             platform: platform.into(),
             driver: "harness-api".into(),
             platform_semantics_class: Some("integration-default".into()),

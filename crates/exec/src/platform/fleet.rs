@@ -9,6 +9,10 @@
 //! apply (`fleet.sync`), never copied from the plan: a plan compared with
 //! itself proves nothing. `fleet.seed` is setup: it is reported, and the
 //! total says which operations are the workflow and which are setup.
+//!
+//! A fleet on a live platform opens a pull request per branch, so it is
+//! gated ([`live_gate`]): more than [`LIVE_OPT_IN_ABOVE`] branches need
+//! the explicit opt-in, and no invocation opens more than [`LIVE_CEILING`].
 
 use std::collections::BTreeSet;
 
@@ -18,13 +22,37 @@ use super::row::{Row, Tokens, ms};
 use super::runner::Ctx;
 use super::triage::Action;
 
-/// How many of `n` branches are seeded as conflicts.
+/// How many of `n` branches are seeded as conflicts: 30% of them, a tie
+/// rounded to the even neighbour (as the seed's harness rounds, so that
+/// n = 15 seeds 4 and n = 35 seeds 10), at least one when N > 1.
 pub fn conflict_count(n: u32) -> u32 {
     if n <= 1 {
         0
     } else {
-        ((f64::from(n) * 0.3).round() as u32).max(1)
+        ((f64::from(n) * 0.3).round_ties_even() as u32).max(1)
     }
+}
+
+/// Above this many branches a fleet on a live platform needs the explicit
+/// opt-in (`--allow-large-fleet`), as in the seed's harness.
+pub const LIVE_OPT_IN_ABOVE: u32 = 100;
+
+/// The most pull requests one invocation may open on a live platform
+/// (branches times runs), opt-in or not.
+pub const LIVE_CEILING: u64 = 1000;
+
+/// Why a fleet of `n` branches, `runs` times, may not run on a live
+/// platform, if so: the skip reason of every row. The fake provider is
+/// never gated (it touches no platform).
+pub fn live_gate(n: u32, runs: u32, opted_in: bool) -> Option<String> {
+    let total = u64::from(n) * u64::from(runs);
+    if total > LIVE_CEILING {
+        return Some(format!(
+            "branch_fleet_live_ceiling_exceeded:{total}>{LIVE_CEILING}"
+        ));
+    }
+    (n > LIVE_OPT_IN_ABOVE && !opted_in)
+        .then(|| "branch_fleet_large_live_requires_opt_in:--allow-large-fleet".to_owned())
 }
 
 /// One seeded branch.
@@ -36,15 +64,16 @@ pub struct Spec {
     pub kind: String,
 }
 
-/// The seeded branches of run `run_id`: the clean ones first, then the
-/// conflicts.
-pub fn specs(run_id: &str, n: u32) -> Vec<Spec> {
+/// The seeded branches of run `run` of invocation `run_id`: the clean
+/// ones first, then the conflicts. The names (and the paths made from
+/// them) carry both, so no two runs ever share a branch or a file.
+pub fn specs(run_id: &str, run: u32, n: u32) -> Vec<Spec> {
     let clean = n - conflict_count(n);
     (0..n)
         .map(|i| {
             let kind = if i >= clean { "conflicting" } else { "clean" };
             Spec {
-                name: format!("fleet-{run_id}-{}-{i:04}", &kind[..4]),
+                name: format!("fleet-{run_id}-r{run}-{}-{i:04}", &kind[..4]),
                 kind: kind.to_owned(),
             }
         })
@@ -184,18 +213,44 @@ pub fn oracle_ok(o: &serde_json::Value) -> bool {
 pub const ORACLE_FAILED: &str =
     "the fleet oracle found a wrong plan, merge order, survivors or conflict count";
 
-/// Marks `fleet.total` with the workflow's time apart from the setup's.
+/// Marks `fleet.total` with the workflow apart from the setup: the
+/// workflow's operations (classify to oracle, as declared), its time, its
+/// return code (1 when one of them failed, 0 when they ran and none
+/// failed, null when none ran), its failures and skips, its tool calls
+/// (null when none ran or one ran without a count), and the setup's
+/// operations and time.
 pub fn annotate_total(rows: &mut [Row]) {
-    let sum = |pred: &dyn Fn(&Row) -> bool| -> f64 {
-        rows.iter()
-            .filter(|r| pred(r) && !r.skipped)
-            .map(|r| r.elapsed_ms)
-            .sum()
+    let workflow: Vec<&Row> = rows
+        .iter()
+        .filter(|r| WORKFLOW.contains(&r.operation.as_str()))
+        .collect();
+    let ran: Vec<&Row> = workflow.iter().copied().filter(|r| !r.skipped).collect();
+    let failures = ran.iter().filter(|r| r.failed()).count();
+    let skips = workflow.len() - ran.len();
+    let returncode = match (ran.is_empty(), failures) {
+        (true, _) => None,
+        (false, 0) => Some(0),
+        (false, _) => Some(1),
     };
-    let workflow_ms = sum(&|r| WORKFLOW.contains(&r.operation.as_str()));
-    let setup_ms = sum(&|r| r.operation == "fleet.seed");
+    let tool_calls = if ran.is_empty() {
+        None
+    } else {
+        ran.iter().map(|r| r.tool_call_count).sum::<Option<u32>>()
+    };
+    let workflow_ops: Vec<String> = workflow.iter().map(|r| r.operation.clone()).collect();
+    let workflow_ms: f64 = ran.iter().map(|r| r.elapsed_ms).sum();
+    let setup_ms: f64 = rows
+        .iter()
+        .filter(|r| r.operation == "fleet.seed" && !r.skipped)
+        .map(|r| r.elapsed_ms)
+        .sum();
     for r in rows.iter_mut().filter(|r| r.operation == "fleet.total") {
+        r.set("workflow_operations", &workflow_ops);
         r.set("workflow_elapsed_ms", ms(workflow_ms));
+        r.set("workflow_returncode", returncode);
+        r.set("workflow_failure_count", failures);
+        r.set("workflow_skip_count", skips);
+        r.set("workflow_tool_call_count", tool_calls);
         r.set("setup_elapsed_ms", ms(setup_ms));
         r.set("setup_operations", ["fleet.seed"]);
     }
@@ -212,7 +267,7 @@ pub const WORKFLOW: [&str; 5] = [
 
 /// Runs the fleet scenario's operations with the fake provider.
 pub fn run(ctx: &Ctx<'_>, operations: &[String], n: u32) -> Vec<Row> {
-    let specs = specs(&ctx.meta.run_id, n);
+    let specs = specs(&ctx.meta.run_id, ctx.run, n);
     let mut provider: Option<FakeFleet> = None;
     let mut classified: Vec<(String, bool)> = Vec::new();
     let mut actions: Vec<Action> = Vec::new();
@@ -294,7 +349,7 @@ mod tests {
         assert_eq!(conflict_count(10), 3);
         assert_eq!(conflict_count(1), 0);
         assert_eq!(conflict_count(2), 1);
-        let s = specs("r1", 10);
+        let s = specs("r1", 0, 10);
         let mut p = FakeFleet::seed(&s);
         let (actions, order) = plan(&p.classify());
         assert_eq!(order.len(), 7);
@@ -309,5 +364,49 @@ mod tests {
         let fresh = FakeFleet::seed(&s);
         let o = oracle(&s, &actions, &order, &fresh.open());
         assert_eq!(o["final_survivors_correct"], false);
+    }
+
+    #[test]
+    fn a_live_fleet_above_one_hundred_needs_the_opt_in_and_never_passes_the_ceiling() {
+        assert_eq!(live_gate(100, 1, false), None);
+        assert_eq!(
+            live_gate(101, 1, false).as_deref(),
+            Some("branch_fleet_large_live_requires_opt_in:--allow-large-fleet")
+        );
+        assert_eq!(live_gate(101, 1, true), None);
+        assert_eq!(live_gate(1000, 1, true), None);
+        assert_eq!(
+            live_gate(1001, 1, true).as_deref(),
+            Some("branch_fleet_live_ceiling_exceeded:1001>1000")
+        );
+        // The ceiling counts every run's pull requests.
+        assert_eq!(
+            live_gate(101, 10, true).as_deref(),
+            Some("branch_fleet_live_ceiling_exceeded:1010>1000")
+        );
+        assert_eq!(
+            live_gate(u32::MAX, 1000, false).as_deref(),
+            Some("branch_fleet_live_ceiling_exceeded:4294967295000>1000")
+        );
+        // Two runs of one hundred are fine without the opt-in.
+        assert_eq!(live_gate(100, 2, false), None);
+        // Run names differ, so no two runs share a branch or a file.
+        assert_ne!(specs("r", 0, 1)[0].name, specs("r", 1, 1)[0].name);
+    }
+
+    #[test]
+    fn conflict_ties_round_to_even_as_the_seed_does() {
+        // 30% of n: a tie goes to the even neighbour, never away from zero.
+        for (n, want) in [(5, 2), (15, 4), (25, 8), (35, 10), (45, 14), (55, 16)] {
+            assert_eq!(conflict_count(n), want, "n = {n}");
+            let s = specs("r", 0, n);
+            assert_eq!(
+                s.iter().filter(|s| s.kind == "conflicting").count(),
+                want as usize,
+                "n = {n}"
+            );
+        }
+        assert_eq!(conflict_count(3), 1, "0.9 rounds to 1");
+        assert_eq!(conflict_count(4), 1, "1.2 rounds to 1");
     }
 }

@@ -38,7 +38,7 @@ pub fn run(
     n: u32,
 ) -> Vec<Row> {
     let run_id = ctx.meta.run_id.clone();
-    let specs = fleet::specs(&run_id, n);
+    let specs = fleet::specs(&run_id, ctx.run, n);
     let mut prs: BTreeMap<String, u64> = BTreeMap::new();
     let mut classified: Vec<(String, bool)> = Vec::new();
     let mut actions: Vec<Action> = Vec::new();
@@ -62,7 +62,7 @@ pub fn run(
                     let base = client.branch_sha(repo, "main")?;
                     for s in &specs {
                         client.create_branch(repo, &s.name, &base)?;
-                        client.put_file(
+                        client.create_file(
                             repo,
                             &path_of(&run_id, s),
                             &s.name,
@@ -78,7 +78,7 @@ pub fn run(
                         prs.insert(s.name.clone(), number);
                     }
                     for s in specs.iter().filter(|s| s.kind != "clean") {
-                        client.put_file(
+                        client.create_file(
                             repo,
                             &path_of(&run_id, s),
                             "main",

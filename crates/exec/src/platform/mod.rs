@@ -6,8 +6,9 @@
 //! on one monotonic clock.
 //!
 //! A run reads a scenario spec and a semantics config ([`spec`]), decides
-//! whether it can run at all ([`readiness`]: a missing token, binary or
-//! repository turns every operation into a skip row with the exact reason),
+//! whether it can run at all ([`readiness`]: an unimplemented protection
+//! variant, a missing token, binary or repository, or a live fleet past
+//! its gate turns every operation into a skip row with the exact reason),
 //! takes the measurement lock, runs the scenario's declared operations once
 //! per run through the chosen driver, and writes every row, whatever
 //! happened ([`store`]). Drivers:
@@ -104,6 +105,9 @@ pub struct PlatformOptions {
     /// Keep the run's clones and scratch files (`WORKDIR/runs/<run id>`)
     /// instead of removing them after the run.
     pub keep_workdirs: bool,
+    /// Let a fleet of more than [`fleet::LIVE_OPT_IN_ABOVE`] branches run
+    /// on a live platform (never past [`fleet::LIVE_CEILING`]).
+    pub allow_large_fleet: bool,
 }
 
 /// How a run ended.
@@ -177,24 +181,45 @@ pub fn on_path(bin: &str) -> bool {
 }
 
 /// Why nothing of this run can be measured, if so: the exact skip reason.
+/// In order: an unimplemented protection variant (for every driver, the
+/// fake provider included), what the driver and platform need (a family
+/// the fake provider has, a binary, a token, a repository), then the gate
+/// on live fleets ([`fleet::live_gate`]). A skip here makes no request and
+/// runs no process.
 pub fn readiness(
     opts: &PlatformOptions,
     scenario: &Scenario,
     semantics: &Semantics,
     env: &Env<'_>,
 ) -> Option<String> {
-    let family = Family::of(scenario);
-    if opts.driver == Driver::FakeProvider {
-        return match family {
-            Family::Triage(_) | Family::Fleet(_) => None,
-            other => Some(format!("fake_provider_has_no_{}_scenario", other.name())),
-        };
-    }
     if !semantics.implemented.contains(&opts.protection_variant) {
         return Some(format!(
             "protection_variant_not_implemented:{}",
             opts.protection_variant
         ));
+    }
+    let family = Family::of(scenario);
+    environment_readiness(opts, scenario, family, semantics, env).or_else(|| match family {
+        Family::Fleet(n) if opts.driver != Driver::FakeProvider => {
+            fleet::live_gate(n, opts.runs, opts.allow_large_fleet)
+        }
+        _ => None,
+    })
+}
+
+/// What the driver and the platform need, missing.
+fn environment_readiness(
+    opts: &PlatformOptions,
+    scenario: &Scenario,
+    family: Family,
+    semantics: &Semantics,
+    env: &Env<'_>,
+) -> Option<String> {
+    if opts.driver == Driver::FakeProvider {
+        return match family {
+            Family::Triage(_) | Family::Fleet(_) => None,
+            other => Some(format!("fake_provider_has_no_{}_scenario", other.name())),
+        };
     }
     if opts.platform == "github" {
         if opts.driver == Driver::Cli {
@@ -235,6 +260,8 @@ fn meta(opts: &PlatformOptions, semantics: &Semantics, run_id: &str) -> Meta {
     let class = p.map(|p| p.class.clone());
     Meta {
         run_id: run_id.to_owned(),
+        profile: row::PROFILE.to_owned(),
+        benchmark_track: row::BENCHMARK_TRACK.to_owned(),
         platform: opts.platform.clone(),
         driver: opts.driver.name().to_owned(),
         platform_comparison_key: class

@@ -7,7 +7,8 @@
 //! - `race.integrate.window`: first `integration.open` start to last
 //!   `integration.main.settle` end;
 //! - `race.pacing.injected`: the sum of the waits the budget injected;
-//! - `race.total`: the whole race, a wall-clock span.
+//! - `race.total`: the whole race, a wall-clock span; it lists every branch
+//!   row's operation (`summarized_operations`, branch by branch).
 //!
 //! Pacing happens inside the timed region of the operation it delays, for
 //! every driver, so a row's duration includes its wait; the wait is also on
@@ -345,6 +346,13 @@ pub fn race_rows(
                     r.returncode = Some(1);
                 }
                 r.api_metrics = super::runner::sum_api(branch_rows);
+                r.set(
+                    "summarized_operations",
+                    branch_rows
+                        .iter()
+                        .map(|r| r.operation.as_str())
+                        .collect::<Vec<_>>(),
+                );
                 r.set(
                     "poll_iterations_total",
                     branch_rows

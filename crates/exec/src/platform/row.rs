@@ -18,11 +18,20 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// Every row's `profile`: the rows are the platform lane's.
+pub const PROFILE: &str = "platform";
+/// Every row's `benchmark_track`: hosted integration workflows.
+pub const BENCHMARK_TRACK: &str = "platform-hosted";
+
 /// What every row of a run shares.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Meta {
     /// The run's id (unique even for two runs in the same second).
     pub run_id: String,
+    /// Always [`PROFILE`].
+    pub profile: String,
+    /// Always [`BENCHMARK_TRACK`].
+    pub benchmark_track: String,
     /// The platform (`github`, or an adapter's name).
     pub platform: String,
     /// The driver (`harness-api`, `cli`, `fake-provider`).
@@ -352,6 +361,8 @@ mod tests {
     pub(super) fn meta() -> Meta {
         Meta {
             run_id: "r".into(),
+            profile: PROFILE.into(),
+            benchmark_track: BENCHMARK_TRACK.into(),
             platform: "github".into(),
             driver: "fake-provider".into(),
             platform_semantics_class: Some("integration-default".into()),
