@@ -13,6 +13,20 @@ use serde_json::Value;
 /// How many characters of a value a message shows.
 pub const MAX_CHARS: usize = 64;
 
+/// An error and every source under it, on one line joined by `: `, as the
+/// binaries print errors (`error: ` and this). The one rendering of an
+/// error chain; each message is expected to quote what it names already.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
+}
+
 /// `text` in backticks, cut to [`MAX_CHARS`] characters (plus its size in
 /// bytes when cut), control characters escaped.
 pub fn quote(text: &str) -> String {

@@ -5,6 +5,7 @@
 //! Callers inject those.
 
 pub mod analysis;
+pub mod backoff;
 pub mod baseline;
 pub mod changepoint;
 pub mod classify;

@@ -870,14 +870,5 @@ pub fn list(state: &StateDir) -> Vec<Listed> {
         .collect()
 }
 
-/// Renders an error with its sources.
-pub fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cur = c.source();
-    }
-    s
-}
+/// Renders an error with its sources (the core's one rendering).
+pub use benchops::excerpt::error_chain;

@@ -345,10 +345,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 /// The pause before try `n + 1` (n ≥ 1): `initial · 2^(n-1)`, capped,
 /// the upper half of it random.
 pub fn backoff(opts: &HandoffOptions, n: u32, random: u64) -> Duration {
-    let full = opts
-        .initial_backoff
-        .saturating_mul(1u32 << (n.saturating_sub(1)).min(20))
-        .min(opts.max_backoff);
+    let full = benchops::backoff::doubled(opts.initial_backoff, n, opts.max_backoff);
     let half = full / 2;
     let jitter_ns = half.as_nanos() as u64;
     let extra = if jitter_ns == 0 {

@@ -32,7 +32,7 @@ pub const MAX_JITTER: f64 = 0.25;
 /// [`MAX_JITTER`] so that many watchers do not poll in step.
 #[derive(Debug, Clone)]
 pub struct Backoff {
-    delay_s: f64,
+    looks: u32,
     rng: SplitMix64,
 }
 
@@ -40,7 +40,7 @@ impl Backoff {
     /// A backoff whose jitter is drawn from `seed`.
     pub fn new(seed: u64) -> Self {
         Backoff {
-            delay_s: FIRST_DELAY_S,
+            looks: 0,
             rng: SplitMix64::new(seed),
         }
     }
@@ -57,10 +57,14 @@ impl Backoff {
 
     /// The next delay.
     pub fn next_delay(&mut self) -> Duration {
-        let jitter = (self.rng.next_u64() % 1000) as f64 / 1000.0 * MAX_JITTER;
-        let delay = Duration::from_secs_f64(self.delay_s * (1.0 + jitter));
-        self.delay_s = (self.delay_s * 2.0).min(MAX_DELAY_S);
-        delay
+        self.looks = self.looks.saturating_add(1);
+        let unit = (self.rng.next_u64() % 1000) as f64 / 1000.0;
+        let wait = benchops::backoff::doubled(
+            Duration::from_secs_f64(FIRST_DELAY_S),
+            self.looks,
+            Duration::from_secs_f64(MAX_DELAY_S),
+        );
+        benchops::backoff::stretched(wait, MAX_JITTER, unit)
     }
 }
 

@@ -118,14 +118,8 @@ pub fn decide(
     if attempt >= policy.max_attempts {
         return RetryDecision::GiveUp;
     }
-    let jitter = |d: Duration| {
-        let unit = jitter_unit.clamp(0.0, 1.0);
-        d + d.mul_f64(policy.jitter_fraction.max(0.0) * unit)
-    };
-    let doubled = |base: Duration| {
-        let shift = attempt.saturating_sub(1).min(20);
-        base.saturating_mul(1 << shift)
-    };
+    let jitter = |d: Duration| benchops::backoff::stretched(d, policy.jitter_fraction, jitter_unit);
+    let doubled = |base: Duration| benchops::backoff::doubled(base, attempt, Duration::MAX);
     let wait = match failure {
         Failure::RateLimited {
             retry_after: Some(after),
