@@ -345,6 +345,7 @@ pub fn run_child_entry(
         index,
         attempt,
         child_digest: planned.to_string(),
+        restart,
     };
     let dir = state.attempt_dir(digest, index, attempt, restart);
     Ok(Some(child::run_child(&spec, &id, &dir)?))
