@@ -5,15 +5,18 @@
 //! | files | backend | class |
 //! |---|---|---|
 //! | a newer attempt exists | any | `stale` (superseded) |
+//! | of an earlier run than the backend's (a requeue) | pending or running, a result | `stale` |
+//! | of an earlier run than the backend's (a requeue) | any other | as if there were no files |
 //! | result unreadable | any | `scheduler-inconsistent` |
 //! | none, not started, benchops cancelled the attempt | any | `failed` (cancelled by benchops before it started) |
 //! | any | unanswered | `incomplete` (the answer this run depends on is missing or partial) |
 //! | result, or started | only a folded range row in an end state | `incomplete` (until accounting lists the task on its own) |
 //! | none, not started | only a folded range row in an end state | `failed` |
 //! | result | pending | `stale` (requeued: the result is from an earlier run) |
+//! | result | running | `incomplete` (the task has not ended; the result may be from an earlier run) |
 //! | result exit 0 | finished in a failure state | `scheduler-inconsistent` |
-//! | result exit 0 | running, finished ok, gone, unknown | `succeeded` |
-//! | result not exit 0 | not pending | `failed` |
+//! | result exit 0 | finished ok, gone, unknown | `succeeded` |
+//! | result not exit 0 | not pending or running | `failed` |
 //! | none | pending | `incomplete` |
 //! | started | running, past the running limit | `stale` |
 //! | any | running | `incomplete` |
@@ -147,6 +150,33 @@ pub struct Evidence {
     /// Whether benchops recorded the cancellation of this attempt (its own
     /// record, independent of what the backend can say).
     pub cancelled: bool,
+    /// Which run of the attempt the files are from: its restart number
+    /// (Slurm's `SLURM_RESTART_COUNT`, 0 for a first run and every local
+    /// run). `None` for a result written before benchops recorded it.
+    pub files_restart: Option<u32>,
+    /// How often the backend says it restarted the task (Slurm requeues),
+    /// so the run it describes; `None` when it does not say.
+    pub backend_restarts: Option<u32>,
+}
+
+impl Evidence {
+    /// Why the run files are from an earlier run than the one the backend
+    /// describes, if they are: a requeue started the task again after
+    /// they were written. A result without its run number counts as such
+    /// once the backend reports a restart.
+    pub fn earlier_run(&self) -> Option<String> {
+        let now = self.backend_restarts?;
+        let has_files = self.started || self.result != ResultEvidence::Absent;
+        match self.files_restart {
+            Some(r) if r < now => Some(format!(
+                "the run files are from restart {r}, and the scheduler has restarted the task {now} time(s)"
+            )),
+            None if now > 0 && has_files => Some(format!(
+                "the result names no restart, and the scheduler has restarted the task {now} time(s)"
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// Thresholds of the classification.
@@ -185,6 +215,46 @@ pub fn classify(e: &Evidence, policy: &Policy) -> Classified {
     let c = |class, reason: String| Classified { class, reason };
     if let Some(n) = e.superseded_by {
         return c(RunClass::Stale, format!("superseded by attempt {n}"));
+    }
+    // Files of an earlier run of a requeued task are never evidence for
+    // the current run: while the task waits or runs again a result of
+    // theirs is stale; otherwise the current run is decided as if it had
+    // left no files (yet).
+    if let Some(why) = e.earlier_run() {
+        let active = matches!(e.backend, B::Pending(_) | B::Running);
+        let result = match &e.result {
+            R::Absent => None,
+            R::Ok => Some("exit 0".to_owned()),
+            R::Failed(w) => Some(w.clone()),
+            R::Unreadable(w) => Some(format!("unreadable: {w}")),
+        };
+        if let (true, Some(result)) = (active, &result) {
+            let backend = match &e.backend {
+                B::Pending(w) => format!("pending: {w}"),
+                _ => "running".to_owned(),
+            };
+            return c(
+                RunClass::Stale,
+                format!(
+                    "the result ({result}) is from an earlier run: {why}; the task is {backend} again"
+                ),
+            );
+        }
+        let current = Evidence {
+            started: false,
+            running_for_s: None,
+            result: R::Absent,
+            files_restart: e.backend_restarts,
+            ..e.clone()
+        };
+        let decided = classify(&current, policy);
+        return c(
+            decided.class,
+            format!(
+                "{} ({why}; they are not evidence for this run)",
+                decided.reason
+            ),
+        );
     }
     match (&e.result, &e.backend) {
         (R::Unreadable(why), _) => c(
@@ -238,6 +308,20 @@ pub fn classify(e: &Evidence, policy: &Policy) -> Classified {
         (R::Ok | R::Failed(_), B::Pending(why)) => c(
             RunClass::Stale,
             format!("the result is from an earlier run; the task was requeued ({why})"),
+        ),
+        // A task still running has not ended: its result may be the
+        // current run's, written just before the end, or an earlier run's
+        // that a requeue's new run has not replaced yet. Only the end
+        // decides.
+        (R::Ok | R::Failed(_), B::Running) => c(
+            RunClass::Incomplete,
+            format!(
+                "result says {}, but the backend still lists the task as running; waiting for it to end",
+                match &e.result {
+                    R::Failed(w) => w.as_str(),
+                    _ => "exit 0",
+                }
+            ),
         ),
         (R::Ok, B::FinishedFailed(state)) => c(
             RunClass::SchedulerInconsistent,
@@ -311,6 +395,8 @@ mod tests {
             backend,
             superseded_by: None,
             cancelled: false,
+            files_restart: Some(0),
+            backend_restarts: None,
         }
     }
 
@@ -421,6 +507,121 @@ mod tests {
         let mut running = ev(true, R::Absent, B::Running);
         running.running_for_s = Some(1.0);
         assert_eq!(classify(&running, &p).class, RunClass::Incomplete);
+    }
+
+    #[test]
+    fn a_result_is_not_trusted_while_the_task_still_runs() {
+        let p = Policy::default();
+        for result in [R::Ok, R::Failed("exit 3".into())] {
+            let got = classify(&ev(true, result, B::Running), &p);
+            assert_eq!(got.class, RunClass::Incomplete, "{got:?}");
+            assert!(
+                got.reason.contains("still lists the task as running"),
+                "{got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn files_of_an_earlier_run_of_a_requeued_task_are_never_evidence() {
+        let p = Policy::default();
+        let earlier = |result: R, backend: B| {
+            let mut e = ev(true, result, backend);
+            e.files_restart = Some(0);
+            e.backend_restarts = Some(1);
+            classify(&e, &p)
+        };
+        // Waiting or running again: a result of the earlier run is stale,
+        // whatever it says; without one the task is simply not done.
+        for backend in [B::Pending("BeginTime".into()), B::Running] {
+            for result in [R::Ok, R::Failed("exit 3".into()), R::Unreadable("x".into())] {
+                let got = earlier(result, backend.clone());
+                assert_eq!(got.class, RunClass::Stale, "{got:?}");
+                assert!(got.reason.contains("from an earlier run"), "{got:?}");
+                assert!(got.reason.contains("restarted the task 1 time"), "{got:?}");
+            }
+            let got = earlier(R::Absent, backend.clone());
+            assert_eq!(got.class, RunClass::Incomplete, "{got:?}");
+        }
+        // Ended: the current run is decided without the earlier files, so
+        // an exit 0 of restart 0 never makes restart 1 a success.
+        let cases = [
+            (
+                B::FinishedOk {
+                    seconds_ago: Some(1.0),
+                },
+                RunClass::Incomplete,
+            ),
+            (
+                B::FinishedOk {
+                    seconds_ago: Some(300.0),
+                },
+                RunClass::SchedulerInconsistent,
+            ),
+            (
+                B::FinishedFailed("7_3 (exit 1) FAILED".into()),
+                RunClass::Failed,
+            ),
+            (B::Gone("purged".into()), RunClass::Missing),
+            (B::Unknown("accounting lag".into()), RunClass::Incomplete),
+        ];
+        for (backend, want) in cases {
+            let got = earlier(R::Ok, backend);
+            assert_eq!(got.class, want, "{got:?}");
+            assert!(got.reason.contains("not evidence for this run"), "{got:?}");
+        }
+        // A started marker of the earlier run proves nothing either.
+        let mut e = ev(true, R::Absent, B::Running);
+        e.running_for_s = Some(1e9);
+        e.backend_restarts = Some(2);
+        e.files_restart = Some(1);
+        assert_eq!(
+            classify(
+                &e,
+                &Policy {
+                    running_limit_s: Some(5.0),
+                    ..p
+                }
+            )
+            .class,
+            RunClass::Incomplete
+        );
+        // Files of the run the backend describes decide as usual.
+        let mut e = ev(
+            true,
+            R::Failed("exit 3".into()),
+            B::FinishedFailed("x".into()),
+        );
+        e.files_restart = Some(1);
+        e.backend_restarts = Some(1);
+        assert_eq!(classify(&e, &p).class, RunClass::Failed);
+        e.result = R::Ok;
+        e.backend = B::FinishedOk {
+            seconds_ago: Some(1.0),
+        };
+        assert_eq!(classify(&e, &p).class, RunClass::Succeeded);
+    }
+
+    #[test]
+    fn a_result_without_a_restart_number_is_judged_conservatively() {
+        let p = Policy::default();
+        let ok = B::FinishedOk {
+            seconds_ago: Some(300.0),
+        };
+        let mut e = ev(true, R::Ok, ok);
+        e.files_restart = None;
+        // Older results name no restart: trusted while the scheduler
+        // reports none, or says nothing of restarts (the local backend).
+        for restarts in [None, Some(0)] {
+            e.backend_restarts = restarts;
+            assert_eq!(classify(&e, &p).class, RunClass::Succeeded, "{restarts:?}");
+        }
+        e.backend_restarts = Some(1);
+        let got = classify(&e, &p);
+        assert_eq!(got.class, RunClass::SchedulerInconsistent, "{got:?}");
+        assert!(got.reason.contains("names no restart"), "{got:?}");
+        e.backend = B::Running;
+        assert_eq!(classify(&e, &p).class, RunClass::Stale);
     }
 
     #[test]

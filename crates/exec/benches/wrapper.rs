@@ -26,6 +26,7 @@ fn bench_wrapper(c: &mut Criterion) {
         index: 0,
         attempt: 1,
         child_digest: format!("sha256:{}", "cd".repeat(32)),
+        restart: 0,
     };
     let mut g = c.benchmark_group("wrapper_true");
     g.sample_size(50)

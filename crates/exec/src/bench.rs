@@ -345,6 +345,7 @@ pub fn run_child_entry(
         index,
         attempt,
         child_digest: planned.to_string(),
+        restart,
     };
     let dir = state.attempt_dir(digest, index, attempt, restart);
     Ok(Some(child::run_child(&spec, &id, &dir)?))
@@ -504,7 +505,7 @@ pub fn refresh(
                         return (sub, 0, dir, RunFiles::none(sub_cancelled));
                     }
                     let (dir, restart) = backend::locate(state, digest, sub, index);
-                    let read = read_files(&dir, sub, index, digest, sub_cancelled);
+                    let read = read_files(&dir, restart, sub, index, digest, sub_cancelled);
                     (sub, restart, dir, read)
                 }),
         );
@@ -518,7 +519,7 @@ pub fn refresh(
     let mut active = 0u64;
     let mut children = Vec::with_capacity(plan.len() as usize);
     for (index, found) in (0..plan.len()).zip(files) {
-        let Some((sub, restart, dir, read)) = found else {
+        let Some((sub, mut restart, mut dir, read)) = found else {
             // Never submitted: no evidence at all.
             let classified = Classified {
                 class: RunClass::Missing,
@@ -540,20 +541,31 @@ pub fn refresh(
             continue;
         };
         let backend = observation.backend(state, digest, sub, index, read.started);
+        let restarts = observation.restarts(sub, index);
+        let ended = matches!(
+            backend,
+            BackendEvidence::Gone(_)
+                | BackendEvidence::FinishedOk { .. }
+                | BackendEvidence::FinishedFailed(_)
+        );
         // A run that ended between the two reads is seen by the backend as
         // ended: its files, read again now, are newer than that answer and
-        // may hold the result. (Never for pending or running: that is the
-        // order that makes a requeue's stale result detectable.)
-        let read = match (&read.result, &backend) {
-            (
-                ResultEvidence::Absent,
-                BackendEvidence::Gone(_)
-                | BackendEvidence::FinishedOk { .. }
-                | BackendEvidence::FinishedFailed(_),
-            ) => read_files(&dir, sub, index, digest, read.cancelled),
+        // may hold the result. The same holds for the files of a requeued
+        // task's newest run, which the first read predates. (Never for
+        // pending or running: that is the order that makes a requeue's
+        // stale result detectable.)
+        let read = match restarts {
+            Some(n) if ended && n > restart => {
+                restart = n;
+                dir = state.attempt_dir(digest, index, sub.attempt, n);
+                read_files(&dir, restart, sub, index, digest, read.cancelled)
+            }
+            _ if ended && read.result == ResultEvidence::Absent => {
+                read_files(&dir, restart, sub, index, digest, read.cancelled)
+            }
             _ => read,
         };
-        let (evidence, out) = read.with_backend(now, backend);
+        let (evidence, out) = read.with_backend(now, backend, restarts);
         let classified = classify::classify(&evidence, &policy);
         // A stale result of a requeued task is not the end: the scheduler
         // will run it again.
@@ -626,6 +638,8 @@ struct RunFiles {
     started_at: Option<jiff::Timestamp>,
     result: ResultEvidence,
     cancelled: bool,
+    /// The run the files are from (see [`Evidence::files_restart`]).
+    restart: Option<u32>,
 }
 
 /// The children that have a directory under `runs/` (`None` when it cannot
@@ -650,12 +664,15 @@ impl RunFiles {
             started_at: None,
             result: ResultEvidence::Absent,
             cancelled,
+            restart: Some(0),
         }
     }
 }
 
+/// Reads the run files in `dir`, the directory of run `restart`.
 fn read_files(
     dir: &Path,
+    restart: u32,
     sub: &Submission,
     index: u64,
     digest: &Sha256Digest,
@@ -667,6 +684,10 @@ fn read_files(
     let started_at = child::read_started(&started_path)
         .ok()
         .and_then(|s| s.started_at.parse::<jiff::Timestamp>().ok());
+    // The run the files are from: the result's own word when there is a
+    // result (none in one written before it was recorded), else the
+    // directory's.
+    let mut files_restart = Some(restart);
     let result = match child::read_result(&dir.join("result.json")) {
         Err(child::ChildError::Read { source, .. })
             if source.kind() == std::io::ErrorKind::NotFound =>
@@ -681,15 +702,23 @@ fn read_files(
         {
             ResultEvidence::Unreadable("result belongs to another child or attempt".into())
         }
-        Ok(r) if r.succeeded() => ResultEvidence::Ok,
+        Ok(r) if r.restart.is_some_and(|n| n != restart) => ResultEvidence::Unreadable(format!(
+            "result names restart {}, but lies in the directory of restart {restart}",
+            r.restart.unwrap_or_default()
+        )),
         Ok(r) => {
-            let what = describe_exit(&r.exit);
-            let cancelled_run = cancelled && matches!(r.exit, Exit::Signaled { .. });
-            ResultEvidence::Failed(if cancelled_run {
-                format!("cancelled ({what})")
+            files_restart = r.restart;
+            if r.succeeded() {
+                ResultEvidence::Ok
             } else {
-                what
-            })
+                let what = describe_exit(&r.exit);
+                let cancelled_run = cancelled && matches!(r.exit, Exit::Signaled { .. });
+                ResultEvidence::Failed(if cancelled_run {
+                    format!("cancelled ({what})")
+                } else {
+                    what
+                })
+            }
         }
     };
     RunFiles {
@@ -697,6 +726,7 @@ fn read_files(
         started_at,
         result,
         cancelled,
+        restart: files_restart,
     }
 }
 
@@ -705,6 +735,7 @@ impl RunFiles {
         self,
         now: jiff::Timestamp,
         backend: BackendEvidence,
+        backend_restarts: Option<u32>,
     ) -> (Evidence, EvidenceOut) {
         let out = EvidenceOut {
             started: self.started,
@@ -733,6 +764,8 @@ impl RunFiles {
                 backend,
                 superseded_by: None,
                 cancelled: self.cancelled,
+                files_restart: self.restart,
+                backend_restarts,
             },
             out,
         )

@@ -15,6 +15,7 @@ fn identity() -> AttemptIdentity {
         index: 7,
         attempt: 2,
         child_digest: format!("sha256:{}", "cd".repeat(32)),
+        restart: 3,
     }
 }
 
@@ -413,4 +414,28 @@ fn read_result_rejects_truncated_and_foreign_files() {
         .expect_err("ran without wall_s")
         .to_string();
     assert!(err.contains("wall_s"), "{err}");
+}
+
+#[test]
+fn both_records_name_the_run_and_older_records_still_read() {
+    let (dir, r) = run(&ChildSpec::command(["true"]));
+    let attempt = dir.path().join("attempt");
+    assert_eq!(r.restart, Some(identity().restart));
+    let started = read_started(&attempt.join(STARTED_FILE)).expect("valid started.json");
+    assert_eq!(started.restart, Some(identity().restart));
+    let text = std::fs::read_to_string(attempt.join(RESULT_FILE)).expect("result.json");
+    let json: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(json["restart"], 3, "{json:#}");
+    // A record written before the run was recorded reads back without it.
+    for file in [RESULT_FILE, STARTED_FILE] {
+        let path = attempt.join(file);
+        let mut json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("reads")).expect("json");
+        json.as_object_mut().expect("object").remove("restart");
+        std::fs::write(&path, json.to_string()).expect("writes");
+    }
+    let old = read_result(&attempt.join(RESULT_FILE)).expect("an older result reads");
+    assert_eq!(old.restart, None);
+    let old = read_started(&attempt.join(STARTED_FILE)).expect("an older marker reads");
+    assert_eq!(old.restart, None);
 }

@@ -1,7 +1,8 @@
 //! Acceptance on a real Slurm cluster (`scripts/slurm-up.sh`): submit and
 //! exit, observe from new processes until terminal, analyze; plus an
 //! inconsistent child (result deleted after completion) and a missing one (a
-//! job id Slurm never knew).
+//! job id Slurm never knew); classes right after `bench cancel`; and
+//! completed tasks requeued and rerun, looked at back to back.
 //!
 //! In CI (`CI=true`) a missing cluster fails the test. Elsewhere the test
 //! says loudly that it did not run.
@@ -331,5 +332,122 @@ fn classes_do_not_flip_right_after_bench_cancel() {
         } else if c["evidence"]["result"] == "exit 0" {
             assert_eq!(c["class"], "succeeded", "{c:#}");
         }
+    }
+}
+
+/// 10 tasks that succeed on their first run and exit 3 when Slurm runs
+/// them again (`SLURM_RESTART_COUNT` > 0).
+const REQUEUE_INTENT: &str = r#"
+schema = "benchmark-intent/v1"
+name = "requeue-window"
+command = ["sh", "-c", "test \"${SLURM_RESTART_COUNT:-0}\" = 0 || exit 3"]
+repetitions = 10
+"#;
+
+/// Runs `scontrol` with `args` and asserts that it succeeded.
+fn scontrol(args: &[&str]) {
+    let out = Command::new("scontrol")
+        .args(args)
+        .output()
+        .expect("scontrol runs");
+    assert!(
+        out.status.success(),
+        "scontrol {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_requeued_tasks_first_result_never_counts_for_its_rerun() {
+    if !cluster_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let state = dir.path().join("state");
+    let intent = dir.path().join("requeue.toml");
+    std::fs::write(&intent, REQUEUE_INTENT).expect("intent");
+    let o = exec(
+        &state,
+        &[
+            "bench",
+            "submit",
+            intent.to_str().expect("utf-8"),
+            "--backend",
+            "slurm",
+        ],
+    );
+    let digest = ok_stdout(&o).trim().to_owned();
+    let sub: Value = serde_json::from_slice(
+        &std::fs::read(
+            state
+                .join("benchmarks")
+                .join(hex(&digest))
+                .join("submissions/0001.json"),
+        )
+        .expect("submission"),
+    )
+    .expect("json");
+    let job = sub["backend"]["chunks"][0]["job_id"]
+        .as_str()
+        .expect("job id")
+        .to_owned();
+
+    // 1. The first run of every task succeeds.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let s = status(&state, &digest);
+        if s["terminal"] == true {
+            assert_eq!(s["counts"]["succeeded"], 10, "{s:#}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "first runs not done: {s:#}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+
+    // 2. Requeue every task. Slurm holds them for a while (BeginTime);
+    // the first looks see them waiting again.
+    scontrol(&["requeue", &format!("{job}_[0-9]")]);
+    let mut looks = 0u32;
+    let mut window = 0u32;
+    let mut seen_stale = false;
+    let mut look = |s: &Value| {
+        looks += 1;
+        for c in s["children"].as_array().expect("children") {
+            assert_ne!(
+                c["class"], "succeeded",
+                "look {looks}: a requeued task counted as a success: {c:#}"
+            );
+            seen_stale |= c["class"] == "stale";
+            // What the issue saw: restart 0's files while Slurm runs the task again.
+            if c["restart"] == 0 && c["evidence"]["backend"] == "running" {
+                window += 1;
+            }
+        }
+    };
+    for _ in 0..5 {
+        look(&status(&state, &digest));
+    }
+    // 3. Let them run again now, and look back to back until the end.
+    scontrol(&["update", &format!("JobId={job}"), "StartTime=now"]);
+    let deadline = Instant::now() + Duration::from_secs(45);
+    let last = loop {
+        let s = status(&state, &digest);
+        look(&s);
+        if s["terminal"] == true {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "reruns not done: {s:#}");
+    };
+    eprintln!(
+        "requeue window: {looks} looks, {window} child look(s) with restart 0's files while Slurm ran the task again"
+    );
+    assert!(seen_stale, "no look saw a requeued task waiting again");
+    assert_eq!(last["counts"]["failed"], 10, "{last:#}");
+    for c in last["children"].as_array().expect("children") {
+        assert_eq!(c["restart"], 1, "{c:#}");
+        assert!(
+            c["reason"].as_str().unwrap_or("").starts_with("exit 3"),
+            "{c:#}"
+        );
     }
 }

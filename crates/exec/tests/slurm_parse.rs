@@ -189,11 +189,11 @@ fn snapshot_from_captures_classifies_without_guessing() {
     };
     let now: jiff::Timestamp = "2026-11-30T12:30:00Z".parse().expect("time");
     assert!(matches!(
-        snap.evidence(&chunks, 0, 0, now, &sub),
+        snap.evidence(&chunks, 0, now, &sub),
         BackendEvidence::FinishedOk { .. }
     ));
     assert!(
-        matches!(snap.evidence(&chunks, 6, 0, now, &sub), BackendEvidence::Pending(ref r) if r.contains("Resources"))
+        matches!(snap.evidence(&chunks, 6, now, &sub), BackendEvidence::Pending(ref r) if r.contains("Resources"))
     );
 }
 
@@ -235,4 +235,82 @@ fn a_folded_id_stands_for_a_bounded_number_of_tasks() {
         panic!("a folded id at the bound parses");
     };
     assert_eq!(t.len(), 1_000_001);
+}
+
+/// The captures of array job 9 (`benchops-0123456789ab`), whose completed
+/// task 0 was requeued and then ran again: (squeue, sacct -D) at each stage.
+fn requeue_stage(stage: &str) -> Snapshot {
+    let squeue = match stage {
+        "completed" => String::new(),
+        s => fixture(&format!("squeue.array_{s}.txt")),
+    };
+    let sacct = fixture(&format!("sacct.X.D.array_{stage}.txt"));
+    Snapshot::from_text(&squeue, &sacct).expect("parses")
+}
+
+#[test]
+fn a_requeued_task_is_seen_again_in_squeue_and_counted_in_accounting() {
+    use benchops::classify::BackendEvidence;
+    use benchops_exec::state::{BackendHandles, IndexSet, SlurmChunk, Submission};
+    let chunks = vec![SlurmChunk {
+        job_id: "9".into(),
+        first_index: 0,
+        tasks: 2,
+    }];
+    let sub = Submission {
+        schema: "benchops-submission/v1".into(),
+        benchmark: benchops::Sha256Digest::from_hex(&format!("0123456789ab{}", "0".repeat(52)))
+            .expect("digest"),
+        attempt: 1,
+        submitted_at: "2026-12-07T08:07:46Z".into(),
+        indices: IndexSet::Range { count: 2 },
+        backend: BackendHandles::Slurm {
+            cluster: "benchops".into(),
+            chunks: chunks.clone(),
+        },
+    };
+    let now: jiff::Timestamp = "2026-12-07T09:00:00Z".parse().expect("time");
+    let stages = [
+        ("completed", Some(0)),
+        // Accounting has turned the first run's record into REQUEUED and
+        // has none of the next run yet, even while it runs: that run
+        // counts all the same.
+        ("requeued", Some(1)),
+        ("requeued_running_again", Some(1)),
+        ("requeued_finished", Some(1)),
+    ];
+    for (stage, restarts) in stages {
+        let snap = requeue_stage(stage);
+        assert_eq!(snap.restarts(&chunks, 0, &sub), restarts, "{stage}");
+        assert_eq!(snap.restarts(&chunks, 1, &sub), Some(0), "{stage}");
+    }
+    assert!(matches!(
+        requeue_stage("requeued").evidence(&chunks, 0, now, &sub),
+        BackendEvidence::Pending(ref r) if r.contains("BeginTime")
+    ));
+    assert_eq!(
+        requeue_stage("requeued_running_again").evidence(&chunks, 0, now, &sub),
+        BackendEvidence::Running
+    );
+    // Once it ended, the rerun's record decides, not the first run's.
+    let ended = requeue_stage("requeued_finished").evidence(&chunks, 0, now, &sub);
+    assert!(
+        matches!(ended, BackendEvidence::FinishedFailed(ref r) if r.contains("(exit 3) FAILED")),
+        "{ended:?}"
+    );
+    // scontrol says the same with its own count.
+    let rows = scontrol_rows(&fixture("scontrol.o.array_requeued_finished.txt"));
+    let restarts: Vec<(String, Option<u32>)> =
+        rows.iter().map(|r| (r.id.clone(), r.restarts)).collect();
+    assert_eq!(
+        restarts,
+        [("9_1".to_owned(), Some(0)), ("9_0".to_owned(), Some(1))]
+    );
+    let node_fail =
+        parse_sacct(&fixture("sacct.X.D.node_fail_requeue_running_again.txt")).expect("parses");
+    assert_eq!(
+        node_fail.len(),
+        2,
+        "a node failure's requeue is a record too"
+    );
 }

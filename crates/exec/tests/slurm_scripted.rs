@@ -56,6 +56,11 @@ impl Cluster {
     /// Writes the scripted tools and submits a benchmark of 3 children as
     /// array job 4242.
     fn new() -> Cluster {
+        Cluster::with_intent(INTENT)
+    }
+
+    /// [`Cluster::new`], submitting `intent` instead.
+    fn with_intent(intent_text: &str) -> Cluster {
         let dir = tempfile::tempdir().expect("temp dir");
         let answers = dir.path().join("answers");
         let bin = dir.path().join("bin");
@@ -83,7 +88,7 @@ impl Cluster {
         );
         let state = dir.path().join("state");
         let intent = dir.path().join("scripted.toml");
-        std::fs::write(&intent, INTENT).expect("intent");
+        std::fs::write(&intent, intent_text).expect("intent");
         std::fs::write(dir.path().join("manifest.toml"), MANIFEST).expect("manifest");
         let mut c = Cluster {
             _dir: dir,
@@ -158,6 +163,21 @@ impl Cluster {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
 
+    /// Runs array task `task` to its end as Slurm's requeue `restart`
+    /// would; returns the wrapper's exit code.
+    fn rerun_task(&self, task: u64, restart: u32) -> Option<i32> {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "SLURM_RESTART_COUNT={restart} {}",
+                self.task_command(task)
+            ))
+            .output()
+            .expect("task runs")
+            .status
+            .code()
+    }
+
     fn run_dir(&self, index: u64) -> PathBuf {
         self.state
             .join("benchmarks")
@@ -165,6 +185,11 @@ impl Cluster {
             .join("runs")
             .join(index.to_string())
             .join("1")
+    }
+
+    /// The run directory of requeue `restart` of attempt 1 of child `index`.
+    fn rerun_dir(&self, index: u64, restart: u32) -> PathBuf {
+        self.run_dir(index).with_file_name(format!("1.r{restart}"))
     }
 
     /// Makes the submission old, past the visibility grace.
@@ -197,6 +222,14 @@ impl Cluster {
     fn sacct_row(&self, id: &str, state: &str, code: &str, end: &str) -> String {
         format!(
             "{JOB}_{id}|{JOB}|{state}|{code}|{end}|{end}|00:00:01|node01|None|{}\n",
+            self.name()
+        )
+    }
+
+    /// One accounting record of one run of task `task`.
+    fn sacct_run(&self, task: u64, state: &str, code: &str, start: &str, end: &str) -> String {
+        format!(
+            "{JOB}_{task}|{JOB}|{state}|{code}|{start}|{end}|00:00:01|node01|None|{}\n",
             self.name()
         )
     }
@@ -683,4 +716,214 @@ fn a_noisy_failing_tool_gives_every_child_a_short_reason() {
     }
     let errors = s["scheduler"]["errors"].as_array().expect("errors");
     assert!(errors.len() <= 8, "{}", errors.len());
+}
+
+/// Succeeds on its first run, exits 3 when Slurm runs it again.
+const REQUEUE_INTENT: &str = r#"
+schema = "benchmark-intent/v1"
+name = "requeued"
+command = ["sh", "-c", "test \"${SLURM_RESTART_COUNT:-0}\" = 0 || exit 3"]
+repetitions = 3
+"#;
+
+const FIRST_START: &str = "2026-11-30T11:59:00";
+const FIRST_END: &str = "2026-11-30T11:59:01";
+const RERUN_START: &str = "2026-11-30T12:01:00";
+
+/// Every task ran once and succeeded, then tasks 0 and 1 were requeued:
+/// accounting has turned their first records into REQUEUED.
+fn requeued_after_success() -> Cluster {
+    let c = Cluster::with_intent(REQUEUE_INTENT);
+    for t in 0..3 {
+        c.run_task(t);
+    }
+    let rows: String = (0..3)
+        .map(|t| c.sacct_run(t, "COMPLETED", "0:0", FIRST_START, FIRST_END))
+        .collect();
+    c.answer("sacct", &rows, "", 0);
+    c.answer("squeue", "", "", 0);
+    let s = c.status();
+    assert_eq!(s["counts"]["succeeded"], 3, "{s:#}");
+    c
+}
+
+fn first_records(c: &Cluster, requeued: &[u64]) -> String {
+    (0..3)
+        .map(|t| {
+            let state = if requeued.contains(&t) {
+                "REQUEUED"
+            } else {
+                "COMPLETED"
+            };
+            c.sacct_run(t, state, "0:0", FIRST_START, FIRST_END)
+        })
+        .collect()
+}
+
+#[test]
+fn a_requeued_tasks_earlier_result_is_never_its_success() {
+    let c = requeued_after_success();
+    let never_succeeded = |s: &Value| {
+        for i in 0..2 {
+            assert_ne!(class(s, i), "succeeded", "{:#}", s["children"][i]);
+        }
+        assert_eq!(s["terminal"], false, "{s:#}");
+    };
+    // Waiting again (BeginTime): the first run's exit 0 is stale.
+    let waiting: String = (0..2)
+        .map(|t| c.squeue_row(t, "PENDING", "BeginTime"))
+        .collect();
+    c.answer("squeue", &waiting, "", 0);
+    c.answer("sacct", &first_records(&c, &[0, 1]), "", 0);
+    let s = c.status();
+    never_succeeded(&s);
+    assert_eq!(class(&s, 0), "stale", "{:#}", s["children"][0]);
+    assert_eq!(class(&s, 2), "succeeded", "{:#}", s["children"][2]);
+    // Running again before the new run wrote anything (its directory does
+    // not exist yet): what the first look of the real cluster called a
+    // success. Accounting may not list the new run yet (as on the real
+    // cluster) or already list it; either way the files are restart 0's.
+    let running: String = (0..2).map(|t| c.squeue_row(t, "RUNNING", "None")).collect();
+    c.answer("squeue", &running, "", 0);
+    let with_new_record = format!(
+        "{}{}",
+        first_records(&c, &[0, 1]),
+        c.sacct_run(1, "RUNNING", "0:0", RERUN_START, "Unknown")
+    );
+    for sacct in [first_records(&c, &[0, 1]), with_new_record] {
+        c.answer("sacct", &sacct, "", 0);
+        let s = c.status();
+        never_succeeded(&s);
+        for i in 0..2 {
+            assert_eq!(class(&s, i), "stale", "{:#}", s["children"][i]);
+            let r = reason(&s, i);
+            assert!(
+                r.contains("the result (exit 0) is from an earlier run"),
+                "{r}"
+            );
+            assert!(r.contains("restarted the task 1 time(s)"), "{r}");
+            assert_eq!(s["children"][i]["restart"], 0);
+        }
+    }
+    // Without accounting nothing is known of restarts, and a result of a
+    // task squeue lists as running is still no verdict.
+    c.answer("sacct", "", "sacct: error: slurmdbd: Connection refused", 1);
+    let s = c.status();
+    never_succeeded(&s);
+    for i in 0..2 {
+        assert_eq!(class(&s, i), "incomplete", "{:#}", s["children"][i]);
+        assert!(
+            reason(&s, i).contains("still lists the task as running"),
+            "{}",
+            reason(&s, i)
+        );
+    }
+    // Task 0's new run wrote its result while squeue still lists it.
+    assert_eq!(c.rerun_task(0, 1), Some(1), "the rerun exits 3");
+    c.answer("sacct", &first_records(&c, &[0, 1]), "", 0);
+    let s = c.status();
+    never_succeeded(&s);
+    assert_eq!(class(&s, 0), "incomplete", "{:#}", s["children"][0]);
+    assert_eq!(s["children"][0]["restart"], 1);
+    // Both reruns ended; task 1's files are not visible yet: its end
+    // state decides, not restart 0's exit 0.
+    c.answer("squeue", "", "", 0);
+    let ended = format!(
+        "{}{}{}",
+        first_records(&c, &[0, 1]),
+        c.sacct_run(0, "FAILED", "1:0", RERUN_START, END),
+        c.sacct_run(1, "FAILED", "1:0", RERUN_START, END),
+    );
+    c.answer("sacct", &ended, "", 0);
+    let s = c.status();
+    for i in 0..2 {
+        assert_eq!(class(&s, i), "failed", "{:#}", s["children"][i]);
+        assert_eq!(s["children"][i]["restart"], 1);
+    }
+    assert_eq!(reason(&s, 0), "exit 3; backend: 4242_0 (exit 1) FAILED");
+    assert_eq!(reason(&s, 1), "4242_1 (exit 1) FAILED");
+    assert_eq!(s["terminal"], true, "{s:#}");
+    // Once task 1's files are there, they decide, with the same class.
+    assert_eq!(c.rerun_task(1, 1), Some(1));
+    let s = c.status();
+    assert_eq!(reason(&s, 1), "exit 3; backend: 4242_1 (exit 1) FAILED");
+    let counts = &s["counts"];
+    assert_eq!(
+        (counts["succeeded"].as_u64(), counts["failed"].as_u64()),
+        (Some(1), Some(2)),
+        "{s:#}"
+    );
+    // The analysis takes only the run that decided: one success.
+    let a: Value = serde_json::from_str(&ok_stdout(
+        &c.exec(&["bench", "analyze", &c.digest, "--format", "json"]),
+    ))
+    .expect("analysis");
+    assert_eq!(a["runs"]["succeeded"], 1, "{a:#}");
+    assert_eq!(a["complete"], true, "{a:#}");
+}
+
+#[test]
+fn a_result_that_names_no_restart_is_not_trusted_once_the_task_was_requeued() {
+    let c = requeued_after_success();
+    // A result written before results named their run: trusted while
+    // accounting knows a single run.
+    let result = c.run_dir(0).join("result.json");
+    let mut json: Value =
+        serde_json::from_slice(&std::fs::read(&result).expect("result")).expect("json");
+    json.as_object_mut().expect("object").remove("restart");
+    std::fs::write(&result, json.to_string()).expect("write");
+    let s = c.status();
+    assert_eq!(class(&s, 0), "succeeded", "{:#}", s["children"][0]);
+    // After a requeue whose run accounting reports COMPLETED, long ago,
+    // with nothing of that run on disk: no result for it.
+    let rerun_ok = format!(
+        "{}{}",
+        first_records(&c, &[0]),
+        c.sacct_run(0, "COMPLETED", "0:0", RERUN_START, END)
+    );
+    c.answer("sacct", &rerun_ok, "", 0);
+    let s = c.status();
+    assert_eq!(
+        class(&s, 0),
+        "scheduler-inconsistent",
+        "{:#}",
+        s["children"][0]
+    );
+    assert_eq!(
+        reason(&s, 0),
+        "backend reports success but no result file exists"
+    );
+    // The same older result in the new run's directory is not trusted
+    // either: it does not say which run wrote it.
+    let r1 = c.rerun_dir(0, 1);
+    std::fs::create_dir_all(&r1).expect("mkdir");
+    std::fs::write(r1.join("result.json"), json.to_string()).expect("write");
+    let s = c.status();
+    assert_eq!(
+        class(&s, 0),
+        "scheduler-inconsistent",
+        "{:#}",
+        s["children"][0]
+    );
+    assert!(
+        reason(&s, 0).contains("the result names no restart"),
+        "{}",
+        reason(&s, 0)
+    );
+    // A result that names another run than its directory's is not this
+    // run's.
+    json["restart"] = 0.into();
+    std::fs::write(r1.join("result.json"), json.to_string()).expect("write");
+    let s = c.status();
+    assert_eq!(
+        class(&s, 0),
+        "scheduler-inconsistent",
+        "{:#}",
+        s["children"][0]
+    );
+    assert!(
+        reason(&s, 0).contains("result names restart 0, but lies in the directory of restart 1"),
+        "{}",
+        reason(&s, 0)
+    );
 }

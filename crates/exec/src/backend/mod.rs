@@ -7,6 +7,7 @@
 //! | [`locate`] | where the files of a child's observed run are (the newest requeue's on Slurm) |
 //! | [`observe`] | takes ONE snapshot of backend evidence for a refresh, whatever the number of children |
 //! | [`Observation::backend`] | answers, from that snapshot, what the backend says about a child |
+//! | [`Observation::restarts`] | answers how often the backend restarted (requeued) a child's task |
 //! | [`cancel`] | records the cancellation of an attempt, then stops what still runs |
 //! | [`executor`] | names the executor of the latest submission in a sealed record |
 //! | [`Task::resolve`] | tells a wrapper process which child it runs |
@@ -204,6 +205,21 @@ impl Observation {
             BackendHandles::Slurm { chunks, .. } => {
                 slurm::evidence(self.slurm.as_ref(), sub, chunks, index, self.now)
             }
+        }
+    }
+
+    /// How often the backend restarted the task of child `index` of
+    /// submission `sub`, so which run its evidence describes: the run
+    /// files of an earlier run are no evidence for it. Always 0 locally (a
+    /// local wrapper is never restarted); on Slurm, what accounting says
+    /// (`None` when it says nothing, see [`slurm::Snapshot::restarts`]).
+    pub fn restarts(&self, sub: &Submission, index: u64) -> Option<u32> {
+        match &sub.backend {
+            BackendHandles::Local { .. } => Some(0),
+            BackendHandles::Slurm { chunks, .. } => self
+                .slurm
+                .as_ref()
+                .and_then(|snap| snap.restarts(chunks, index, sub)),
         }
     }
 }

@@ -207,6 +207,11 @@ pub struct AttemptIdentity {
     pub attempt: u32,
     /// The digest of the resolved child command.
     pub child_digest: String,
+    /// Which run of the attempt this is: Slurm's `SLURM_RESTART_COUNT`
+    /// for a requeued task, 0 for a first run and every local run. It is
+    /// written into both records, so that a later look can tell a result
+    /// of an earlier run from the current run's.
+    pub restart: u32,
 }
 
 /// Why the wrapper could not run or record a command. A command that fails,
@@ -299,6 +304,7 @@ pub fn run_child(
         index: id.index,
         attempt: id.attempt,
         child_digest: id.child_digest.clone(),
+        restart: Some(id.restart),
         wrapper_pid: std::process::id(),
         wrapper_start_ticks: own_start_ticks()?,
         host: host.clone(),
@@ -341,6 +347,7 @@ pub fn run_child(
         index: id.index,
         attempt: id.attempt,
         child_digest: id.child_digest.clone(),
+        restart: Some(id.restart),
         exit,
         started_at,
         finished_at,

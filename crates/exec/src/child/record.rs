@@ -35,6 +35,10 @@ pub struct ChildStarted {
     pub attempt: u32,
     /// See [`AttemptIdentity::child_digest`].
     pub child_digest: String,
+    /// See [`AttemptIdentity::restart`]; `None` in a file written before
+    /// benchops recorded it.
+    #[serde(default)]
+    pub restart: Option<u32>,
     /// The wrapper's process id.
     pub wrapper_pid: u32,
     /// The wrapper's start time in clock ticks since boot (field 22 of
@@ -92,6 +96,12 @@ pub struct ChildResult {
     pub attempt: u32,
     /// See [`AttemptIdentity::child_digest`].
     pub child_digest: String,
+    /// See [`AttemptIdentity::restart`]: which run of the attempt wrote
+    /// this result. `None` in a result written before benchops recorded
+    /// it; such a result is not trusted once the scheduler reports a
+    /// restart (see `docs/classification.md`).
+    #[serde(default)]
+    pub restart: Option<u32>,
     /// How the command ended.
     pub exit: Exit,
     /// When the attempt started (as in `started.json`).
@@ -136,6 +146,7 @@ impl ChildResult {
             index: self.index,
             attempt: self.attempt,
             child_digest: self.child_digest.clone(),
+            restart: self.restart.unwrap_or(0),
         }
     }
 }

@@ -530,8 +530,11 @@ impl Snapshot {
             Err(e) => snap.squeue_problem.push(e.to_string()),
         }
         snap.calls += 1;
+        // `-D`: every record of a task, one per run, so that a requeue is
+        // seen in accounting too (see `Snapshot::restarts`).
         let sacct_args: Vec<String> = vec![
             "-X".into(),
+            "-D".into(),
             "-n".into(),
             "--parsable2".into(),
             "-j".into(),
@@ -624,22 +627,18 @@ impl Snapshot {
     ///
     /// Rows of the submission's job ids under a name other than
     /// [`job_name`] are not the benchmark's: the id was reused.
+    /// The evidence describes the task's current run: with several
+    /// accounting records (one per run, `sacct -D`), the newest decides.
     pub fn evidence(
         &self,
         chunks: &[SlurmChunk],
         index: u64,
-        restart: u32,
         now: jiff::Timestamp,
         sub: &Submission,
     ) -> BackendEvidence {
-        let _ = restart;
-        let Some(chunk) = chunks
-            .iter()
-            .find(|c| index >= c.first_index && index < c.first_index + c.tasks)
-        else {
+        let Some((chunk, task)) = chunk_of(chunks, index) else {
             return BackendEvidence::Gone("no array job covers this child".into());
         };
-        let task = index - chunk.first_index;
         let label = format!("{}_{task}", chunk.job_id);
         let name = job_name(&sub.benchmark);
         let ours = |n: &Option<String>| n.as_deref().is_none_or(|n| n == name);
@@ -692,7 +691,7 @@ impl Snapshot {
                 return e;
             }
         }
-        let mut own = None;
+        let mut own_rows = Vec::new();
         let mut folded = None;
         // This task's own rows and the job's range rows, in output order.
         let mut rows: Vec<usize> = ix
@@ -712,12 +711,12 @@ impl Snapshot {
             if !ours(&r.name) {
                 foreign.get_or_insert_with(|| r.name.clone().unwrap_or_default());
             } else if matches!(r.tasks, Tasks::One(_)) {
-                own.get_or_insert(r);
+                own_rows.push(r);
             } else {
                 folded.get_or_insert(r);
             }
         }
-        if let Some(r) = own {
+        if let Some(r) = current_record(&own_rows) {
             let code = match (r.exit_code, r.signal) {
                 (Some(c), Some(sig)) if sig != 0 => format!(" (exit {c}:{sig})"),
                 (Some(c), _) if c != 0 => format!(" (exit {c})"),
@@ -792,6 +791,61 @@ impl Snapshot {
             ))
         }
     }
+
+    /// How often the scheduler has restarted (requeued) child `index` of a
+    /// submission, as far as accounting tells: `scontrol`'s `Restarts`, or
+    /// with `sacct -D` the number of the task's records before its newest
+    /// one, plus one when that newest record is itself `REQUEUED` (its next
+    /// run is not recorded yet). `None` when accounting has no record of
+    /// the task or its answer is incomplete: then nothing is known of
+    /// restarts, and a result is judged without that check.
+    pub fn restarts(&self, chunks: &[SlurmChunk], index: u64, sub: &Submission) -> Option<u32> {
+        if !self.accounting_problem.is_empty() {
+            return None;
+        }
+        let (chunk, task) = chunk_of(chunks, index)?;
+        let name = job_name(&sub.benchmark);
+        let ix = self
+            .index
+            .get_or_init(|| RowIndex::build(&self.squeue, &self.sacct));
+        let own: Vec<&SacctRow> = ix
+            .sacct_one
+            .get(&(chunk.job_id.clone(), task))
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.sacct[i])
+            .filter(|r| r.step.is_none() && r.name.as_deref().is_none_or(|n| n == name))
+            .collect();
+        let current = current_record(&own)?;
+        if let Some(n) = current.restarts {
+            return Some(n);
+        }
+        let before = u32::try_from(own.len() - 1).ok()?;
+        Some(before + u32::from(current.state == SlurmState::Requeued))
+    }
+}
+
+/// The chunk that covers child `index`, and its array task.
+fn chunk_of(chunks: &[SlurmChunk], index: u64) -> Option<(&SlurmChunk, u64)> {
+    chunks
+        .iter()
+        .find(|c| index >= c.first_index && index < c.first_index + c.tasks)
+        .map(|c| (c, index - c.first_index))
+}
+
+/// The newest of one task's accounting records (`sacct -D` lists one per
+/// run): the latest `Start`, a record that has not started (`Unknown`)
+/// being newer than any that has. On a tie, a record that is not
+/// `REQUEUED` wins (a `REQUEUED` record always ended a run that another
+/// followed), then the later one in the output.
+fn current_record<'a>(rows: &[&'a SacctRow]) -> Option<&'a SacctRow> {
+    rows.iter()
+        .enumerate()
+        .max_by_key(|(i, r)| {
+            let start = r.start.parse::<jiff::civil::DateTime>().ok();
+            (start.is_none(), start, r.state != SlurmState::Requeued, *i)
+        })
+        .map(|(_, r)| *r)
 }
 
 fn accounting_state(
@@ -831,7 +885,7 @@ pub(super) fn evidence(
     now: jiff::Timestamp,
 ) -> BackendEvidence {
     match snapshot {
-        Some(snap) => snap.evidence(chunks, index, 0, now, sub),
+        Some(snap) => snap.evidence(chunks, index, now, sub),
         None => BackendEvidence::Unknown("no scheduler snapshot".into()),
     }
 }

@@ -320,6 +320,10 @@ pub struct SacctRow {
     /// Job name; `None` in output of the older format without it (and for
     /// steps, which sacct prints with the step name).
     pub name: Option<String>,
+    /// How often the job was restarted (requeued), when the source says:
+    /// `scontrol`'s `Restarts`. sacct has no such field; with `-D` it lists
+    /// one record per run instead.
+    pub restarts: Option<u32>,
 }
 
 /// Parses sacct `--parsable2` output in [`SACCT_FORMAT`] (or the older
@@ -376,6 +380,7 @@ fn sacct_row(line: &str) -> Option<SacctRow> {
         start: f[4].to_owned(),
         end: f[5].to_owned(),
         reason: f[8].to_owned(),
+        restarts: None,
     })
 }
 
@@ -475,6 +480,7 @@ pub fn scontrol_rows(text: &str) -> Vec<SacctRow> {
             start: get("StartTime").unwrap_or_default(),
             end: get("EndTime").unwrap_or_default(),
             reason: get("Reason").unwrap_or_default(),
+            restarts: get("Restarts").and_then(|r| r.parse().ok()),
         });
     }
     out
