@@ -257,6 +257,25 @@ async fn every_denial_is_403_with_its_reason_and_nothing_more() {
             }),
         ),
         (
+            // Another repository's reusable workflow runs the job, called
+            // by the publication workflow.
+            "workflow-ref-not-allowed",
+            Box::new(|c| {
+                c["job_workflow_ref"] = json!("evil/tools/.github/workflows/x.yml@refs/heads/main");
+            }),
+        ),
+        (
+            // The publication workflow on main, called from a feature
+            // branch's workflow.
+            "ref-not-allowed",
+            Box::new(|c| {
+                c["workflow_ref"] =
+                    json!("octo/bench/.github/workflows/caller.yml@refs/heads/feature");
+                c["ref"] = json!("refs/heads/feature");
+                c["event_name"] = json!("workflow_dispatch");
+            }),
+        ),
+        (
             "event-not-allowed",
             Box::new(|c| c["event_name"] = json!("pull_request")),
         ),
