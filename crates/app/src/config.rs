@@ -513,15 +513,12 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
     if oidc.audience.trim().is_empty() {
         return Err(key_err("oidc.audience", "is empty".into()));
     }
-    if !(oidc.issuer.starts_with("https://") || oidc.issuer.starts_with("http://127.0.0.1")) {
-        return Err(key_err(
+    check_issuer(&oidc.issuer).map_err(|why| {
+        key_err(
             "oidc.issuer",
-            format!(
-                "{} must be an https URL",
-                benchops::excerpt::quote(&oidc.issuer)
-            ),
-        ));
-    }
+            format!("{} {why}", benchops::excerpt::quote(&oidc.issuer)),
+        )
+    })?;
     if oidc.leeway_seconds > 300 {
         return Err(key_err(
             "oidc.leeway_seconds",
@@ -561,6 +558,47 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
 /// Reads the configuration with the process environment.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     load_with(path, &|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+}
+
+/// Whether `issuer` may be the OIDC issuer: an `https` URL, or an `http`
+/// one whose host is this machine (`127.0.0.1` and the rest of
+/// `127.0.0.0/8`, `[::1]`, `localhost`), for trying the token exchange
+/// against a local issuer. The URL is parsed and its host compared, so
+/// `http://127.0.0.1.example.org` and `http://127.0.0.1@example.org` are
+/// not loopback. `Err` says why not.
+pub fn check_issuer(issuer: &str) -> Result<(), &'static str> {
+    let uri: axum::http::Uri = issuer.parse().map_err(|_| "is not a URL")?;
+    let authority = uri.authority().ok_or("is not an absolute URL")?;
+    if authority.as_str().contains('@') {
+        return Err("must not carry a user name");
+    }
+    if uri.query().is_some() || issuer.contains('#') {
+        return Err("must not have a query or a fragment");
+    }
+    let host = authority.host();
+    if host.is_empty() {
+        return Err("has no host");
+    }
+    match uri.scheme_str() {
+        Some("https") => Ok(()),
+        Some("http") if is_loopback_host(host) => Ok(()),
+        Some("http") => {
+            Err("must be an https URL (http only on this machine: 127.0.0.1, [::1] or localhost)")
+        }
+        _ => Err("must be an https URL"),
+    }
+}
+
+/// `localhost` or a loopback address (`[::1]` with its brackets).
+fn is_loopback_host(host: &str) -> bool {
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    host.eq_ignore_ascii_case("localhost")
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// A secret file's bytes without one trailing newline (what `echo` adds).
@@ -634,4 +672,39 @@ fn validate_policy(p: &Policy) -> Result<(), (String, String)> {
         return Err(("policy.environment".into(), "is empty".into()));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_issuer_is_parsed_and_http_is_taken_on_this_machine_only() {
+        for ok in [
+            "https://token.actions.githubusercontent.com",
+            "https://ghes.example.org/_services/token",
+            "http://127.0.0.1",
+            "http://127.0.0.1:8091",
+            "http://127.1.2.3:80/issuer",
+            "http://[::1]:8091",
+            "http://localhost:8091",
+        ] {
+            assert_eq!(check_issuer(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "http://127.0.0.1.attacker.example",
+            "http://127.0.0.1.attacker.example:8091",
+            "http://127.0.0.1@attacker.example",
+            "http://localhost.attacker.example",
+            "http://token.actions.githubusercontent.com",
+            "https://user@token.actions.githubusercontent.com",
+            "https://issuer.example?x=1",
+            "ftp://127.0.0.1",
+            "token.actions.githubusercontent.com",
+            "/relative",
+            "",
+        ] {
+            assert!(check_issuer(bad).is_err(), "{bad}");
+        }
+    }
 }
