@@ -130,10 +130,14 @@ impl Worker {
     }
 
     async fn handle(&self, item: InboxItem) {
-        let work: Work = match serde_json::from_str(&item.extract) {
+        // The extract holds payload text (titles, logins): an error names
+        // the JSON path only.
+        let de = &mut serde_json::Deserializer::from_str(&item.extract);
+        let work: Work = match serde_path_to_error::deserialize(de) {
             Ok(w) => w,
             Err(e) => {
-                tracing::error!(seq = item.seq, error = %e, "unreadable inbox item dropped");
+                let reason = crate::events::json_problem(&e);
+                tracing::error!(seq = item.seq, reason, "unreadable inbox item dropped");
                 let _ = self.store.finish(item.seq, |_| Ok(()));
                 return;
             }

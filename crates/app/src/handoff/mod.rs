@@ -250,7 +250,7 @@ async fn handle(
         refuse(
             StatusCode::BAD_REQUEST,
             "bad-request",
-            format!("at {}: {}", e.path(), e.inner()),
+            crate::events::json_problem(&e),
         )
     })?;
     let served = &app.config.policy.repositories;
