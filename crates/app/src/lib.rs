@@ -56,7 +56,8 @@ use crate::store::Store;
 use crate::telemetry::Metrics;
 use crate::worker::Worker;
 
-/// At most this many "webhook refused" lines a second; the rest are counted
+/// At most this many "webhook refused" lines a second, and as many lines of
+/// token and handoff refusals that are not stored; the rest are counted
 /// (`held_back` on the next line, and in the metrics).
 pub const REFUSALS_LOGGED_PER_SECOND: u32 = 10;
 
@@ -90,6 +91,9 @@ pub struct AppState {
     pub status_cache: pages::StatusCache,
     /// The bound on "webhook refused" log lines.
     pub refusal_log: telemetry::LogLimiter,
+    /// The bound on the log lines of token and handoff refusals that are
+    /// not stored (callers who proved nothing).
+    pub unproven_log: telemetry::LogLimiter,
     /// `POST /handoff`, when configured.
     pub handoffs: Option<handoff::Handoffs>,
 }
@@ -171,6 +175,7 @@ pub fn build(config: Config) -> Result<(Arc<AppState>, WorkerHandle), BuildError
         bot_login,
         status_cache: pages::StatusCache::default(),
         refusal_log: telemetry::LogLimiter::new(REFUSALS_LOGGED_PER_SECOND),
+        unproven_log: telemetry::LogLimiter::new(REFUSALS_LOGGED_PER_SECOND),
     });
     Ok((
         state,

@@ -208,6 +208,9 @@ pub struct InboxItem {
     pub extract: String,
 }
 
+/// The decision log keeps this many decisions, the newest.
+pub const DECISIONS_KEPT: u64 = 100_000;
+
 /// A token-exchange or revocation decision; never holds a token.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Decision {
@@ -619,10 +622,15 @@ impl Store {
         f(&conn).map_err(sql(&self.path))
     }
 
-    /// Appends a decision to the log.
+    /// Appends a decision to the log, which keeps the newest
+    /// [`DECISIONS_KEPT`] (an older one goes in the same transaction).
     pub fn log_decision(&self, d: &Decision) -> Result<(), StoreError> {
-        self.lock()
-            .execute(
+        self.append_decision(d, DECISIONS_KEPT)
+    }
+
+    fn append_decision(&self, d: &Decision, keep: u64) -> Result<(), StoreError> {
+        self.write(|tx| {
+            tx.execute(
                 "INSERT INTO decisions (at, kind, granted, reason, repository, phase, workflow_ref,
                    event_name, run_id, subject, token_ref)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -639,8 +647,30 @@ impl Store {
                     d.subject,
                     d.token_ref
                 ],
-            )
-            .map(|_| ())
+            )?;
+            // `seq` only grows (AUTOINCREMENT): what is `keep` behind the
+            // new row goes, by the primary key.
+            let seq = tx.last_insert_rowid();
+            tx.execute(
+                "DELETE FROM decisions WHERE seq <= ?1",
+                params![seq - keep as i64],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// How many decisions the log holds.
+    pub fn decision_count(&self) -> Result<u64, StoreError> {
+        self.lock()
+            .query_row("SELECT count(*) FROM decisions", [], |r| r.get(0))
+            .map_err(sql(&self.path))
+    }
+
+    /// Forgets decisions made before `before` (RFC 3339, UTC). Returns how
+    /// many were removed.
+    pub fn prune_decisions(&self, before: &str) -> Result<usize, StoreError> {
+        self.lock()
+            .execute("DELETE FROM decisions WHERE at < ?1", params![before])
             .map_err(sql(&self.path))
     }
 
@@ -945,6 +975,41 @@ mod tests {
             store.accept("d0", "push", 200, None).expect("accept"),
             Accepted::New(None)
         );
+    }
+
+    #[test]
+    fn the_decision_log_keeps_the_newest_and_forgets_the_old() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("open");
+        let d = |at: &str, reason: &str| Decision {
+            at: at.to_owned(),
+            kind: "exchange".to_owned(),
+            reason: reason.to_owned(),
+            ..Decision::default()
+        };
+        for i in 0..10 {
+            store
+                .append_decision(
+                    &d(&format!("2026-01-{:02}T00:00:00Z", i + 1), &i.to_string()),
+                    4,
+                )
+                .expect("append");
+            assert!(store.decision_count().expect("count") <= 4);
+        }
+        let kept: Vec<String> = store
+            .decisions(100)
+            .expect("read")
+            .into_iter()
+            .map(|d| d.reason)
+            .collect();
+        assert_eq!(kept, ["9", "8", "7", "6"]);
+        assert_eq!(
+            store
+                .prune_decisions("2026-01-09T00:00:00Z")
+                .expect("prune"),
+            2
+        );
+        assert_eq!(store.decision_count().expect("count"), 2);
     }
 
     #[test]

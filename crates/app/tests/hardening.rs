@@ -119,3 +119,46 @@ async fn a_form_encoded_delivery_is_read_and_a_form_without_payload_is_refused_e
     .await;
     assert_eq!(status, 200, "{text}");
 }
+
+#[tokio::test]
+async fn requests_that_prove_nothing_are_counted_not_stored() {
+    let s = setup(&Options {
+        extra: "\n[handoff]\n".into(),
+        ..Options::default()
+    });
+    let cfg = benchops_app::config::load(&s.config).expect("config");
+    let (app, _worker) = benchops_app::build(cfg).expect("build");
+    let empty = |path: &str| {
+        axum::http::Request::post(path)
+            .body(axum::body::Body::empty())
+            .expect("request")
+    };
+    for _ in 0..1000 {
+        for path in ["/token", "/token/revoke", "/handoff"] {
+            let (status, _) = call(&app, empty(path)).await;
+            assert!(status.is_client_error(), "{path}: {status}");
+        }
+    }
+    // A bearer token that is not a JWT, and one not minted here.
+    let bearer = |path: &str| {
+        axum::http::Request::post(path)
+            .header("authorization", "Bearer not-a-jwt")
+            .body(axum::body::Body::from(r#"{"phase":"contents"}"#))
+            .expect("request")
+    };
+    for path in ["/token", "/token/revoke"] {
+        let (status, _) = call(&app, bearer(path)).await;
+        assert_eq!(status, 403, "{path}");
+    }
+    assert_eq!(app.store.decision_count().expect("count"), 0);
+    let metrics = app.metrics.encode();
+    for line in [
+        r#"benchops_app_token_exchanges_total{kind="exchange",reason="missing-token"} 1000"#,
+        r#"benchops_app_token_exchanges_total{kind="revoke",reason="missing-token"} 1000"#,
+        r#"benchops_app_token_exchanges_total{kind="exchange",reason="malformed-token"} 1"#,
+        r#"benchops_app_token_exchanges_total{kind="revoke",reason="not-minted-here"} 1"#,
+        r#"benchops_app_handoffs_total{reason="bad-request"} 1000"#,
+    ] {
+        assert!(metrics.contains(line), "{line}\n{metrics}");
+    }
+}
