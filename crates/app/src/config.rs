@@ -24,6 +24,14 @@ const MAX_FILE_BYTES: u64 = 64 * 1024;
 pub const DEFAULT_MAX_BODY_BYTES: usize = 25 * 1024 * 1024;
 /// Deliveries accepted but not yet processed, at most.
 pub const DEFAULT_QUEUE_CAPACITY: usize = 1024;
+/// The default `header_timeout_seconds`.
+pub const DEFAULT_HEADER_TIMEOUT_SECONDS: u64 = 10;
+/// The default `body_timeout_seconds`.
+pub const DEFAULT_BODY_TIMEOUT_SECONDS: u64 = 30;
+/// The default `max_buffered_body_bytes`, unless a body limit is larger.
+pub const DEFAULT_MAX_BUFFERED_BODY_BYTES: usize = 64 * 1024 * 1024;
+/// The largest `max_buffered_body_bytes`.
+pub const MAX_BUFFERED_BODY_BYTES: usize = 1024 * 1024 * 1024;
 /// GitHub's OIDC issuer for Actions.
 pub const ACTIONS_ISSUER: &str = "https://token.actions.githubusercontent.com";
 
@@ -242,6 +250,9 @@ struct RawConfig {
     log_format: LogFormat,
     max_body_bytes: Option<usize>,
     queue_capacity: Option<usize>,
+    header_timeout_seconds: Option<u64>,
+    body_timeout_seconds: Option<u64>,
+    max_buffered_body_bytes: Option<usize>,
     oidc: Option<Oidc>,
     policy: Option<Policy>,
     handoff: Option<Handoff>,
@@ -273,6 +284,18 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// Accepted deliveries waiting for the worker, at most (503 above).
     pub queue_capacity: usize,
+    /// How long a connection may take to send a request's headers, from
+    /// its start or the end of the previous answer: a connection that is
+    /// idle or sends half its headers is closed after it.
+    pub header_timeout: Duration,
+    /// How long a request's body may take to arrive, once its headers did
+    /// (408 after it).
+    pub body_timeout: Duration,
+    /// The request body bytes held in memory at once, over every request
+    /// (503 with `Retry-After` above): a body reserves its
+    /// `Content-Length`, or its endpoint's limit without one, before a byte
+    /// of it is read.
+    pub max_buffered_body_bytes: usize,
     /// The OIDC issuer and audience.
     pub oidc: Oidc,
     /// The token-exchange policy.
@@ -537,6 +560,45 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         validate_handoff(h).map_err(|(k, r)| key_err(&k, r))?;
     }
 
+    let seconds = |key: &str, value: Option<u64>, default: u64, max: u64| {
+        let v = value.unwrap_or(default);
+        if (1..=max).contains(&v) {
+            Ok(Duration::from_secs(v))
+        } else {
+            Err(key_err(key, format!("{v} is outside 1..={max}")))
+        }
+    };
+    let header_timeout = seconds(
+        "header_timeout_seconds",
+        raw.header_timeout_seconds,
+        DEFAULT_HEADER_TIMEOUT_SECONDS,
+        300,
+    )?;
+    let body_timeout = seconds(
+        "body_timeout_seconds",
+        raw.body_timeout_seconds,
+        DEFAULT_BODY_TIMEOUT_SECONDS,
+        600,
+    )?;
+    // Every body an endpoint takes must fit in the budget.
+    let largest_body = max_body_bytes.max(
+        raw.handoff
+            .as_ref()
+            .map_or(0, |h| h.max_body_bytes)
+            .max(crate::token::MAX_TOKEN_REQUEST_BYTES),
+    );
+    let max_buffered_body_bytes = raw
+        .max_buffered_body_bytes
+        .unwrap_or(DEFAULT_MAX_BUFFERED_BODY_BYTES.max(largest_body));
+    if !(largest_body..=MAX_BUFFERED_BODY_BYTES).contains(&max_buffered_body_bytes) {
+        return Err(key_err(
+            "max_buffered_body_bytes",
+            format!(
+                "{max_buffered_body_bytes} is outside {largest_body}..={MAX_BUFFERED_BODY_BYTES}: it must hold the largest body an endpoint takes (max_body_bytes, [handoff] max_body_bytes)"
+            ),
+        ));
+    }
+
     Ok(Config {
         path: path.to_owned(),
         app_id,
@@ -549,6 +611,9 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         log_format: raw.log_format,
         max_body_bytes,
         queue_capacity,
+        header_timeout,
+        body_timeout,
+        max_buffered_body_bytes,
         oidc,
         policy,
         handoff: raw.handoff,

@@ -7,6 +7,9 @@
 //!   write; otherwise 503 naming what failed (no secret, no path content).
 //! - `GET /metrics`: Prometheus text ([`crate::telemetry`]).
 //! - `GET /status`, `GET /status.json`: the status page and its data
+//!   (the page with a `Content-Security-Policy` that loads nothing from
+//!   elsewhere and lets no other page frame it; every answer of the server
+//!   carries `X-Content-Type-Options: nosniff`)
 //!   ([`crate::status`]), built from the publisher's history reader over
 //!   the configured local `benchmark-history` repository and the facts the
 //!   webhooks recorded. Built on a blocking thread: it runs `git`. The
@@ -238,7 +241,7 @@ pub async fn status_html(State(app): State<Arc<AppState>>) -> Response {
                 (header::CONTENT_TYPE, "text/html; charset=utf-8"),
                 (
                     header::CONTENT_SECURITY_POLICY,
-                    "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+                    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'",
                 ),
             ],
             status::render_html(&s),

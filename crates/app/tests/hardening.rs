@@ -1,10 +1,309 @@
 //! The server's defences against a peer that is not GitHub: the issuer it
-//! trusts, what an unauthenticated request may cost, what reaches the log,
-//! and the headers of its pages.
+//! trusts, what an unauthenticated request may cost (time, memory, rows),
+//! what reaches the log, and the headers of its pages. The timeouts and
+//! the body budget are checked against the real binary over real sockets,
+//! with short timeouts set in the configuration; every wait is bounded by
+//! [`PATIENCE`], a hang guard far above any timeout configured, not a
+//! speed bound.
 
 mod common;
 
+use std::io::{Read as _, Write as _};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
 use common::{Options, setup};
+
+/// The longest wait for anything.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// The binary serving a configuration, killed when dropped.
+struct Served {
+    child: Child,
+    addr: SocketAddr,
+    log: PathBuf,
+    _setup: common::Setup,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(o: &Options) -> Served {
+    let s = setup(o);
+    let log = s.dir.path().join("stderr.log");
+    let err = std::fs::File::create(&log).expect("log file");
+    let child = Command::new(env!("CARGO_BIN_EXE_benchops-app"))
+        .args(["serve", "--config"])
+        .arg(&s.config)
+        .env_remove("BENCHOPS_APP_CONFIG")
+        .env_remove("BENCHOPS_APP_LISTEN")
+        .env_remove("BENCHOPS_APP_DATA_DIR")
+        .stdout(Stdio::null())
+        .stderr(err)
+        .spawn()
+        .expect("spawn benchops-app");
+    // Killed on drop, whatever happens next.
+    let mut served = Served {
+        child,
+        addr: SocketAddr::from(([0, 0, 0, 0], 0)),
+        log,
+        _setup: s,
+    };
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let text = served.log();
+        if let Some(addr) = text.lines().find_map(|l| l.strip_prefix("listening on ")) {
+            served.addr = addr.trim().parse().expect("address");
+            return served;
+        }
+        assert!(Instant::now() < deadline, "never listened: {text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+impl Served {
+    fn connect(&self) -> TcpStream {
+        let c = TcpStream::connect(self.addr).expect("connect");
+        c.set_read_timeout(Some(PATIENCE)).expect("timeout");
+        c
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// `GET path` on a connection of its own: the whole answer.
+    fn get(&self, path: &str) -> String {
+        let mut c = self.connect();
+        write!(
+            c,
+            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .expect("send");
+        let (text, closed) = read_to_close(&mut c);
+        assert!(closed, "GET {path}: {text}");
+        text
+    }
+
+    /// The value of a metric line, `None` when absent.
+    fn metric(&self, name: &str) -> Option<i64> {
+        self.get("/metrics")
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+    }
+}
+
+/// Reads until the server closes the connection: what it sent, and whether
+/// it closed within [`PATIENCE`] (a reset counts as closed).
+fn read_to_close(c: &mut TcpStream) -> (String, bool) {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match c.read(&mut buf) {
+            Ok(0) => return (String::from_utf8_lossy(&out).into_owned(), true),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return (String::from_utf8_lossy(&out).into_owned(), false);
+            }
+            Err(_) => return (String::from_utf8_lossy(&out).into_owned(), true),
+        }
+    }
+}
+
+/// Reads one answer's head (up to the blank line).
+fn read_head(c: &mut TcpStream) -> String {
+    let mut out = Vec::new();
+    let mut byte = [0u8; 1];
+    while !out.ends_with(b"\r\n\r\n") {
+        match c.read(&mut byte) {
+            Ok(1) => out.push(byte[0]),
+            other => panic!(
+                "no answer: {other:?} after {:?}",
+                String::from_utf8_lossy(&out)
+            ),
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[test]
+fn idle_slow_and_stalled_connections_are_closed_by_the_timeouts() {
+    let app = serve(&Options {
+        top: "header_timeout_seconds = 1\nbody_timeout_seconds = 1\n".into(),
+        ..Options::default()
+    });
+    // A connection that sends nothing.
+    let mut idle = app.connect();
+    // One that sends half its headers.
+    let mut half = app.connect();
+    half.write_all(b"POST /webhook HTTP/1.1\r\nHost: x\r\nX-GitHub-Event: pi")
+        .expect("send");
+    // One that sends its headers and a tenth of its body.
+    let mut partial = app.connect();
+    partial
+        .write_all(
+            b"POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+              Content-Length: 100\r\n\r\n{\"zen\":1,",
+        )
+        .expect("send");
+    // One kept alive after a complete request.
+    let mut kept = app.connect();
+    kept.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .expect("send");
+    let head = read_head(&mut kept);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+
+    for (what, c) in [
+        ("idle", &mut idle),
+        ("half-sent headers", &mut half),
+        ("kept alive", &mut kept),
+    ] {
+        let (text, closed) = read_to_close(c);
+        assert!(closed, "{what}: still open after {PATIENCE:?}: {text}");
+    }
+    let (text, closed) = read_to_close(&mut partial);
+    assert!(
+        closed,
+        "partial body: still open after {PATIENCE:?}: {text}"
+    );
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(text.contains("body-timeout"), "{text}");
+}
+
+#[test]
+fn a_huge_content_length_is_refused_from_the_header_without_reading() {
+    // Long timeouts: an answer can only come from the header.
+    let app = serve(&Options {
+        top: "header_timeout_seconds = 300\nbody_timeout_seconds = 600\n".into(),
+        extra: "\n[handoff]\n".into(),
+        ..Options::default()
+    });
+    for path in ["/webhook", "/token", "/token/revoke", "/handoff"] {
+        let mut c = app.connect();
+        write!(
+            c,
+            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+             Content-Length: 1099511627776\r\n\r\n"
+        )
+        .expect("send");
+        let (text, closed) = read_to_close(&mut c);
+        assert!(closed, "{path}: no answer within {PATIENCE:?}: {text}");
+        assert!(text.starts_with("HTTP/1.1 413"), "{path}: {text}");
+        assert!(text.contains("too-large"), "{path}: {text}");
+    }
+}
+
+#[test]
+fn bodies_beyond_the_byte_budget_are_refused_unread_and_the_budget_comes_back() {
+    // Room for two webhook bodies of 40,000 bytes, not three; the token
+    // endpoint's 64 KiB limit sets the smallest budget allowed.
+    let app = serve(&Options {
+        max_body_bytes: 40_000,
+        top: "body_timeout_seconds = 600\nmax_buffered_body_bytes = 100000\n".into(),
+        ..Options::default()
+    });
+    let stalled = |n: usize| {
+        let mut c = app.connect();
+        write!(
+            c,
+            "POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+             Content-Length: {n}\r\n\r\n{{"
+        )
+        .expect("send");
+        c
+    };
+    let first = stalled(40_000);
+    let _second = stalled(40_000);
+    let deadline = Instant::now() + PATIENCE;
+    while app.metric("benchops_app_buffered_body_bytes") != Some(80_000) {
+        assert!(
+            Instant::now() < deadline,
+            "the stalled bodies never reserved"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A third does not fit: 503 at once, with Retry-After, unread.
+    let mut third = stalled(40_000);
+    let (text, closed) = read_to_close(&mut third);
+    assert!(closed, "{text}");
+    assert!(text.starts_with("HTTP/1.1 503"), "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("retry-after: 600"),
+        "{text}"
+    );
+    assert!(text.contains("\"busy\""), "{text}");
+    // What fits still passes: the bound is on bytes, not connections.
+    let mut small = app.connect();
+    let body = br#"{"phase":"contents"}"#;
+    write!(
+        small,
+        "POST /token HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .expect("send");
+    small.write_all(body).expect("send");
+    let (text, _) = read_to_close(&mut small);
+    assert!(text.starts_with("HTTP/1.1 401"), "{text}");
+    // A peer that goes away gives its bytes back.
+    drop(first);
+    while app.metric("benchops_app_buffered_body_bytes") != Some(40_000) {
+        assert!(Instant::now() < deadline, "the budget never came back");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut fourth = stalled(40_000);
+    fourth.write_all(&[b' '; 39_999]).expect("send");
+    let head = read_head(&mut fourth);
+    assert!(head.starts_with("HTTP/1.1 401"), "{head}");
+}
+
+#[test]
+fn payload_text_never_reaches_the_log_and_pages_refuse_sniffing_and_framing() {
+    let app = serve(&Options::default());
+    let body = br#"{"action":"created","installation":{"id":"ghp_LEAKED_FROM_PAYLOAD"}}"#;
+    let mut c = app.connect();
+    write!(
+        c,
+        "POST /webhook HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nX-GitHub-Event: installation\r\n\
+         X-GitHub-Delivery: leak-1\r\nX-Hub-Signature-256: {}\r\nContent-Length: {}\r\n\r\n",
+        common::sign(body),
+        body.len()
+    )
+    .expect("send");
+    c.write_all(body).expect("send");
+    let (text, _) = read_to_close(&mut c);
+    assert!(text.starts_with("HTTP/1.1 400"), "{text}");
+    let deadline = Instant::now() + PATIENCE;
+    while !app.log().contains("leak-1") {
+        assert!(Instant::now() < deadline, "no log line: {}", app.log());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let log = app.log();
+    assert!(!log.contains("LEAKED"), "{log}");
+    assert!(log.contains("installation.id"), "{log}");
+
+    for path in ["/status", "/status.json", "/healthz", "/metrics"] {
+        let text = app.get(path).to_ascii_lowercase();
+        assert!(
+            text.contains("x-content-type-options: nosniff"),
+            "{path}: {text}"
+        );
+    }
+    let status = app.get("/status").to_ascii_lowercase();
+    assert!(status.starts_with("http/1.1 200"), "{status}");
+    assert!(status.contains("frame-ancestors 'none'"), "{status}");
+}
 
 #[test]
 fn an_issuer_that_only_starts_like_loopback_is_refused() {
