@@ -874,6 +874,88 @@ impl Store {
     }
 }
 
+/// What [`inspect`] found in a data directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// The directory does not exist yet (`serve` creates it).
+    NoDirectory,
+    /// The directory exists, without `app.db` (`serve` creates it).
+    NoDatabase,
+    /// `app.db`, at this schema version.
+    Database {
+        /// Its `user_version`, from the file's header.
+        schema: i64,
+    },
+}
+
+/// The schema version this build migrates to.
+pub fn schema_known() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// Looks at `<data_dir>/app.db` without writing anything: no directory,
+/// no file, not even SQLite's `-wal` and `-shm` (a read-only connection
+/// to a WAL database creates them). The schema version is read from the
+/// file's header (`user_version`, 4 bytes big-endian at offset 60), so a
+/// migration still only in the WAL is not seen; [`Store::open`] sees it.
+/// A file that is not an SQLite database, or a schema newer than this
+/// build, is an error.
+pub fn inspect(data_dir: &Path) -> Result<Found, StoreError> {
+    use std::io::Read as _;
+    match std::fs::metadata(data_dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::NoDirectory),
+        Err(source) => {
+            return Err(StoreError::Dir {
+                path: data_dir.to_owned(),
+                source,
+            });
+        }
+        Ok(m) if !m.is_dir() => {
+            return Err(StoreError::Dir {
+                path: data_dir.to_owned(),
+                source: std::io::Error::other("not a directory"),
+            });
+        }
+        Ok(_) => {}
+    }
+    let path = data_dir.join("app.db");
+    let file_err = |source| StoreError::File {
+        path: path.clone(),
+        source,
+    };
+    let mut file = match std::fs::File::open(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::NoDatabase),
+        Err(e) => return Err(file_err(e)),
+        Ok(f) => f,
+    };
+    let mut header = Vec::with_capacity(100);
+    file.by_ref()
+        .take(100)
+        .read_to_end(&mut header)
+        .map_err(file_err)?;
+    // An empty file is an empty database (SQLite writes the header with
+    // the first table).
+    if header.is_empty() {
+        return Ok(Found::Database { schema: 0 });
+    }
+    if header.len() < 100 || !header.starts_with(b"SQLite format 3\0") {
+        return Err(file_err(std::io::Error::other(
+            "not an SQLite database (its header is not SQLite's)",
+        )));
+    }
+    let schema = i64::from(i32::from_be_bytes([
+        header[60], header[61], header[62], header[63],
+    ]));
+    if schema > schema_known() {
+        return Err(StoreError::TooNew {
+            path,
+            found: schema,
+            known: MIGRATIONS.len(),
+        });
+    }
+    Ok(Found::Database { schema })
+}
+
 /// Opens a read-only connection to the database (for pages that must not
 /// wait behind the writer).
 pub fn open_reader(path: &Path) -> Result<Connection, StoreError> {
@@ -975,6 +1057,54 @@ mod tests {
             store.accept("d0", "push", 200, None).expect("accept"),
             Accepted::New(None)
         );
+    }
+
+    #[test]
+    fn inspecting_reads_the_schema_and_writes_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data = dir.path().join("data");
+        assert_eq!(inspect(&data).expect("inspect"), Found::NoDirectory);
+        assert!(!data.exists());
+        std::fs::create_dir(&data).expect("mkdir");
+        assert_eq!(inspect(&data).expect("inspect"), Found::NoDatabase);
+        assert!(!data.join("app.db").exists());
+        // A database written and closed (no WAL left, no thread behind).
+        let db = Connection::open(data.join("app.db")).expect("create");
+        db.execute_batch(&format!(
+            "CREATE TABLE t (x); PRAGMA user_version = {};",
+            schema_known()
+        ))
+        .expect("write");
+        drop(db);
+        let listing = || {
+            let mut v: Vec<_> = std::fs::read_dir(&data)
+                .expect("list")
+                .map(|e| {
+                    let e = e.expect("entry");
+                    let m = e.metadata().expect("metadata");
+                    (e.file_name(), m.len(), m.modified().expect("mtime"))
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        let before = listing();
+        assert_eq!(
+            inspect(&data).expect("inspect"),
+            Found::Database {
+                schema: schema_known()
+            }
+        );
+        assert_eq!(listing(), before, "inspecting changed the directory");
+        // A newer database is refused, and so is a file that is not one.
+        Connection::open(data.join("app.db"))
+            .expect("open")
+            .execute_batch("PRAGMA user_version = 99")
+            .expect("newer");
+        let e = inspect(&data).expect_err("too new");
+        assert!(matches!(e, StoreError::TooNew { found: 99, .. }), "{e}");
+        std::fs::write(data.join("app.db"), b"not a database at all").expect("write");
+        assert!(inspect(&data).is_err());
     }
 
     #[test]

@@ -461,3 +461,66 @@ async fn requests_that_prove_nothing_are_counted_not_stored() {
         assert!(metrics.contains(line), "{line}\n{metrics}");
     }
 }
+
+/// Every file under `dir`, with its size and modification time.
+fn tree(dir: &std::path::Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_owned()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).expect("list") {
+            let e = e.expect("entry");
+            let m = e.metadata().expect("metadata");
+            if m.is_dir() {
+                todo.push(e.path());
+            }
+            out.push((e.path(), m.len(), m.modified().expect("mtime")));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn check_config_looks_without_writing() {
+    let s = setup(&Options::default());
+    let check = || {
+        Command::new(env!("CARGO_BIN_EXE_benchops-app"))
+            .args(["check-config", "--config"])
+            .arg(&s.config)
+            .env_remove("BENCHOPS_APP_CONFIG")
+            .env_remove("BENCHOPS_APP_DATA_DIR")
+            .output()
+            .expect("run check-config")
+    };
+    let data = s.dir.path().join("data");
+    // Before the first start: no data directory, and none made.
+    let before = tree(s.dir.path());
+    let out = check();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("not created yet"), "{text}");
+    assert_eq!(tree(s.dir.path()), before, "check-config wrote");
+    assert!(!data.exists());
+    // A database the server wrote and closed: read, not touched.
+    std::fs::create_dir(&data).expect("mkdir");
+    let db = rusqlite::Connection::open(data.join("app.db")).expect("create");
+    db.execute_batch(&format!(
+        "CREATE TABLE t (x); PRAGMA user_version = {};",
+        benchops_app::store::schema_known()
+    ))
+    .expect("write");
+    drop(db);
+    let before = tree(s.dir.path());
+    let out = check();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains(&format!("(schema {})", benchops_app::store::schema_known())),
+        "{text}"
+    );
+    assert_eq!(tree(s.dir.path()), before, "check-config wrote");
+}
