@@ -347,12 +347,20 @@ fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
 }
 
 impl Store {
-    /// Opens (creating if needed) `<data_dir>/app.db` and migrates it.
+    /// Opens (creating if needed) `<data_dir>/app.db` and migrates it. A
+    /// data directory it creates is readable by its owner only (0700).
     pub fn open(data_dir: &Path) -> Result<Store, StoreError> {
-        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::Dir {
-            path: data_dir.to_owned(),
-            source,
-        })?;
+        {
+            use std::os::unix::fs::DirBuilderExt as _;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(data_dir)
+                .map_err(|source| StoreError::Dir {
+                    path: data_dir.to_owned(),
+                    source,
+                })?;
+        }
         let path = data_dir.join("app.db");
         // The database holds the decision log and the registry: readable by
         // the service user alone. SQLite gives its -wal and -shm files the
@@ -978,22 +986,23 @@ mod tests {
     #[test]
     fn the_database_is_readable_by_its_owner_only_and_reopens_at_its_version() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(dir.path()).expect("open");
+        let data = dir.path().join("data");
+        let store = Store::open(&data).expect("open");
         let version = store.schema_version().expect("version");
         assert_eq!(version, MIGRATIONS.len() as i64);
         assert_eq!(
             store.accept("d", "push", 1, Some("{}")).expect("accept"),
             Accepted::New(Some(1))
         );
-        for name in ["app.db", "app.db-wal"] {
-            let mode = std::fs::metadata(dir.path().join(name))
+        for name in [".", "app.db", "app.db-wal"] {
+            let mode = std::fs::metadata(data.join(name))
                 .expect("exists")
                 .permissions()
                 .mode();
             assert_eq!(mode & 0o077, 0, "{name} is {mode:o}");
         }
         drop(store);
-        let again = Store::open(dir.path()).expect("reopen");
+        let again = Store::open(&data).expect("reopen");
         assert_eq!(again.schema_version().expect("version"), version);
         assert_eq!(
             again.accept("d", "push", 2, None).expect("accept"),
