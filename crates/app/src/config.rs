@@ -248,6 +248,8 @@ struct RawConfig {
     history: Option<PathBuf>,
     #[serde(default)]
     log_format: LogFormat,
+    #[serde(default)]
+    local_trial: bool,
     max_body_bytes: Option<usize>,
     queue_capacity: Option<usize>,
     header_timeout_seconds: Option<u64>,
@@ -302,7 +304,13 @@ pub struct Config {
     pub policy: Policy,
     /// `POST /handoff`, when the `[handoff]` table turns it on.
     pub handoff: Option<Handoff>,
+    /// A local trial ([`LOCAL_TRIAL`]): everything the server talks to is
+    /// on this machine, and key and secret files may be readable by others.
+    pub local_trial: bool,
 }
+
+/// What `local_trial = true` means, as `check-config` prints it.
+pub const LOCAL_TRIAL: &str = "on: listen, github_api_url and oidc.issuer are on this machine; key and secret files may be readable by others. Never for a deployment";
 
 impl Config {
     /// The OIDC clock leeway.
@@ -358,14 +366,22 @@ fn read_small(what: &'static str, path: &Path) -> Result<Vec<u8>, ConfigError> {
 }
 
 /// Refuses a secret file that the group or others may read.
-fn owner_only(what: &'static str, key: &str, cfg: &Path, path: &Path) -> Result<(), ConfigError> {
+fn owner_only(
+    what: &'static str,
+    key: &str,
+    cfg: &Path,
+    path: &Path,
+    local_trial: bool,
+) -> Result<(), ConfigError> {
     let meta = std::fs::metadata(path).map_err(|e| ConfigError::Read {
         what,
         path: path.to_owned(),
         reason: e.to_string(),
     })?;
     let mode = meta.permissions().mode() & 0o777;
-    if mode & 0o077 != 0 {
+    // A local trial uses throwaway files from a clone, which git checks
+    // out readable by all.
+    if mode & 0o077 != 0 && !local_trial {
         return Err(ConfigError::Key {
             path: cfg.to_owned(),
             key: key.to_owned(),
@@ -428,6 +444,7 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         "private_key_file",
         path,
         &private_key_file,
+        raw.local_trial,
     )?;
     let pem = read_small("the App private key", &private_key_file)?;
     benchops_github::AppKey::from_pem(benchops_github::AppId::new(app_id), &pem).map_err(|e| {
@@ -453,7 +470,13 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         (None, Some(s), None) => s.into_bytes(),
         (None, None, Some(f)) => {
             let f = rel(f);
-            owner_only("the webhook secret", "webhook_secret_file", path, &f)?;
+            owner_only(
+                "the webhook secret",
+                "webhook_secret_file",
+                path,
+                &f,
+                raw.local_trial,
+            )?;
             trim_secret(read_small("the webhook secret", &f)?)
         }
         (None, None, None) => {
@@ -474,6 +497,7 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
             "webhook_secret_previous_file",
             path,
             &f,
+            raw.local_trial,
         )?;
         let previous = trim_secret(read_small("the previous webhook secret", &f)?);
         if previous.is_empty() {
@@ -599,6 +623,32 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         ));
     }
 
+    if raw.local_trial {
+        let on_this_machine = |url: &str| {
+            url.parse::<axum::http::Uri>()
+                .ok()
+                .and_then(|u| u.host().map(is_loopback_host))
+                .unwrap_or(false)
+        };
+        let why = if !listen.ip().is_loopback() {
+            Some(("listen", "a loopback address"))
+        } else if !raw.github_api_url.as_deref().is_some_and(on_this_machine) {
+            Some(("github_api_url", "an http(s) URL on this machine"))
+        } else if !on_this_machine(&oidc.issuer) {
+            Some(("oidc.issuer", "a URL on this machine"))
+        } else {
+            None
+        };
+        if let Some((key, what)) = why {
+            return Err(key_err(
+                key,
+                format!(
+                    "must be {what} with `local_trial = true`, which lets key and secret files be readable by others; a deployment leaves `local_trial` out"
+                ),
+            ));
+        }
+    }
+
     Ok(Config {
         path: path.to_owned(),
         app_id,
@@ -617,6 +667,7 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         oidc,
         policy,
         handoff: raw.handoff,
+        local_trial: raw.local_trial,
     })
 }
 

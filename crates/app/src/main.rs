@@ -101,7 +101,7 @@ fn main() -> ExitCode {
             };
             let _ = writeln!(
                 std::io::stdout(),
-                "configuration {} is valid\n  app id: {}\n  listen: {}\n  database: {db}\n  webhook secrets: {}\n  oidc: issuer {} audience {}\n  repositories: {}\n  workflow: {} on {} for {}\n  environment: {}\n  history: {}\n  handoff: {}\n  limits: headers within {} s, bodies within {} s, at most {} body bytes in memory",
+                "configuration {} is valid\n  app id: {}\n  listen: {}\n  database: {db}\n  webhook secrets: {}\n  oidc: issuer {} audience {}\n  repositories: {}\n  workflow: {} on {} for {}\n  environment: {}\n  history: {}\n  handoff: {}\n  limits: headers within {} s, bodies within {} s, at most {} body bytes in memory\n  local trial: {}",
                 cfg.path.display(),
                 cfg.app_id,
                 cfg.listen,
@@ -133,6 +133,11 @@ fn main() -> ExitCode {
                 cfg.header_timeout.as_secs(),
                 cfg.body_timeout.as_secs(),
                 cfg.max_buffered_body_bytes,
+                if cfg.local_trial {
+                    benchops_app::config::LOCAL_TRIAL
+                } else {
+                    "off"
+                },
             );
             ExitCode::SUCCESS
         }
@@ -148,6 +153,9 @@ fn main() -> ExitCode {
                 }
             };
             benchops_app::telemetry::init_logging(cfg.log_format);
+            if cfg.local_trial {
+                tracing::warn!("local trial {}", benchops_app::config::LOCAL_TRIAL);
+            }
             let runtime = match tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()

@@ -524,3 +524,135 @@ fn check_config_looks_without_writing() {
     );
     assert_eq!(tree(s.dir.path()), before, "check-config wrote");
 }
+
+/// `examples/app/<rel>` in this repository.
+fn example(rel: &str) -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/app")
+        .join(rel)
+}
+
+#[test]
+fn the_local_example_runs_from_a_clone_as_it_is() {
+    let config = example("local/config.toml");
+    let data = tempfile::tempdir().expect("tempdir");
+    // From another directory: its paths are relative to the file.
+    let out = Command::new(env!("CARGO_BIN_EXE_benchops-app"))
+        .args(["check-config", "--config"])
+        .arg(&config)
+        .current_dir(data.path())
+        .env_remove("BENCHOPS_APP_CONFIG")
+        .env("BENCHOPS_APP_DATA_DIR", data.path().join("data"))
+        .output()
+        .expect("run check-config");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("handoff: off"), "{text}");
+    assert!(text.contains("local trial: on"), "{text}");
+
+    let log = data.path().join("stderr.log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_benchops-app"))
+        .args(["serve", "--config"])
+        .arg(&config)
+        .current_dir(data.path())
+        .env_remove("BENCHOPS_APP_CONFIG")
+        .env("BENCHOPS_APP_DATA_DIR", data.path().join("data"))
+        .env("BENCHOPS_APP_LISTEN", "127.0.0.1:0")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("spawn serve");
+    let deadline = Instant::now() + PATIENCE;
+    let addr: SocketAddr = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if let Some(a) = text.lines().find_map(|l| l.strip_prefix("listening on ")) {
+            break a.trim().parse().expect("address");
+        }
+        if Instant::now() > deadline || child.try_wait().expect("wait").is_some() {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("serve did not start: {text}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut c = TcpStream::connect(addr).expect("connect");
+    c.set_read_timeout(Some(PATIENCE)).expect("timeout");
+    c.write_all(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .expect("send");
+    let (text, _) = read_to_close(&mut c);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+
+    // The deployment example leaves POST /handoff off, as the docs say.
+    let deploy: toml::Value =
+        toml::from_str(&std::fs::read_to_string(example("config.toml")).expect("read"))
+            .expect("parses");
+    assert!(deploy.get("handoff").is_none(), "{deploy:?}");
+}
+
+#[test]
+fn a_local_trial_takes_readable_files_only_with_everything_on_this_machine() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let readable = |o: &Options| {
+        let s = setup(o);
+        std::fs::set_permissions(
+            s.dir.path().join("app.pem"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .expect("chmod");
+        let r = benchops_app::config::load(&s.config).map(|c| c.local_trial);
+        (s, r)
+    };
+    let trial = "local_trial = true\n";
+    let (_s, r) = readable(&Options::default());
+    let e = r.expect_err("a readable key is refused");
+    assert!(e.to_string().contains("chmod 600"), "{e}");
+    let (_s, r) = readable(&Options {
+        top: trial.into(),
+        ..Options::default()
+    });
+    assert!(r.expect("taken in a trial"));
+    for (o, key) in [
+        (
+            Options {
+                top: trial.into(),
+                api_url: Some("https://api.github.com".into()),
+                ..Options::default()
+            },
+            "`github_api_url`",
+        ),
+        (
+            Options {
+                top: trial.into(),
+                api_url: None,
+                ..Options::default()
+            },
+            "`github_api_url`",
+        ),
+        (
+            Options {
+                top: trial.into(),
+                issuer: "https://token.actions.githubusercontent.com".into(),
+                ..Options::default()
+            },
+            "`oidc.issuer`",
+        ),
+        (
+            Options {
+                top: trial.into(),
+                listen: "0.0.0.0:0".into(),
+                ..Options::default()
+            },
+            "`listen`",
+        ),
+    ] {
+        let (_s, r) = readable(&o);
+        let e = r.expect_err(key);
+        assert!(e.to_string().contains(key), "{key}: {e}");
+    }
+}
