@@ -1,6 +1,8 @@
 //! `POST /webhook`: signature first, then dedupe, then the queue.
 //!
-//! 1. The body is capped by the router (413 above `max_body_bytes`).
+//! 1. The body is read by [`crate::server::read_body`]: 413 above
+//!    `max_body_bytes` (from `Content-Length` when it says so), 503 when
+//!    the body budget is full, 408 when it does not arrive in time.
 //! 2. `X-Hub-Signature-256` is checked before anything else is read: an
 //!    HMAC-SHA256 of the raw body under each configured secret (the current
 //!    one, and the previous one during a rotation), compared in constant
