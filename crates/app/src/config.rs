@@ -24,6 +24,14 @@ const MAX_FILE_BYTES: u64 = 64 * 1024;
 pub const DEFAULT_MAX_BODY_BYTES: usize = 25 * 1024 * 1024;
 /// Deliveries accepted but not yet processed, at most.
 pub const DEFAULT_QUEUE_CAPACITY: usize = 1024;
+/// The default `header_timeout_seconds`.
+pub const DEFAULT_HEADER_TIMEOUT_SECONDS: u64 = 10;
+/// The default `body_timeout_seconds`.
+pub const DEFAULT_BODY_TIMEOUT_SECONDS: u64 = 30;
+/// The default `max_buffered_body_bytes`, unless a body limit is larger.
+pub const DEFAULT_MAX_BUFFERED_BODY_BYTES: usize = 64 * 1024 * 1024;
+/// The largest `max_buffered_body_bytes`.
+pub const MAX_BUFFERED_BODY_BYTES: usize = 1024 * 1024 * 1024;
 /// GitHub's OIDC issuer for Actions.
 pub const ACTIONS_ISSUER: &str = "https://token.actions.githubusercontent.com";
 
@@ -240,8 +248,13 @@ struct RawConfig {
     history: Option<PathBuf>,
     #[serde(default)]
     log_format: LogFormat,
+    #[serde(default)]
+    local_trial: bool,
     max_body_bytes: Option<usize>,
     queue_capacity: Option<usize>,
+    header_timeout_seconds: Option<u64>,
+    body_timeout_seconds: Option<u64>,
+    max_buffered_body_bytes: Option<usize>,
     oidc: Option<Oidc>,
     policy: Option<Policy>,
     handoff: Option<Handoff>,
@@ -273,13 +286,31 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// Accepted deliveries waiting for the worker, at most (503 above).
     pub queue_capacity: usize,
+    /// How long a connection may take to send a request's headers, from
+    /// its start or the end of the previous answer: a connection that is
+    /// idle or sends half its headers is closed after it.
+    pub header_timeout: Duration,
+    /// How long a request's body may take to arrive, once its headers did
+    /// (408 after it).
+    pub body_timeout: Duration,
+    /// The request body bytes held in memory at once, over every request
+    /// (503 with `Retry-After` above): a body reserves its
+    /// `Content-Length`, or its endpoint's limit without one, before a byte
+    /// of it is read.
+    pub max_buffered_body_bytes: usize,
     /// The OIDC issuer and audience.
     pub oidc: Oidc,
     /// The token-exchange policy.
     pub policy: Policy,
     /// `POST /handoff`, when the `[handoff]` table turns it on.
     pub handoff: Option<Handoff>,
+    /// A local trial ([`LOCAL_TRIAL`]): everything the server talks to is
+    /// on this machine, and key and secret files may be readable by others.
+    pub local_trial: bool,
 }
+
+/// What `local_trial = true` means, as `check-config` prints it.
+pub const LOCAL_TRIAL: &str = "on: listen, github_api_url and oidc.issuer are on this machine; key and secret files may be readable by others. Never for a deployment";
 
 impl Config {
     /// The OIDC clock leeway.
@@ -335,14 +366,22 @@ fn read_small(what: &'static str, path: &Path) -> Result<Vec<u8>, ConfigError> {
 }
 
 /// Refuses a secret file that the group or others may read.
-fn owner_only(what: &'static str, key: &str, cfg: &Path, path: &Path) -> Result<(), ConfigError> {
+fn owner_only(
+    what: &'static str,
+    key: &str,
+    cfg: &Path,
+    path: &Path,
+    local_trial: bool,
+) -> Result<(), ConfigError> {
     let meta = std::fs::metadata(path).map_err(|e| ConfigError::Read {
         what,
         path: path.to_owned(),
         reason: e.to_string(),
     })?;
     let mode = meta.permissions().mode() & 0o777;
-    if mode & 0o077 != 0 {
+    // A local trial uses throwaway files from a clone, which git checks
+    // out readable by all.
+    if mode & 0o077 != 0 && !local_trial {
         return Err(ConfigError::Key {
             path: cfg.to_owned(),
             key: key.to_owned(),
@@ -405,6 +444,7 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         "private_key_file",
         path,
         &private_key_file,
+        raw.local_trial,
     )?;
     let pem = read_small("the App private key", &private_key_file)?;
     benchops_github::AppKey::from_pem(benchops_github::AppId::new(app_id), &pem).map_err(|e| {
@@ -430,7 +470,13 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         (None, Some(s), None) => s.into_bytes(),
         (None, None, Some(f)) => {
             let f = rel(f);
-            owner_only("the webhook secret", "webhook_secret_file", path, &f)?;
+            owner_only(
+                "the webhook secret",
+                "webhook_secret_file",
+                path,
+                &f,
+                raw.local_trial,
+            )?;
             trim_secret(read_small("the webhook secret", &f)?)
         }
         (None, None, None) => {
@@ -451,6 +497,7 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
             "webhook_secret_previous_file",
             path,
             &f,
+            raw.local_trial,
         )?;
         let previous = trim_secret(read_small("the previous webhook secret", &f)?);
         if previous.is_empty() {
@@ -513,15 +560,12 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
     if oidc.audience.trim().is_empty() {
         return Err(key_err("oidc.audience", "is empty".into()));
     }
-    if !(oidc.issuer.starts_with("https://") || oidc.issuer.starts_with("http://127.0.0.1")) {
-        return Err(key_err(
+    check_issuer(&oidc.issuer).map_err(|why| {
+        key_err(
             "oidc.issuer",
-            format!(
-                "{} must be an https URL",
-                benchops::excerpt::quote(&oidc.issuer)
-            ),
-        ));
-    }
+            format!("{} {why}", benchops::excerpt::quote(&oidc.issuer)),
+        )
+    })?;
     if oidc.leeway_seconds > 300 {
         return Err(key_err(
             "oidc.leeway_seconds",
@@ -540,6 +584,71 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         validate_handoff(h).map_err(|(k, r)| key_err(&k, r))?;
     }
 
+    let seconds = |key: &str, value: Option<u64>, default: u64, max: u64| {
+        let v = value.unwrap_or(default);
+        if (1..=max).contains(&v) {
+            Ok(Duration::from_secs(v))
+        } else {
+            Err(key_err(key, format!("{v} is outside 1..={max}")))
+        }
+    };
+    let header_timeout = seconds(
+        "header_timeout_seconds",
+        raw.header_timeout_seconds,
+        DEFAULT_HEADER_TIMEOUT_SECONDS,
+        300,
+    )?;
+    let body_timeout = seconds(
+        "body_timeout_seconds",
+        raw.body_timeout_seconds,
+        DEFAULT_BODY_TIMEOUT_SECONDS,
+        600,
+    )?;
+    // Every body an endpoint takes must fit in the budget.
+    let largest_body = max_body_bytes.max(
+        raw.handoff
+            .as_ref()
+            .map_or(0, |h| h.max_body_bytes)
+            .max(crate::token::MAX_TOKEN_REQUEST_BYTES),
+    );
+    let max_buffered_body_bytes = raw
+        .max_buffered_body_bytes
+        .unwrap_or(DEFAULT_MAX_BUFFERED_BODY_BYTES.max(largest_body));
+    if !(largest_body..=MAX_BUFFERED_BODY_BYTES).contains(&max_buffered_body_bytes) {
+        return Err(key_err(
+            "max_buffered_body_bytes",
+            format!(
+                "{max_buffered_body_bytes} is outside {largest_body}..={MAX_BUFFERED_BODY_BYTES}: it must hold the largest body an endpoint takes (max_body_bytes, [handoff] max_body_bytes)"
+            ),
+        ));
+    }
+
+    if raw.local_trial {
+        let on_this_machine = |url: &str| {
+            url.parse::<axum::http::Uri>()
+                .ok()
+                .and_then(|u| u.host().map(is_loopback_host))
+                .unwrap_or(false)
+        };
+        let why = if !listen.ip().is_loopback() {
+            Some(("listen", "a loopback address"))
+        } else if !raw.github_api_url.as_deref().is_some_and(on_this_machine) {
+            Some(("github_api_url", "an http(s) URL on this machine"))
+        } else if !on_this_machine(&oidc.issuer) {
+            Some(("oidc.issuer", "a URL on this machine"))
+        } else {
+            None
+        };
+        if let Some((key, what)) = why {
+            return Err(key_err(
+                key,
+                format!(
+                    "must be {what} with `local_trial = true`, which lets key and secret files be readable by others; a deployment leaves `local_trial` out"
+                ),
+            ));
+        }
+    }
+
     Ok(Config {
         path: path.to_owned(),
         app_id,
@@ -552,15 +661,60 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         log_format: raw.log_format,
         max_body_bytes,
         queue_capacity,
+        header_timeout,
+        body_timeout,
+        max_buffered_body_bytes,
         oidc,
         policy,
         handoff: raw.handoff,
+        local_trial: raw.local_trial,
     })
 }
 
 /// Reads the configuration with the process environment.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     load_with(path, &|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+}
+
+/// Whether `issuer` may be the OIDC issuer: an `https` URL, or an `http`
+/// one whose host is this machine (`127.0.0.1` and the rest of
+/// `127.0.0.0/8`, `[::1]`, `localhost`), for trying the token exchange
+/// against a local issuer. The URL is parsed and its host compared, so
+/// `http://127.0.0.1.example.org` and `http://127.0.0.1@example.org` are
+/// not loopback. `Err` says why not.
+pub fn check_issuer(issuer: &str) -> Result<(), &'static str> {
+    let uri: axum::http::Uri = issuer.parse().map_err(|_| "is not a URL")?;
+    let authority = uri.authority().ok_or("is not an absolute URL")?;
+    if authority.as_str().contains('@') {
+        return Err("must not carry a user name");
+    }
+    if uri.query().is_some() || issuer.contains('#') {
+        return Err("must not have a query or a fragment");
+    }
+    let host = authority.host();
+    if host.is_empty() {
+        return Err("has no host");
+    }
+    match uri.scheme_str() {
+        Some("https") => Ok(()),
+        Some("http") if is_loopback_host(host) => Ok(()),
+        Some("http") => {
+            Err("must be an https URL (http only on this machine: 127.0.0.1, [::1] or localhost)")
+        }
+        _ => Err("must be an https URL"),
+    }
+}
+
+/// `localhost` or a loopback address (`[::1]` with its brackets).
+fn is_loopback_host(host: &str) -> bool {
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    host.eq_ignore_ascii_case("localhost")
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// A secret file's bytes without one trailing newline (what `echo` adds).
@@ -634,4 +788,39 @@ fn validate_policy(p: &Policy) -> Result<(), (String, String)> {
         return Err(("policy.environment".into(), "is empty".into()));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_issuer_is_parsed_and_http_is_taken_on_this_machine_only() {
+        for ok in [
+            "https://token.actions.githubusercontent.com",
+            "https://ghes.example.org/_services/token",
+            "http://127.0.0.1",
+            "http://127.0.0.1:8091",
+            "http://127.1.2.3:80/issuer",
+            "http://[::1]:8091",
+            "http://localhost:8091",
+        ] {
+            assert_eq!(check_issuer(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "http://127.0.0.1.attacker.example",
+            "http://127.0.0.1.attacker.example:8091",
+            "http://127.0.0.1@attacker.example",
+            "http://localhost.attacker.example",
+            "http://token.actions.githubusercontent.com",
+            "https://user@token.actions.githubusercontent.com",
+            "https://issuer.example?x=1",
+            "ftp://127.0.0.1",
+            "token.actions.githubusercontent.com",
+            "/relative",
+            "",
+        ] {
+            assert!(check_issuer(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -267,8 +267,56 @@ fn parse<'a, T: Deserialize<'a>>(event: &str, body: &'a [u8]) -> Result<T, Paylo
     let de = &mut serde_json::Deserializer::from_slice(body);
     serde_path_to_error::deserialize(de).map_err(|e| PayloadError {
         event: event.to_owned(),
-        reason: format!("at {}: {}", e.path(), e.inner()),
+        reason: json_problem(&e),
     })
+}
+
+/// What is wrong with a JSON document, without any text of it: the JSON
+/// path and what was expected there (`at installation.id: invalid type,
+/// expected u64`), or where the syntax broke. serde's own message quotes
+/// the value it met (`invalid type: string "…", expected u64`) and the
+/// name of an unknown field or variant; neither is kept.
+pub fn json_problem(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let inner = e.inner();
+    let at = format!("line {} column {}", inner.line(), inner.column());
+    match inner.classify() {
+        serde_json::error::Category::Data => {
+            format!(
+                "at {}: {} ({at})",
+                e.path(),
+                data_problem(&inner.to_string())
+            )
+        }
+        // Syntax and end-of-input messages name a token class and a
+        // position, never input text.
+        _ => inner.to_string(),
+    }
+}
+
+/// serde's data error without the value it quotes: its kind and, where
+/// given, what was expected (which the schema, not the input, says).
+fn data_problem(message: &str) -> String {
+    let message = message.rsplit_once(" at line ").map_or(message, |(m, _)| m);
+    // Names from the schema, not from the input.
+    if message.starts_with("missing field `") || message.starts_with("duplicate field `") {
+        return message.to_owned();
+    }
+    for kind in [
+        "invalid type",
+        "invalid value",
+        "invalid length",
+        "unknown variant",
+        "unknown field",
+    ] {
+        if message.starts_with(kind) {
+            // The last ", expected " is serde's: a quoted value comes before.
+            return match message.rsplit_once(", expected ") {
+                Some((_, expected)) => format!("{kind}, expected {expected}"),
+                None => kind.to_owned(),
+            };
+        }
+    }
+    "a value this server cannot use".to_owned()
 }
 
 /// Routes a verified delivery. `now` stands in for a missing timestamp.
@@ -484,6 +532,37 @@ mod tests {
         .expect_err("refused");
         assert!(e.reason.contains("ref"), "{e}");
         assert!(!e.to_string().contains("do-not-echo"), "{e}");
+    }
+
+    #[test]
+    fn a_wrong_value_is_named_by_its_path_and_type_never_quoted() {
+        let body = br#"{"action":"created","installation":{"id":"ghp_LEAKED_FROM_PAYLOAD"}}"#;
+        let e = route("installation", body, &rules(), "t").expect_err("refused");
+        assert!(!e.to_string().contains("LEAKED"), "{e}");
+        assert!(e.reason.contains("installation.id"), "{e}");
+        assert!(e.reason.contains("expected u64"), "{e}");
+        // A value that imitates serde's own wording is not kept either.
+        let body = br#"{"action":"created","installation":{"id":"x, expected LEAKED"}}"#;
+        let e = route("installation", body, &rules(), "t").expect_err("refused");
+        assert!(!e.to_string().contains("LEAKED"), "{e}");
+        // A number, an array and an object in the wrong place.
+        for body in [
+            &br#"{"ref":12345678987654321,"after":"a","repository":{"full_name":"o/r"}}"#[..],
+            br#"{"ref":"refs/heads/x","after":["LEAKED"],"repository":{"full_name":"o/r"}}"#,
+            br#"{"ref":"refs/heads/x","after":"a","repository":{"full_name":{"LEAKED":1}}}"#,
+        ] {
+            let e = route("push", body, &rules(), "t").expect_err("refused");
+            let text = e.to_string();
+            assert!(
+                !text.contains("LEAKED") && !text.contains("12345678987654321"),
+                "{text}"
+            );
+            assert!(text.contains("expected"), "{text}");
+        }
+        // A syntax error says where, not what.
+        let e = route("push", b"{\"ref\": LEAKED}", &rules(), "t").expect_err("refused");
+        assert!(!e.to_string().contains("LEAKED"), "{e}");
+        assert!(e.reason.contains("line 1"), "{e}");
     }
 
     #[test]

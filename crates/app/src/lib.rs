@@ -15,7 +15,9 @@
 //!
 //! State is one SQLite file ([`store`]); configuration is one TOML file
 //! plus environment variables ([`config`]). [`serve_on`] runs the whole
-//! server until SIGTERM or SIGINT, then drains the queue.
+//! server until SIGTERM or SIGINT, then drains the queue; [`server`] bounds
+//! what a peer can hold: the time to send headers and a body, and the body
+//! bytes in memory.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
@@ -31,7 +33,7 @@ pub mod handoff;
 pub mod intake;
 pub mod pages;
 pub mod policy;
-
+pub mod server;
 pub mod status;
 pub mod store;
 pub mod telemetry;
@@ -56,7 +58,8 @@ use crate::store::Store;
 use crate::telemetry::Metrics;
 use crate::worker::Worker;
 
-/// At most this many "webhook refused" lines a second; the rest are counted
+/// At most this many "webhook refused" lines a second, and as many lines of
+/// token and handoff refusals that are not stored; the rest are counted
 /// (`held_back` on the next line, and in the metrics).
 pub const REFUSALS_LOGGED_PER_SECOND: u32 = 10;
 
@@ -90,8 +93,13 @@ pub struct AppState {
     pub status_cache: pages::StatusCache,
     /// The bound on "webhook refused" log lines.
     pub refusal_log: telemetry::LogLimiter,
+    /// The bound on the log lines of token and handoff refusals that are
+    /// not stored (callers who proved nothing).
+    pub unproven_log: telemetry::LogLimiter,
     /// `POST /handoff`, when configured.
     pub handoffs: Option<handoff::Handoffs>,
+    /// The request body bytes held at once.
+    pub bodies: server::BodyBudget,
 }
 
 /// Why the server could not be built.
@@ -159,6 +167,7 @@ pub fn build(config: Config) -> Result<(Arc<AppState>, WorkerHandle), BuildError
     let handoffs = config.handoff.clone().map(handoff::Handoffs::new);
     let state = Arc::new(AppState {
         handoffs,
+        bodies: server::BodyBudget::new(config.max_buffered_body_bytes),
         config,
         intake,
         store,
@@ -171,6 +180,7 @@ pub fn build(config: Config) -> Result<(Arc<AppState>, WorkerHandle), BuildError
         bot_login,
         status_cache: pages::StatusCache::default(),
         refusal_log: telemetry::LogLimiter::new(REFUSALS_LOGGED_PER_SECOND),
+        unproven_log: telemetry::LogLimiter::new(REFUSALS_LOGGED_PER_SECOND),
     });
     Ok((
         state,
@@ -204,38 +214,55 @@ impl WorkerHandle {
     }
 }
 
-/// The HTTP routes.
+/// The HTTP routes. Every endpoint that reads a body reads it through
+/// [`server::read_body`] (its limit, the body budget, the body timeout);
+/// every answer carries [`server::security_headers`].
 pub fn router(state: Arc<AppState>) -> Router {
+    use server::Endpoint;
     let max_body = state.config.max_body_bytes;
     let max_handoff = state
         .config
         .handoff
         .as_ref()
         .map_or(config::DEFAULT_HANDOFF_BODY_BYTES, |h| h.max_body_bytes);
+    let body = |endpoint: Endpoint| {
+        axum::middleware::from_fn_with_state((state.clone(), endpoint), server::read_body)
+    };
     Router::new()
         .route(
             "/webhook",
-            post(webhook::receive).layer(DefaultBodyLimit::max(max_body)),
+            post(webhook::receive)
+                .layer(DefaultBodyLimit::max(max_body))
+                .layer(body(Endpoint::Webhook)),
         )
         .route(
             "/token",
-            post(token::exchange).layer(DefaultBodyLimit::max(token::MAX_TOKEN_REQUEST_BYTES)),
+            post(token::exchange)
+                .layer(DefaultBodyLimit::max(token::MAX_TOKEN_REQUEST_BYTES))
+                .layer(body(Endpoint::Token)),
         )
-        .route("/token/revoke", post(token::revoke))
+        .route(
+            "/token/revoke",
+            post(token::revoke).layer(body(Endpoint::Revoke)),
+        )
         .route(
             "/handoff",
-            post(handoff::receive).layer(DefaultBodyLimit::max(max_handoff)),
+            post(handoff::receive)
+                .layer(DefaultBodyLimit::max(max_handoff))
+                .layer(body(Endpoint::Handoff)),
         )
         .route("/healthz", get(pages::healthz))
         .route("/readyz", get(pages::readyz))
         .route("/metrics", get(pages::metrics))
         .route("/status", get(pages::status_html))
         .route("/status.json", get(pages::status_json))
+        .layer(axum::middleware::map_response(server::security_headers))
         .with_state(state)
 }
 
-/// Runs the server on `listener` until `shutdown` resolves, then stops
-/// taking requests, drains the queue (at most `drain` long) and returns.
+/// Runs the server on `listener` ([`server::serve`]) until `shutdown`
+/// resolves, then stops taking requests, drains the queue (at most `drain`
+/// long) and returns.
 pub async fn serve_on(
     listener: tokio::net::TcpListener,
     state: Arc<AppState>,
@@ -244,10 +271,9 @@ pub async fn serve_on(
     drain: Duration,
 ) -> std::io::Result<()> {
     let worker = tokio::spawn(worker.run());
+    let header_timeout = state.config.header_timeout;
     let app = router(state);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    server::serve(listener, app, header_timeout, shutdown).await?;
     // The router (and with it every queue sender) is gone: the worker
     // finishes what was queued and stops.
     if tokio::time::timeout(drain, worker).await.is_err() {

@@ -3,10 +3,13 @@
 //!
 //! - `GET /healthz`: 200 while the process serves requests.
 //! - `GET /readyz`: 200 only when the configuration is loaded, the App key
-//!   file is still readable by its owner alone, and the database takes a
-//!   write; otherwise 503 naming what failed (no secret, no path content).
+//!   file is still readable by its owner alone (by anyone in a local
+//!   trial), and the database takes a write; otherwise 503 naming what failed (no secret, no path content).
 //! - `GET /metrics`: Prometheus text ([`crate::telemetry`]).
 //! - `GET /status`, `GET /status.json`: the status page and its data
+//!   (the page with a `Content-Security-Policy` that loads nothing from
+//!   elsewhere and lets no other page frame it; every answer of the server
+//!   carries `X-Content-Type-Options: nosniff`)
 //!   ([`crate::status`]), built from the publisher's history reader over
 //!   the configured local `benchmark-history` repository and the facts the
 //!   webhooks recorded. Built on a blocking thread: it runs `git`. The
@@ -41,6 +44,7 @@ pub async fn readyz(State(app): State<Arc<AppState>>) -> Response {
                 failed.push("app key not readable");
             }
         }
+        Ok(_) if app.config.local_trial => {}
         Ok(_) => failed.push("app key readable by others"),
         Err(_) => failed.push("app key missing"),
     }
@@ -238,7 +242,7 @@ pub async fn status_html(State(app): State<Arc<AppState>>) -> Response {
                 (header::CONTENT_TYPE, "text/html; charset=utf-8"),
                 (
                     header::CONTENT_SECURITY_POLICY,
-                    "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+                    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'",
                 ),
             ],
             status::render_html(&s),

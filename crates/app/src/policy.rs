@@ -4,8 +4,15 @@
 //! A token is granted only when all of these hold:
 //! - `repository` is an allowed repository and `repository_id` is its id
 //!   (a name can be re-used after a deletion; an id cannot);
-//! - `job_workflow_ref` or `workflow_ref` is
-//!   `OWNER/NAME/<workflow_path>@refs/heads/<default_branch>`;
+//! - the job's own workflow is the publication workflow on the default
+//!   branch: `job_workflow_ref` (or `workflow_ref` when a token has no
+//!   `job_workflow_ref`) is
+//!   `OWNER/NAME/<workflow_path>@refs/heads/<default_branch>`. The other
+//!   ref never stands in for it: a job whose `job_workflow_ref` is another
+//!   repository's reusable workflow is refused even when `workflow_ref`
+//!   names the publication workflow;
+//! - `ref` is `refs/heads/<default_branch>`: the publication workflow
+//!   called from a workflow run on another branch is refused;
 //! - `event_name` is an allowed event (`pull_request*` never is);
 //! - `environment` equals the policy's, when the policy names one;
 //! - `sub` names the same repository, in either format GitHub issues:
@@ -26,9 +33,11 @@ pub enum Denial {
     RepositoryNotAllowed,
     /// `repository_id` is not the allowed repository's id.
     RepositoryIdMismatch,
-    /// Neither workflow ref is the publication workflow at the default
+    /// The job's workflow is not the publication workflow at the default
     /// branch.
     WorkflowRefNotAllowed,
+    /// `ref` is not the default branch.
+    RefNotAllowed,
     /// `event_name` is not allowed.
     EventNotAllowed,
     /// `environment` differs from the policy's.
@@ -45,6 +54,7 @@ impl Denial {
             Denial::RepositoryNotAllowed => "repository-not-allowed",
             Denial::RepositoryIdMismatch => "repository-id-mismatch",
             Denial::WorkflowRefNotAllowed => "workflow-ref-not-allowed",
+            Denial::RefNotAllowed => "ref-not-allowed",
             Denial::EventNotAllowed => "event-not-allowed",
             Denial::EnvironmentMismatch => "environment-mismatch",
             Denial::SubjectMismatch => "subject-mismatch",
@@ -64,19 +74,20 @@ pub fn check<'p>(policy: &'p Policy, claims: &ActionsClaims) -> Result<&'p Allow
         "{}/{}@refs/heads/{}",
         repo.name, policy.workflow_path, policy.default_branch
     );
-    let refs = [
-        claims.job_workflow_ref.as_deref(),
-        claims.workflow_ref.as_deref(),
-    ];
-    if refs.iter().all(Option::is_none) {
-        return Err(Denial::MissingClaim);
-    }
-    if !refs
-        .iter()
-        .flatten()
-        .any(|r| same_workflow_ref(r, &expected))
-    {
+    // The job's own workflow: a reusable workflow's ref when the job calls
+    // one. `workflow_ref` (the caller's) counts only when GitHub gave no
+    // `job_workflow_ref`.
+    let job_workflow = claims
+        .job_workflow_ref
+        .as_deref()
+        .or(claims.workflow_ref.as_deref())
+        .ok_or(Denial::MissingClaim)?;
+    if !same_workflow_ref(job_workflow, &expected) {
         return Err(Denial::WorkflowRefNotAllowed);
+    }
+    let git_ref = claims.ref_.as_deref().ok_or(Denial::MissingClaim)?;
+    if git_ref != format!("refs/heads/{}", policy.default_branch) {
+        return Err(Denial::RefNotAllowed);
     }
     let event = claims.event_name.as_deref().ok_or(Denial::MissingClaim)?;
     if !policy.events.iter().any(|e| e == event) {
@@ -235,6 +246,11 @@ mod tests {
             }),
             "missing-claim"
         );
+        assert_eq!(denied(&|c| c.ref_ = None), "missing-claim");
+        assert_eq!(
+            denied(&|c| c.ref_ = Some("refs/heads/feature".into())),
+            "ref-not-allowed"
+        );
         assert_eq!(
             denied(&|c| c.event_name = Some("pull_request".into())),
             "event-not-allowed"
@@ -267,12 +283,42 @@ mod tests {
     }
 
     #[test]
+    fn the_jobs_own_workflow_decides_and_the_callers_never_stands_in() {
+        let p = policy(Some("publication"));
+        // Another repository's reusable workflow runs the job; the caller
+        // is the publication workflow.
+        let mut c = claims();
+        c.job_workflow_ref = Some("evil/tools/.github/workflows/x.yml@refs/heads/main".into());
+        assert_eq!(
+            check(&p, &c).map(|r| r.id),
+            Err(Denial::WorkflowRefNotAllowed)
+        );
+        // The publication workflow on main, called by a workflow run from a
+        // feature branch.
+        let mut c = claims();
+        c.workflow_ref = Some("octo/bench/.github/workflows/caller.yml@refs/heads/feature".into());
+        c.ref_ = Some("refs/heads/feature".into());
+        c.event_name = Some("workflow_dispatch".into());
+        assert_eq!(check(&p, &c).map(|r| r.id), Err(Denial::RefNotAllowed));
+        // Without `job_workflow_ref`, `workflow_ref` is the job's workflow.
+        let mut c = claims();
+        c.job_workflow_ref = None;
+        assert_eq!(check(&p, &c).map(|r| r.id), Ok(456789));
+        c.workflow_ref = Some("octo/bench/.github/workflows/other.yml@refs/heads/main".into());
+        assert_eq!(
+            check(&p, &c).map(|r| r.id),
+            Err(Denial::WorkflowRefNotAllowed)
+        );
+    }
+
+    #[test]
     fn names_compare_without_case_and_refs_with_it() {
         let p = policy(Some("publication"));
         let mut c = claims();
         c.repository = "Octo/Bench".into();
         c.sub = "repo:Octo/Bench:environment:publication".into();
-        c.workflow_ref = Some("Octo/Bench/.github/workflows/publish.yml@refs/heads/main".into());
+        c.job_workflow_ref =
+            Some("Octo/Bench/.github/workflows/publish.yml@refs/heads/main".into());
         assert!(check(&p, &c).is_ok());
         c.job_workflow_ref =
             Some("octo/bench/.github/workflows/Publish.yml@refs/heads/main".into());

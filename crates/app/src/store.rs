@@ -208,6 +208,9 @@ pub struct InboxItem {
     pub extract: String,
 }
 
+/// The decision log keeps this many decisions, the newest.
+pub const DECISIONS_KEPT: u64 = 100_000;
+
 /// A token-exchange or revocation decision; never holds a token.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Decision {
@@ -344,12 +347,20 @@ fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
 }
 
 impl Store {
-    /// Opens (creating if needed) `<data_dir>/app.db` and migrates it.
+    /// Opens (creating if needed) `<data_dir>/app.db` and migrates it. A
+    /// data directory it creates is readable by its owner only (0700).
     pub fn open(data_dir: &Path) -> Result<Store, StoreError> {
-        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::Dir {
-            path: data_dir.to_owned(),
-            source,
-        })?;
+        {
+            use std::os::unix::fs::DirBuilderExt as _;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(data_dir)
+                .map_err(|source| StoreError::Dir {
+                    path: data_dir.to_owned(),
+                    source,
+                })?;
+        }
         let path = data_dir.join("app.db");
         // The database holds the decision log and the registry: readable by
         // the service user alone. SQLite gives its -wal and -shm files the
@@ -619,10 +630,15 @@ impl Store {
         f(&conn).map_err(sql(&self.path))
     }
 
-    /// Appends a decision to the log.
+    /// Appends a decision to the log, which keeps the newest
+    /// [`DECISIONS_KEPT`] (an older one goes in the same transaction).
     pub fn log_decision(&self, d: &Decision) -> Result<(), StoreError> {
-        self.lock()
-            .execute(
+        self.append_decision(d, DECISIONS_KEPT)
+    }
+
+    fn append_decision(&self, d: &Decision, keep: u64) -> Result<(), StoreError> {
+        self.write(|tx| {
+            tx.execute(
                 "INSERT INTO decisions (at, kind, granted, reason, repository, phase, workflow_ref,
                    event_name, run_id, subject, token_ref)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -639,8 +655,30 @@ impl Store {
                     d.subject,
                     d.token_ref
                 ],
-            )
-            .map(|_| ())
+            )?;
+            // `seq` only grows (AUTOINCREMENT): what is `keep` behind the
+            // new row goes, by the primary key.
+            let seq = tx.last_insert_rowid();
+            tx.execute(
+                "DELETE FROM decisions WHERE seq <= ?1",
+                params![seq - keep as i64],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// How many decisions the log holds.
+    pub fn decision_count(&self) -> Result<u64, StoreError> {
+        self.lock()
+            .query_row("SELECT count(*) FROM decisions", [], |r| r.get(0))
+            .map_err(sql(&self.path))
+    }
+
+    /// Forgets decisions made before `before` (RFC 3339, UTC). Returns how
+    /// many were removed.
+    pub fn prune_decisions(&self, before: &str) -> Result<usize, StoreError> {
+        self.lock()
+            .execute("DELETE FROM decisions WHERE at < ?1", params![before])
             .map_err(sql(&self.path))
     }
 
@@ -844,6 +882,88 @@ impl Store {
     }
 }
 
+/// What [`inspect`] found in a data directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// The directory does not exist yet (`serve` creates it).
+    NoDirectory,
+    /// The directory exists, without `app.db` (`serve` creates it).
+    NoDatabase,
+    /// `app.db`, at this schema version.
+    Database {
+        /// Its `user_version`, from the file's header.
+        schema: i64,
+    },
+}
+
+/// The schema version this build migrates to.
+pub fn schema_known() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// Looks at `<data_dir>/app.db` without writing anything: no directory,
+/// no file, not even SQLite's `-wal` and `-shm` (a read-only connection
+/// to a WAL database creates them). The schema version is read from the
+/// file's header (`user_version`, 4 bytes big-endian at offset 60), so a
+/// migration still only in the WAL is not seen; [`Store::open`] sees it.
+/// A file that is not an SQLite database, or a schema newer than this
+/// build, is an error.
+pub fn inspect(data_dir: &Path) -> Result<Found, StoreError> {
+    use std::io::Read as _;
+    match std::fs::metadata(data_dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::NoDirectory),
+        Err(source) => {
+            return Err(StoreError::Dir {
+                path: data_dir.to_owned(),
+                source,
+            });
+        }
+        Ok(m) if !m.is_dir() => {
+            return Err(StoreError::Dir {
+                path: data_dir.to_owned(),
+                source: std::io::Error::other("not a directory"),
+            });
+        }
+        Ok(_) => {}
+    }
+    let path = data_dir.join("app.db");
+    let file_err = |source| StoreError::File {
+        path: path.clone(),
+        source,
+    };
+    let mut file = match std::fs::File::open(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::NoDatabase),
+        Err(e) => return Err(file_err(e)),
+        Ok(f) => f,
+    };
+    let mut header = Vec::with_capacity(100);
+    file.by_ref()
+        .take(100)
+        .read_to_end(&mut header)
+        .map_err(file_err)?;
+    // An empty file is an empty database (SQLite writes the header with
+    // the first table).
+    if header.is_empty() {
+        return Ok(Found::Database { schema: 0 });
+    }
+    if header.len() < 100 || !header.starts_with(b"SQLite format 3\0") {
+        return Err(file_err(std::io::Error::other(
+            "not an SQLite database (its header is not SQLite's)",
+        )));
+    }
+    let schema = i64::from(i32::from_be_bytes([
+        header[60], header[61], header[62], header[63],
+    ]));
+    if schema > schema_known() {
+        return Err(StoreError::TooNew {
+            path,
+            found: schema,
+            known: MIGRATIONS.len(),
+        });
+    }
+    Ok(Found::Database { schema })
+}
+
 /// Opens a read-only connection to the database (for pages that must not
 /// wait behind the writer).
 pub fn open_reader(path: &Path) -> Result<Connection, StoreError> {
@@ -866,22 +986,23 @@ mod tests {
     #[test]
     fn the_database_is_readable_by_its_owner_only_and_reopens_at_its_version() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(dir.path()).expect("open");
+        let data = dir.path().join("data");
+        let store = Store::open(&data).expect("open");
         let version = store.schema_version().expect("version");
         assert_eq!(version, MIGRATIONS.len() as i64);
         assert_eq!(
             store.accept("d", "push", 1, Some("{}")).expect("accept"),
             Accepted::New(Some(1))
         );
-        for name in ["app.db", "app.db-wal"] {
-            let mode = std::fs::metadata(dir.path().join(name))
+        for name in [".", "app.db", "app.db-wal"] {
+            let mode = std::fs::metadata(data.join(name))
                 .expect("exists")
                 .permissions()
                 .mode();
             assert_eq!(mode & 0o077, 0, "{name} is {mode:o}");
         }
         drop(store);
-        let again = Store::open(dir.path()).expect("reopen");
+        let again = Store::open(&data).expect("reopen");
         assert_eq!(again.schema_version().expect("version"), version);
         assert_eq!(
             again.accept("d", "push", 2, None).expect("accept"),
@@ -945,6 +1066,89 @@ mod tests {
             store.accept("d0", "push", 200, None).expect("accept"),
             Accepted::New(None)
         );
+    }
+
+    #[test]
+    fn inspecting_reads_the_schema_and_writes_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data = dir.path().join("data");
+        assert_eq!(inspect(&data).expect("inspect"), Found::NoDirectory);
+        assert!(!data.exists());
+        std::fs::create_dir(&data).expect("mkdir");
+        assert_eq!(inspect(&data).expect("inspect"), Found::NoDatabase);
+        assert!(!data.join("app.db").exists());
+        // A database written and closed (no WAL left, no thread behind).
+        let db = Connection::open(data.join("app.db")).expect("create");
+        db.execute_batch(&format!(
+            "CREATE TABLE t (x); PRAGMA user_version = {};",
+            schema_known()
+        ))
+        .expect("write");
+        drop(db);
+        let listing = || {
+            let mut v: Vec<_> = std::fs::read_dir(&data)
+                .expect("list")
+                .map(|e| {
+                    let e = e.expect("entry");
+                    let m = e.metadata().expect("metadata");
+                    (e.file_name(), m.len(), m.modified().expect("mtime"))
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        let before = listing();
+        assert_eq!(
+            inspect(&data).expect("inspect"),
+            Found::Database {
+                schema: schema_known()
+            }
+        );
+        assert_eq!(listing(), before, "inspecting changed the directory");
+        // A newer database is refused, and so is a file that is not one.
+        Connection::open(data.join("app.db"))
+            .expect("open")
+            .execute_batch("PRAGMA user_version = 99")
+            .expect("newer");
+        let e = inspect(&data).expect_err("too new");
+        assert!(matches!(e, StoreError::TooNew { found: 99, .. }), "{e}");
+        std::fs::write(data.join("app.db"), b"not a database at all").expect("write");
+        assert!(inspect(&data).is_err());
+    }
+
+    #[test]
+    fn the_decision_log_keeps_the_newest_and_forgets_the_old() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("open");
+        let d = |at: &str, reason: &str| Decision {
+            at: at.to_owned(),
+            kind: "exchange".to_owned(),
+            reason: reason.to_owned(),
+            ..Decision::default()
+        };
+        for i in 0..10 {
+            store
+                .append_decision(
+                    &d(&format!("2026-01-{:02}T00:00:00Z", i + 1), &i.to_string()),
+                    4,
+                )
+                .expect("append");
+            assert!(store.decision_count().expect("count") <= 4);
+        }
+        let kept: Vec<String> = store
+            .decisions(100)
+            .expect("read")
+            .into_iter()
+            .map(|d| d.reason)
+            .collect();
+        assert_eq!(kept, ["9", "8", "7", "6"]);
+        assert_eq!(
+            store
+                .prune_decisions("2026-01-09T00:00:00Z")
+                .expect("prune"),
+            2
+        );
+        assert_eq!(store.decision_count().expect("count"), 2);
     }
 
     #[test]

@@ -10,6 +10,8 @@
 //!   handled events or `other`, so a sender cannot grow the label set;
 //! - `benchops_app_signature_failures_total`;
 //! - `benchops_app_queue_depth` (accepted, not yet processed);
+//! - `benchops_app_buffered_body_bytes` (request body bytes reserved in
+//!   the budget now, [`crate::server`]);
 //! - `benchops_app_token_exchanges_total{kind,reason}`;
 //! - `benchops_app_handoffs_total{reason}` (`POST /handoff`: `accepted`,
 //!   `already-present`, or why it was refused).
@@ -31,7 +33,7 @@ pub struct DeliveryLabels {
     /// The event, or `other`.
     pub event: &'static str,
     /// accepted, duplicate, ignored, unauthorized, too_large, bad_request,
-    /// busy, error.
+    /// busy, timeout, error.
     pub outcome: &'static str,
 }
 
@@ -58,6 +60,7 @@ pub struct Metrics {
     deliveries: Family<DeliveryLabels, Counter>,
     signature_failures: Counter,
     queue_depth: Gauge<i64, AtomicI64>,
+    buffered_body_bytes: Gauge<i64, AtomicI64>,
     tokens: Family<TokenLabels, Counter<u64, AtomicU64>>,
     handoffs: Family<HandoffLabels, Counter<u64, AtomicU64>>,
 }
@@ -75,6 +78,7 @@ impl Metrics {
         let deliveries = Family::<DeliveryLabels, Counter>::default();
         let signature_failures = Counter::default();
         let queue_depth = Gauge::<i64, AtomicI64>::default();
+        let buffered_body_bytes = Gauge::<i64, AtomicI64>::default();
         let tokens = Family::<TokenLabels, Counter>::default();
         let handoffs = Family::<HandoffLabels, Counter>::default();
         registry.register(
@@ -93,6 +97,11 @@ impl Metrics {
             queue_depth.clone(),
         );
         registry.register(
+            "buffered_body_bytes",
+            "Request body bytes reserved in the budget now",
+            buffered_body_bytes.clone(),
+        );
+        registry.register(
             "token_exchanges",
             "Token exchanges and revocations by reason code",
             tokens.clone(),
@@ -108,6 +117,7 @@ impl Metrics {
             deliveries,
             signature_failures,
             queue_depth,
+            buffered_body_bytes,
             tokens,
         }
     }
@@ -132,6 +142,11 @@ impl Metrics {
     /// Sets the queue depth.
     pub fn set_queue_depth(&self, depth: usize) {
         self.queue_depth.set(depth as i64);
+    }
+
+    /// Sets the request body bytes reserved.
+    pub fn set_buffered_body_bytes(&self, bytes: usize) {
+        self.buffered_body_bytes.set(bytes as i64);
     }
 
     /// Counts a token decision.

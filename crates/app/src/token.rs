@@ -14,9 +14,17 @@
 //! minted here (`DELETE /installation/token` with it). The server knows a
 //! token only by the SHA-256 of it; a token it did not mint gets 403.
 //!
-//! Every decision goes to the decision log ([`crate::store::Decision`])
-//! and the metrics with a reason code. Denials are 403 with
-//! `{"reason": "<code>"}` and nothing more; no token is ever logged.
+//! Every decision is counted in the metrics with its reason code and
+//! logged. The decision log ([`crate::store::Decision`]) keeps the
+//! decisions about a caller who proved something: an exchange whose ID
+//! token verified and names a served repository (granted or denied), and a
+//! revocation of a token minted here. A refusal of anyone else (no or a bad
+//! token, a bad body, a verified token of a repository not served, a
+//! revocation of a token not minted here) is counted, its log line bounded
+//! to [`crate::REFUSALS_LOGGED_PER_SECOND`] a second, and not stored, so
+//! that requests anyone can send cannot grow the database. Denials are
+//! 403 with `{"reason": "<code>"}` and nothing more; no token is ever
+//! logged.
 
 use std::sync::Arc;
 
@@ -84,6 +92,32 @@ fn decision(kind: &str, claims: Option<&ActionsClaims>, phase: Option<&str>) -> 
 }
 
 impl AppState {
+    /// A refusal of a caller who proved nothing: counted, logged within the
+    /// bound, not stored.
+    fn refuse_unproven(&self, d: Decision, code: &'static str) {
+        self.metrics.token(
+            if d.kind == "revoke" {
+                "revoke"
+            } else {
+                "exchange"
+            },
+            code,
+        );
+        if let Some(held_back) = self.unproven_log.admit() {
+            tracing::info!(
+                kind = %d.kind,
+                granted = false,
+                reason = code,
+                repository = d.repository.as_deref().unwrap_or("-"),
+                phase = d.phase.as_deref().unwrap_or("-"),
+                held_back,
+                "token decision"
+            );
+        }
+    }
+
+    /// A decision about a caller who proved something: counted, logged and
+    /// stored in the decision log.
     fn decide(&self, mut d: Decision, granted: bool, code: &'static str) {
         d.granted = granted;
         d.reason = code.to_owned();
@@ -118,13 +152,13 @@ pub async fn exchange(
     body: Bytes,
 ) -> Response {
     let Some(jwt) = bearer(&headers) else {
-        app.decide(decision("exchange", None, None), false, "missing-token");
+        app.refuse_unproven(decision("exchange", None, None), "missing-token");
         return reason(StatusCode::UNAUTHORIZED, "missing-token");
     };
     let phase = match serde_json::from_slice::<TokenRequest>(&body) {
         Ok(r) => r.phase,
         Err(_) => {
-            app.decide(decision("exchange", None, None), false, "bad-request");
+            app.refuse_unproven(decision("exchange", None, None), "bad-request");
             return reason(StatusCode::BAD_REQUEST, "bad-request");
         }
     };
@@ -132,7 +166,7 @@ pub async fn exchange(
         "contents" => Phase::Contents,
         "issues" => Phase::Issues,
         _ => {
-            app.decide(decision("exchange", None, None), false, "unknown-phase");
+            app.refuse_unproven(decision("exchange", None, None), "unknown-phase");
             return reason(StatusCode::BAD_REQUEST, "unknown-phase");
         }
     };
@@ -141,7 +175,7 @@ pub async fn exchange(
         Ok(c) => c,
         Err(e) => {
             let code = e.reason_code();
-            app.decide(decision("exchange", None, Some(&phase_name)), false, code);
+            app.refuse_unproven(decision("exchange", None, Some(&phase_name)), code);
             let status = if code == "jwks-unavailable" {
                 StatusCode::SERVICE_UNAVAILABLE
             } else {
@@ -153,6 +187,12 @@ pub async fn exchange(
     let d = decision("exchange", Some(&claims), Some(&phase_name));
     let allowed = match policy::check(&app.config.policy, &claims) {
         Ok(r) => r.clone(),
+        // Any repository's workflow can get a verified token: one not
+        // served proves nothing here.
+        Err(denial @ policy::Denial::RepositoryNotAllowed) => {
+            app.refuse_unproven(d, denial.code());
+            return reason(StatusCode::FORBIDDEN, denial.code());
+        }
         Err(denial) => {
             app.decide(d, false, denial.code());
             return reason(StatusCode::FORBIDDEN, denial.code());
@@ -238,14 +278,14 @@ pub async fn exchange(
 /// `POST /token/revoke`.
 pub async fn revoke(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Response {
     let Some(token) = bearer(&headers) else {
-        app.decide(decision("revoke", None, None), false, "missing-token");
+        app.refuse_unproven(decision("revoke", None, None), "missing-token");
         return reason(StatusCode::UNAUTHORIZED, "missing-token");
     };
     let handle = handle_of(token);
     let minted = match app.store.minted(&handle) {
         Ok(Some(m)) => m,
         Ok(None) => {
-            app.decide(decision("revoke", None, None), false, "not-minted-here");
+            app.refuse_unproven(decision("revoke", None, None), "not-minted-here");
             return reason(StatusCode::FORBIDDEN, "not-minted-here");
         }
         Err(e) => {

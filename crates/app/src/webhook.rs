@@ -1,6 +1,8 @@
 //! `POST /webhook`: signature first, then dedupe, then the queue.
 //!
-//! 1. The body is capped by the router (413 above `max_body_bytes`).
+//! 1. The body is read by [`crate::server::read_body`]: 413 above
+//!    `max_body_bytes` (from `Content-Length` when it says so), 503 when
+//!    the body budget is full, 408 when it does not arrive in time.
 //! 2. `X-Hub-Signature-256` is checked before anything else is read: an
 //!    HMAC-SHA256 of the raw body under each configured secret (the current
 //!    one, and the previous one during a rotation), compared in constant
@@ -8,13 +10,20 @@
 //!    and the log line names the delivery id only (at most
 //!    [`crate::REFUSALS_LOGGED_PER_SECOND`] such lines a second).
 //! 3. `X-GitHub-Delivery` and `X-GitHub-Event` are required (400).
-//! 4. The payload is routed ([`crate::events::route`]). For work, a queue
+//! 4. The payload is taken by its `Content-Type` ([`payload_of`]):
+//!    `application/json` (or none) is the body itself;
+//!    `application/x-www-form-urlencoded`, which GitHub also offers, is
+//!    the `payload` field of the form (the signature is over the raw form,
+//!    so it is checked first, then the form decoded). Any other type, or a
+//!    form without `payload`, is 415 or 400 naming the type, `ping`
+//!    included, so a setup check with `ping` fails as real events would.
+//! 5. The payload is routed ([`crate::events::route`]). For work, a queue
 //!    slot is reserved first: with the queue full the answer is 503 and
 //!    nothing is recorded, so GitHub's redelivery is not mistaken for a
 //!    duplicate. Then the delivery id and the work are committed by the
 //!    intake's group commit ([`crate::intake`]), and only then answered; a
 //!    delivery id seen before is acknowledged (200) and ignored.
-//! 5. The answer (202) is sent before the work is done.
+//! 6. The answer (202) is sent before the work is done.
 
 use std::sync::Arc;
 
@@ -122,6 +131,52 @@ fn reply(status: StatusCode, text: &'static str) -> Response {
     (status, text).into_response()
 }
 
+/// A delivery whose body is not a payload this server reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ContentError {
+    /// A type GitHub does not send.
+    #[error(
+        "Content-Type {0} is not application/json or application/x-www-form-urlencoded: set the webhook's content type to application/json"
+    )]
+    Unsupported(String),
+    /// A form without its `payload` field.
+    #[error(
+        "Content-Type application/x-www-form-urlencoded without a `payload` field: set the webhook's content type to application/json"
+    )]
+    FormWithoutPayload,
+}
+
+impl ContentError {
+    fn status(&self) -> StatusCode {
+        match self {
+            ContentError::Unsupported(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ContentError::FormWithoutPayload => StatusCode::BAD_REQUEST,
+        }
+    }
+}
+
+/// The JSON payload of a verified delivery, by its `Content-Type`: the
+/// body itself for `application/json` (or no type), the `payload` field
+/// for `application/x-www-form-urlencoded`.
+pub fn payload_of<'b>(
+    content_type: Option<&str>,
+    body: &'b [u8],
+) -> Result<std::borrow::Cow<'b, [u8]>, ContentError> {
+    let media = content_type
+        .map(|t| t.split(';').next().unwrap_or_default().trim())
+        .unwrap_or_default();
+    if media.is_empty() || media.eq_ignore_ascii_case("application/json") {
+        return Ok(std::borrow::Cow::Borrowed(body));
+    }
+    if media.eq_ignore_ascii_case("application/x-www-form-urlencoded") {
+        return form_urlencoded::parse(body)
+            .find(|(k, _)| k == "payload")
+            .map(|(_, v)| std::borrow::Cow::Owned(v.into_owned().into_bytes()))
+            .ok_or(ContentError::FormWithoutPayload);
+    }
+    Err(ContentError::Unsupported(benchops::excerpt::quote(media)))
+}
+
 /// The handler.
 pub async fn receive(
     State(app): State<Arc<AppState>>,
@@ -161,8 +216,19 @@ pub async fn receive(
             "X-GitHub-Delivery and X-GitHub-Event are required\n",
         );
     };
+    let content_type = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let payload = match payload_of(content_type.as_deref(), &body) {
+        Ok(p) => p,
+        Err(e) => {
+            app.metrics.delivery(event, "bad_request");
+            tracing::warn!(delivery, event, reason = %e, "webhook payload not understood");
+            return (e.status(), format!("{e}\n")).into_response();
+        }
+    };
     let now = jiff::Timestamp::now();
-    let routed = match route(event, &body, &app.rules, &now.to_string()) {
+    let routed = match route(event, &payload, &app.rules, &now.to_string()) {
         Ok(r) => r,
         Err(e) => {
             app.metrics.delivery(event, "bad_request");
@@ -270,6 +336,37 @@ mod tests {
             ),
             Ok(())
         );
+    }
+
+    #[test]
+    fn a_form_is_read_by_its_payload_field_and_other_types_are_named() {
+        let json = br#"{"zen":"a b&c=d+e"}"#;
+        let form: String = form_urlencoded::Serializer::new(String::new())
+            .append_pair("payload", std::str::from_utf8(json).expect("utf8"))
+            .finish();
+        for t in [
+            "application/x-www-form-urlencoded",
+            "Application/X-WWW-Form-Urlencoded; charset=utf-8",
+        ] {
+            assert_eq!(
+                payload_of(Some(t), form.as_bytes()).as_deref(),
+                Ok(&json[..]),
+                "{t}"
+            );
+        }
+        for t in [
+            None,
+            Some("application/json"),
+            Some("application/json; charset=utf-8"),
+        ] {
+            assert_eq!(payload_of(t, json).as_deref(), Ok(&json[..]), "{t:?}");
+        }
+        assert_eq!(
+            payload_of(Some("application/x-www-form-urlencoded"), b"zen=x"),
+            Err(ContentError::FormWithoutPayload)
+        );
+        let e = payload_of(Some("text/plain"), json).expect_err("refused");
+        assert!(e.to_string().contains("text/plain"), "{e}");
     }
 
     #[test]

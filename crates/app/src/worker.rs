@@ -32,6 +32,8 @@ use crate::telemetry::Metrics;
 
 /// How often delivery ids are pruned and failed items tried again.
 pub const HOUSEKEEPING_EVERY: Duration = Duration::from_secs(600);
+/// How long the decision log keeps a decision, in days.
+pub const DECISIONS_KEPT_DAYS: i64 = 90;
 /// The most failed items tried again at one tick.
 const RETRY_BATCH: usize = 100;
 
@@ -119,21 +121,34 @@ impl Worker {
     }
 
     /// Forgets delivery ids older than 8 days (GitHub redelivers within 3)
-    /// beyond the newest 200,000.
+    /// beyond the newest 200,000, and decisions older than
+    /// [`DECISIONS_KEPT_DAYS`] (the log also keeps at most
+    /// [`crate::store::DECISIONS_KEPT`]).
     pub fn prune(&self) {
-        let before = jiff::Timestamp::now().as_second() - 8 * 86_400;
+        let now = jiff::Timestamp::now();
+        let before = now.as_second() - 8 * 86_400;
         match self.store.prune_deliveries(before, 200_000) {
             Ok(n) if n > 0 => tracing::info!(removed = n, "pruned delivery ids"),
             Ok(_) => {}
             Err(e) => tracing::error!(error = %e, "could not prune delivery ids"),
         }
+        let before = now - jiff::SignedDuration::from_hours(24 * DECISIONS_KEPT_DAYS);
+        match self.store.prune_decisions(&before.to_string()) {
+            Ok(n) if n > 0 => tracing::info!(removed = n, "pruned decisions"),
+            Ok(_) => {}
+            Err(e) => tracing::error!(error = %e, "could not prune decisions"),
+        }
     }
 
     async fn handle(&self, item: InboxItem) {
-        let work: Work = match serde_json::from_str(&item.extract) {
+        // The extract holds payload text (titles, logins): an error names
+        // the JSON path only.
+        let de = &mut serde_json::Deserializer::from_str(&item.extract);
+        let work: Work = match serde_path_to_error::deserialize(de) {
             Ok(w) => w,
             Err(e) => {
-                tracing::error!(seq = item.seq, error = %e, "unreadable inbox item dropped");
+                let reason = crate::events::json_problem(&e);
+                tracing::error!(seq = item.seq, reason, "unreadable inbox item dropped");
                 let _ = self.store.finish(item.seq, |_| Ok(()));
                 return;
             }

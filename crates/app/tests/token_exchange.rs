@@ -176,19 +176,17 @@ async fn a_contents_token_cannot_write_issues_and_is_revoked_on_request() {
         json!({"issues": "write", "metadata": "read"})
     );
 
-    // The decision log names both and never holds a token.
+    // The decision log names both and never holds a token. The revocation
+    // of a token not minted here proves nothing: counted, not stored.
     let decisions = w.app.store.decisions(10).expect("log");
     let reasons: Vec<&str> = decisions.iter().map(|d| d.reason.as_str()).collect();
     assert_eq!(
         reasons,
-        [
-            "granted",
-            "not-minted-here",
-            "already-revoked",
-            "revoked",
-            "granted"
-        ]
+        ["granted", "already-revoked", "revoked", "granted"]
     );
+    assert!(w.app.metrics.encode().contains(
+        r#"benchops_app_token_exchanges_total{kind="revoke",reason="not-minted-here"} 1"#
+    ));
     let db = std::fs::read(w.app.store.path()).expect("db");
     let wal = std::fs::read(w.app.store.path().with_extension("db-wal")).unwrap_or_default();
     for bytes in [db, wal] {
@@ -254,6 +252,25 @@ async fn every_denial_is_403_with_its_reason_and_nothing_more() {
                     json!("octo/bench/.github/workflows/publish.yml@refs/heads/feature");
                 c["workflow_ref"] =
                     json!("octo/bench/.github/workflows/publish.yml@refs/heads/feature");
+            }),
+        ),
+        (
+            // Another repository's reusable workflow runs the job, called
+            // by the publication workflow.
+            "workflow-ref-not-allowed",
+            Box::new(|c| {
+                c["job_workflow_ref"] = json!("evil/tools/.github/workflows/x.yml@refs/heads/main");
+            }),
+        ),
+        (
+            // The publication workflow on main, called from a feature
+            // branch's workflow.
+            "ref-not-allowed",
+            Box::new(|c| {
+                c["workflow_ref"] =
+                    json!("octo/bench/.github/workflows/caller.yml@refs/heads/feature");
+                c["ref"] = json!("refs/heads/feature");
+                c["event_name"] = json!("workflow_dispatch");
             }),
         ),
         (

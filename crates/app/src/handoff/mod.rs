@@ -43,10 +43,13 @@
 //! manifest or `allowed_signers` missing or invalid 500 `trust-config`
 //! (an operator fixes the default branch).
 //!
-//! Every answer goes to the decision log (kind `handoff`, the key's
-//! fingerprint as subject) and to `benchops_app_handoffs_total{reason}`.
-//! Nothing from the request is logged but its digest, lane and key
-//! fingerprint.
+//! Every answer is counted in `benchops_app_handoffs_total{reason}` and
+//! logged. The decision log (kind `handoff`, the key's fingerprint as
+//! subject) keeps the answers to a key that `allowed_signers` lists (for
+//! any lane): anyone can make a key and sign with it, so the refusals of
+//! other requests are not stored, and their log lines are bounded to
+//! [`crate::REFUSALS_LOGGED_PER_SECOND`] a second. Nothing from the
+//! request is logged but its digest, lane and key fingerprint.
 
 pub mod limit;
 pub mod trust;
@@ -169,11 +172,28 @@ struct Known {
     fingerprint: Option<String>,
     digest: Option<String>,
     lane: Option<String>,
+    /// The key is in the repository's `allowed_signers` (for some lane).
+    listed: bool,
 }
 
 impl AppState {
     fn handoff_decision(&self, known: &Known, code: &'static str, granted: bool) {
         self.metrics.handoff(code);
+        if !known.listed {
+            if let Some(held_back) = self.unproven_log.admit() {
+                tracing::info!(
+                    granted,
+                    reason = code,
+                    repository = known.repository.as_deref().unwrap_or("-"),
+                    lane = known.lane.as_deref().unwrap_or("-"),
+                    digest = known.digest.as_deref().unwrap_or("-"),
+                    key = known.fingerprint.as_deref().unwrap_or("-"),
+                    held_back,
+                    "handoff decision"
+                );
+            }
+            return;
+        }
         tracing::info!(
             granted,
             reason = code,
@@ -250,7 +270,7 @@ async fn handle(
         refuse(
             StatusCode::BAD_REQUEST,
             "bad-request",
-            format!("at {}: {}", e.path(), e.inner()),
+            crate::events::json_problem(&e),
         )
     })?;
     let served = &app.config.policy.repositories;
@@ -377,12 +397,17 @@ async fn handle(
         jiff::Timestamp::now(),
     )
     .map_err(|r| {
+        known.listed = matches!(
+            r,
+            Rejection::WrongPrincipal { .. } | Rejection::OutsideValidity { .. }
+        );
         refuse(
             StatusCode::FORBIDDEN,
             rejection_code(&r),
             format!("{r} ({})", trust.source),
         )
     })?;
+    known.listed = true;
 
     // Taken before, with this signature: nothing to write.
     let signature_sha: String = sha2::Sha256::digest(signature)

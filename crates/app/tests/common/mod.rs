@@ -35,6 +35,8 @@ pub struct Options {
     pub repo_id: u64,
     /// TOML appended to the configuration (a `[handoff]` table, say).
     pub extra: String,
+    /// Top-level keys, written before the first table.
+    pub top: String,
 }
 
 impl Default for Options {
@@ -51,6 +53,7 @@ impl Default for Options {
             key_pem: APP_KEY.to_vec(),
             repo_id: 456789,
             extra: String::new(),
+            top: String::new(),
         }
     }
 }
@@ -78,6 +81,7 @@ pub fn setup(o: &Options) -> Setup {
     if let Some(h) = &o.history {
         text.push_str(&format!("history = \"{}\"\n", h.display()));
     }
+    text.push_str(&o.top);
     text.push_str(&format!(
         "\n[oidc]\nissuer = \"{}\"\naudience = \"benchops-app\"\n\n[policy]\n\
          workflow_path = \".github/workflows/publish.yml\"\ndefault_branch = \"main\"\n",
