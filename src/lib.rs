@@ -7,6 +7,7 @@
 pub mod analysis;
 pub mod backoff;
 pub mod baseline;
+pub mod bisect;
 pub mod changepoint;
 pub mod classify;
 pub mod compare;
@@ -29,6 +30,7 @@ pub mod provenance;
 pub mod receipt;
 pub mod reconcile;
 pub mod record;
+pub mod same_session;
 pub mod scan;
 pub mod schedule;
 pub mod schema;
