@@ -127,7 +127,7 @@ fn run(cli: Cli) -> Result<u8> {
             )
         }
         Command::Platform(a) => {
-            use crate::platform::{self, Driver, PlatformOptions, Verdict};
+            use benchops_platform::{self as platform, Driver, PlatformOptions, Verdict};
             let opts = PlatformOptions {
                 platform: a.platform,
                 driver: match a.driver {

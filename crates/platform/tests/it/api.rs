@@ -1,8 +1,8 @@
 //! The platform lane's `harness-api` driver against the project's stateful
 //! GitHub simulator (pull requests with a mergeability computed after a
 //! delay, merges, commit statuses, contents writes, refs), through the
-//! library with an injected clock whose sleeps are instant, and once
-//! through the real binary:
+//! library with an injected clock whose sleeps are instant (the binary's
+//! runs against the simulator are exec's: `crates/exec/tests/platform/`):
 //!
 //! - the pull-request anatomy, with every row's requests and settle fields;
 //! - a delayed mergeable, a settle timeout, a failed merge whose later
@@ -10,12 +10,11 @@
 //! - a race paced by the budget on the injected clock;
 //! - a second run on the same repository, and the cleanup.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use benchops_exec::platform::clock::FakeClock;
-use benchops_exec::platform::row::Row;
-use benchops_exec::platform::{self, Driver, Env, PlatformOptions, PlatformReport, Verdict};
+use benchops_platform::clock::FakeClock;
+use benchops_platform::row::Row;
+use benchops_platform::{self as platform, Driver, Env, PlatformOptions, PlatformReport, Verdict};
 use benchops_testkit::GitHubSim;
 use benchops_testkit::sim::MergeableDelay;
 
@@ -528,57 +527,6 @@ async fn a_fleet_over_the_api_merges_the_clean_branches_and_observes_the_conflic
     );
 }
 
-fn exec() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_benchops-exec"))
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_binary_probes_with_the_token_named_by_token_env() {
-    let f = fixture().await;
-    let d: &Path = f.dir.path();
-    let mut c = std::process::Command::new(exec());
-    c.arg("platform")
-        .args([
-            "--driver",
-            "harness-api",
-            "--scenario",
-            "platform_capability_probe",
-        ])
-        .args([
-            "--repo",
-            "octo/bench",
-            "--token-env",
-            "SUBJECT_TOKEN",
-            "--json",
-        ])
-        .arg("--spec")
-        .arg(d.join("spec.toml"))
-        .arg("--semantics")
-        .arg(d.join("semantics.toml"))
-        .arg("--results")
-        .arg(d.join("cli-results"))
-        .arg("--workdir")
-        .arg(d.join("cli-work"))
-        .arg("--api-url")
-        .arg(f.sim.base_url())
-        .env("SUBJECT_TOKEN", &f.token);
-    let o = tokio::task::spawn_blocking(move || c.output().expect("runs"))
-        .await
-        .expect("joined");
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
-    assert_eq!(summary["rows"], 1);
-    assert_eq!(summary["failed"], 0);
-    let jsonl = std::fs::read_to_string(summary["results"].as_str().expect("path")).expect("rows");
-    assert!(!jsonl.contains(&f.token), "the token is never written");
-    assert!(jsonl.contains("\"token_env\":\"SUBJECT_TOKEN\""));
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_live_platform_fleet_is_refused_without_the_opt_in_and_makes_no_request() {
     let f = fixture().await;
@@ -634,41 +582,6 @@ async fn a_large_live_platform_fleet_is_refused_without_the_opt_in_and_makes_no_
         row(&report.rows, "fleet.oracle").extra["oracle"]["conflict_detected_count"],
         30
     );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_binary_refuses_a_large_live_platform_fleet_with_exit_3_and_no_request() {
-    let f = fixture().await;
-    f.sim.clear_requests();
-    let d: &Path = f.dir.path();
-    let mut c = std::process::Command::new(exec());
-    c.arg("platform")
-        .args(["--driver", "harness-api", "--scenario", "branch_fleet_n101"])
-        .args(["--repo", "octo/bench", "--token-env", "SUBJECT_TOKEN"])
-        .arg("--spec")
-        .arg(d.join("spec.toml"))
-        .arg("--semantics")
-        .arg(d.join("semantics.toml"))
-        .arg("--results")
-        .arg(d.join("gate-results"))
-        .arg("--workdir")
-        .arg(d.join("gate-work"))
-        .arg("--api-url")
-        .arg(f.sim.base_url())
-        .env("SUBJECT_TOKEN", &f.token);
-    let o = tokio::task::spawn_blocking(move || c.output().expect("runs"))
-        .await
-        .expect("joined");
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(3), "{stderr}");
-    assert!(
-        stderr.contains(
-            "[skip] every row was skipped: branch_fleet_large_live_requires_opt_in:--allow-large-fleet"
-        ),
-        "{stderr}"
-    );
-    assert_eq!(f.sim.requests().len(), 0, "no request reached the platform");
-    assert!(f.sim.pulls("octo", "bench").is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

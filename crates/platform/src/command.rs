@@ -248,7 +248,7 @@ pub fn sequence_row(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::clock::SystemClock;
+    use crate::clock::SystemClock;
 
     fn sh(script: &str) -> Vec<String> {
         vec!["/bin/sh".into(), "-c".into(), script.into()]

@@ -208,8 +208,8 @@ fn total(ctx: &Ctx<'_>, op: &str, rows: &[Row], start_ms: f64) -> Row {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::clock::FakeClock;
-    use crate::platform::row::tests_meta;
+    use crate::clock::FakeClock;
+    use crate::row::tests_meta;
 
     fn ctx<'a>(meta: &'a Meta, clock: &'a FakeClock) -> Ctx<'a> {
         Ctx {

@@ -57,7 +57,7 @@ pub fn quantization_line(operation: &str, s: &Settle) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::clock::FakeClock;
+    use crate::clock::FakeClock;
 
     #[test]
     fn settles_on_the_third_poll() {

@@ -1,4 +1,5 @@
-//! `benchops-exec platform`: the platform lane. It measures a hosted
+//! The platform lane, the library behind `benchops-exec platform` (exec
+//! parses the command line and calls [`run`]). It measures a hosted
 //! integration workflow end to end, from "a task branch exists locally" to
 //! "the change is merged in main and present in the local checkout",
 //! including the asynchronous settling a platform imposes (GitHub computes
@@ -16,8 +17,9 @@
 //! - `fake-provider`: the deterministic triage ([`triage`]) and fleet
 //!   ([`fleet`]) providers and their oracles; any other family is skipped
 //!   with a reason and touches no process or network;
-//! - `harness-api`: GitHub's REST API through exec's own small measuring
-//!   client (never the publication client);
+//! - `harness-api`: GitHub's REST API through this crate's own small
+//!   measuring client ([`api`]; never the publication client, which this
+//!   crate does not link);
 //! - `cli`: `gh` and `git`, or a configured adapter's commands.
 //!
 //! Rows, their fields and what may be compared: `docs/platform-lane.md`.

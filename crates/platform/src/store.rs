@@ -172,7 +172,7 @@ pub fn write(results: &Path, run_id: &str, rows: &[Row]) -> Result<(PathBuf, Pat
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::clock::SystemClock;
+    use crate::clock::SystemClock;
 
     #[test]
     fn run_ids_differ_within_a_second() {

@@ -370,7 +370,7 @@ pub fn race_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::clock::FakeClock;
+    use crate::clock::FakeClock;
 
     #[test]
     fn the_budget_spaces_operations_and_counts_its_waits() {
