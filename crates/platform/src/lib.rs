@@ -8,9 +8,9 @@
 //!
 //! A run reads a scenario spec and a semantics config ([`spec`]), decides
 //! whether it can run at all ([`readiness`]: an unimplemented protection
-//! variant, a missing token, binary or repository, or a live fleet past
-//! its gate turns every operation into a skip row with the exact reason),
-//! takes the measurement lock, runs the scenario's declared operations once
+//! variant, a missing token, binary or repository, or a live fleet or race
+//! past its gate ([`live`]) turns every operation into a skip row with the
+//! exact reason), takes the measurement lock, runs the scenario's declared operations once
 //! per run through the chosen driver, and writes every row, whatever
 //! happened ([`store`]). Drivers:
 //!
@@ -33,6 +33,7 @@ pub mod compare;
 pub mod fleet;
 pub mod fleet_api;
 pub mod ghcli;
+pub mod live;
 pub mod race;
 pub mod row;
 pub mod runner;
@@ -107,9 +108,9 @@ pub struct PlatformOptions {
     /// Keep the run's clones and scratch files (`WORKDIR/runs/<run id>`)
     /// instead of removing them after the run.
     pub keep_workdirs: bool,
-    /// Let a fleet of more than [`fleet::LIVE_OPT_IN_ABOVE`] branches run
-    /// on a live platform (never past [`fleet::LIVE_CEILING`]).
-    pub allow_large_fleet: bool,
+    /// Let a fleet or a race of more than [`live::OPT_IN_ABOVE`] branches
+    /// run on a live platform (never past [`live::CEILING`] pull requests).
+    pub allow_large_live_run: bool,
 }
 
 /// How a run ended.
@@ -186,7 +187,7 @@ pub fn on_path(bin: &str) -> bool {
 /// In order: an unimplemented protection variant (for every driver, the
 /// fake provider included), what the driver and platform need (a family
 /// the fake provider has, a binary, a token, a repository), then the gate
-/// on live fleets ([`fleet::live_gate`]). A skip here makes no request and
+/// on live fleets and races ([`live::gate`]). A skip here makes no request and
 /// runs no process.
 pub fn readiness(
     opts: &PlatformOptions,
@@ -201,11 +202,11 @@ pub fn readiness(
         ));
     }
     let family = Family::of(scenario);
-    environment_readiness(opts, scenario, family, semantics, env).or_else(|| match family {
-        Family::Fleet(n) if opts.driver != Driver::FakeProvider => {
-            fleet::live_gate(n, opts.runs, opts.allow_large_fleet)
+    environment_readiness(opts, scenario, family, semantics, env).or_else(|| {
+        if opts.driver == Driver::FakeProvider {
+            return None;
         }
-        _ => None,
+        live::gate(family, opts.runs, opts.allow_large_live_run)
     })
 }
 

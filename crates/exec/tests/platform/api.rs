@@ -18,6 +18,14 @@ name = "platform_capability_probe"
 operations = ["capability.probe"]
 
 [[scenarios]]
+name = "integration_race_n5000"
+requires_remote = true
+operations = ["branch.publish", "integration.open", "integration.visible.settle",
+  "integration.mergeable.settle", "integration.merge.request", "integration.merged.settle",
+  "integration.main.settle", "race.publish.window", "race.integrate.window",
+  "race.pacing.injected", "race.total"]
+
+[[scenarios]]
 name = "branch_fleet_n101"
 requires_remote = true
 operations = ["fleet.seed", "fleet.classify", "fleet.plan", "fleet.apply", "fleet.sync",
@@ -137,10 +145,57 @@ async fn the_binary_refuses_a_large_live_platform_fleet_with_exit_3_and_no_reque
     assert_eq!(o.status.code(), Some(3), "{stderr}");
     assert!(
         stderr.contains(
-            "[skip] every row was skipped: branch_fleet_large_live_requires_opt_in:--allow-large-fleet"
+            "[skip] every row was skipped: branch_fleet_large_live_requires_opt_in:--allow-large-live-run"
         ),
         "{stderr}"
     );
+    assert_eq!(f.sim.requests().len(), 0, "no request reached the platform");
+    assert!(f.sim.pulls("octo", "bench").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_refuses_a_live_race_of_5000_with_exit_3_and_no_request() {
+    let f = fixture().await;
+    f.sim.clear_requests();
+    let d: &Path = f.dir.path();
+    for opt_in in [
+        None,
+        Some("--allow-large-live-run"),
+        Some("--allow-large-fleet"),
+    ] {
+        let mut c = std::process::Command::new(exec());
+        c.arg("platform")
+            .args([
+                "--driver",
+                "harness-api",
+                "--scenario",
+                "integration_race_n5000",
+            ])
+            .args(["--repo", "octo/bench", "--token-env", "SUBJECT_TOKEN"])
+            .args(opt_in)
+            .arg("--spec")
+            .arg(d.join("spec.toml"))
+            .arg("--semantics")
+            .arg(d.join("semantics.toml"))
+            .arg("--results")
+            .arg(d.join("race-results"))
+            .arg("--workdir")
+            .arg(d.join("race-work"))
+            .arg("--api-url")
+            .arg(f.sim.base_url())
+            .env("SUBJECT_TOKEN", &f.token);
+        let o = tokio::task::spawn_blocking(move || c.output().expect("runs"))
+            .await
+            .expect("joined");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{opt_in:?}: {stderr}");
+        assert!(
+            stderr.contains(
+                "[skip] every row was skipped: integration_race_live_ceiling_exceeded:5000>1000"
+            ),
+            "{opt_in:?}: {stderr}"
+        );
+    }
     assert_eq!(f.sim.requests().len(), 0, "no request reached the platform");
     assert!(f.sim.pulls("octo", "bench").is_empty());
 }

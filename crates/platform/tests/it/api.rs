@@ -8,6 +8,7 @@
 //! - a delayed mergeable, a settle timeout, a failed merge whose later
 //!   steps are skipped, and `check-instant` against a required status;
 //! - a race paced by the budget on the injected clock;
+//! - the gate on large live fleets and races: refused, no request at all;
 //! - a second run on the same repository, and the cleanup.
 
 use std::time::Duration;
@@ -61,6 +62,22 @@ operations = ["fleet.seed", "fleet.classify", "fleet.plan", "fleet.apply", "flee
 
 [[scenarios]]
 name = "integration_race_n3"
+requires_remote = true
+operations = ["branch.publish", "integration.open", "integration.visible.settle",
+  "integration.mergeable.settle", "integration.checks.green.settle", "integration.merge.request",
+  "integration.merged.settle", "integration.main.settle",
+  "race.publish.window", "race.integrate.window", "race.pacing.injected", "race.total"]
+
+[[scenarios]]
+name = "integration_race_n101"
+requires_remote = true
+operations = ["branch.publish", "integration.open", "integration.visible.settle",
+  "integration.mergeable.settle", "integration.checks.green.settle", "integration.merge.request",
+  "integration.merged.settle", "integration.main.settle",
+  "race.publish.window", "race.integrate.window", "race.pacing.injected", "race.total"]
+
+[[scenarios]]
+name = "integration_race_n5000"
 requires_remote = true
 operations = ["branch.publish", "integration.open", "integration.visible.settle",
   "integration.mergeable.settle", "integration.checks.green.settle", "integration.merge.request",
@@ -122,7 +139,7 @@ fn options(f: &Fixture, scenario: &str, variant: &str) -> PlatformOptions {
         admitted_output_chars: 20_000,
         lock_wait: Duration::from_secs(5),
         keep_workdirs: false,
-        allow_large_fleet: false,
+        allow_large_live_run: false,
     }
 }
 
@@ -537,7 +554,7 @@ async fn a_large_live_platform_fleet_is_refused_without_the_opt_in_and_makes_no_
     )
     .await;
     assert_eq!(report.verdict, Verdict::AllSkipped, "{:#?}", report.rows);
-    let reason = "branch_fleet_large_live_requires_opt_in:--allow-large-fleet";
+    let reason = "branch_fleet_large_live_requires_opt_in:--allow-large-live-run";
     assert_eq!(report.rows.len(), 7);
     for r in &report.rows {
         assert!(r.skipped, "{r:#?}");
@@ -562,7 +579,7 @@ async fn a_large_live_platform_fleet_is_refused_without_the_opt_in_and_makes_no_
 
     // Opted in, one invocation still never opens more than 1000.
     let mut opts = options(&f, "branch_fleet_n101", "protection-none");
-    opts.allow_large_fleet = true;
+    opts.allow_large_live_run = true;
     opts.runs = 10;
     let (report, _) = run(opts, &f.token).await;
     assert_eq!(report.verdict, Verdict::AllSkipped);
@@ -574,7 +591,7 @@ async fn a_large_live_platform_fleet_is_refused_without_the_opt_in_and_makes_no_
     // Opted in and under the ceiling, it runs.
     f.sim.set_mergeable_delay(MergeableDelay::Reads(0));
     let mut opts = options(&f, "branch_fleet_n101", "protection-none");
-    opts.allow_large_fleet = true;
+    opts.allow_large_live_run = true;
     let (report, _) = run(opts, &f.token).await;
     assert_eq!(report.verdict, Verdict::Ok, "{:#?}", report.rows);
     assert_eq!(f.sim.pulls("octo", "bench").len(), 101);
@@ -755,5 +772,69 @@ async fn the_platform_publish_creates_its_file_without_looking_it_up_first() {
         !logged(&f, &seed.request_ids).contains(&"repos/get-content"),
         "{:?}",
         logged(&f, &seed.request_ids)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_live_race_is_refused_without_the_opt_in_and_makes_no_request() {
+    let f = fixture().await;
+    f.sim.clear_requests();
+    let (report, lines) = run(
+        options(&f, "integration_race_n101", "protection-none"),
+        &f.token,
+    )
+    .await;
+    assert_eq!(report.verdict, Verdict::AllSkipped, "{:#?}", report.rows);
+    let reason = "integration_race_large_live_requires_opt_in:--allow-large-live-run";
+    assert_eq!(report.rows.len(), 12, "one skip row per declared operation");
+    for r in &report.rows {
+        assert!(r.skipped, "{r:#?}");
+        assert_eq!(r.skip_reason.as_deref(), Some(reason));
+        assert_eq!(r.returncode, None);
+        assert!(r.api_metrics.is_none() && r.command.is_empty());
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == &format!("[skip] every row was skipped: {reason}")),
+        "{lines:?}"
+    );
+    assert!(f.sim.requests().is_empty(), "no request at all");
+    assert!(f.sim.pulls("octo", "bench").is_empty());
+
+    // integration_race_n5000 would open 5000 pull requests: past the
+    // ceiling, opted in or not.
+    for opted_in in [false, true] {
+        let mut opts = options(&f, "integration_race_n5000", "protection-none");
+        opts.allow_large_live_run = opted_in;
+        let (report, _) = run(opts, &f.token).await;
+        assert_eq!(report.verdict, Verdict::AllSkipped);
+        assert!(report.rows.iter().all(|r| r.skipped
+            && r.skip_reason.as_deref()
+                == Some("integration_race_live_ceiling_exceeded:5000>1000")));
+    }
+    // Opted in, the ceiling counts every run.
+    let mut opts = options(&f, "integration_race_n101", "protection-none");
+    opts.allow_large_live_run = true;
+    opts.runs = 10;
+    let (report, _) = run(opts, &f.token).await;
+    assert_eq!(report.rows.len(), 120);
+    assert!(report.rows.iter().all(|r| r.skipped
+        && r.skip_reason.as_deref() == Some("integration_race_live_ceiling_exceeded:1010>1000")));
+    assert!(f.sim.requests().is_empty(), "still no request");
+
+    // Opted in and under the ceiling, it races.
+    f.sim.set_mergeable_delay(MergeableDelay::Reads(0));
+    let mut opts = options(&f, "integration_race_n101", "protection-none");
+    opts.allow_large_live_run = true;
+    let (report, _) = run(opts, &f.token).await;
+    assert_eq!(report.verdict, Verdict::Ok, "{:#?}", report.rows);
+    assert_eq!(
+        f.sim
+            .pulls("octo", "bench")
+            .iter()
+            .filter(|p| p.merged)
+            .count(),
+        101
     );
 }
