@@ -45,7 +45,7 @@ pub mod triage;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use self::clock::Clock;
+use self::clock::RunClock;
 use self::row::{Meta, Row};
 use self::runner::Ctx;
 use self::spec::{Family, Scenario, Semantics, Spec, SpecError};
@@ -160,7 +160,7 @@ pub struct Env<'a> {
     /// Whether a binary is on the PATH.
     pub which: &'a dyn Fn(&str) -> bool,
     /// The clock.
-    pub clock: &'a dyn Clock,
+    pub clock: &'a dyn RunClock,
     /// Console lines (`[run]`, `[quantization]`, `[skip]`).
     pub say: &'a mut dyn FnMut(&str),
 }
@@ -495,7 +495,12 @@ pub fn run(opts: &PlatformOptions, env: &mut Env<'_>) -> Result<PlatformReport, 
         return Err(PlatformError::Config("--runs must be at least 1".into()));
     }
     let settings = spec.settings(scenario);
-    let run_id = store::run_id(jiff::Timestamp::now());
+    let now = jiff::Timestamp::try_from(env.clock.now()).map_err(|e| {
+        PlatformError::Config(format!(
+            "the clock reads no usable time for the run id: {e}"
+        ))
+    })?;
+    let run_id = store::run_id(now);
     let mut meta = meta(opts, &semantics, &run_id);
     let skip = readiness(opts, scenario, &semantics, env);
     let contract = compare::contract_match(

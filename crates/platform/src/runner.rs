@@ -17,7 +17,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::clock::Clock;
+use super::clock::RunClock;
 use super::row::{ApiMetrics, Meta, Row, Tokens, ms};
 use super::spec::Settings;
 
@@ -33,7 +33,7 @@ pub struct Ctx<'a> {
     /// The scenario's timing settings.
     pub settings: Settings,
     /// The run's clock.
-    pub clock: &'a dyn Clock,
+    pub clock: &'a dyn RunClock,
     /// Whether measured rows of this run match the semantics contract.
     pub contract: bool,
 }
