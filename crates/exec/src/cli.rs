@@ -570,12 +570,12 @@ pub struct PlatformArgs {
     /// Keep the run's clones and scratch files (WORKDIR/runs/<run id>).
     #[arg(long)]
     pub keep_workdirs: bool,
-    /// Let a branch_fleet_nN of more than 100 branches open its pull
-    /// requests on a live platform (without it, every row is skipped and
-    /// nothing is requested). One invocation never opens more than 1000
-    /// (branches times runs), even with it.
-    #[arg(long)]
-    pub allow_large_fleet: bool,
+    /// Let a branch_fleet_nN or an integration_race_nN of more than 100
+    /// branches open its pull requests on a live platform (without it,
+    /// every row is skipped and nothing is requested). One invocation never
+    /// opens more than 1000 (branches times runs), even with it.
+    #[arg(long, visible_alias = "allow-large-fleet")]
+    pub allow_large_live_run: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -585,4 +585,34 @@ pub struct PlatformArgs {
     /// unless a row failed. Needs --runs 1 (the lane repeats the case).
     #[arg(long, conflicts_with = "json")]
     pub metrics: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    fn platform(extra: &[&str]) -> PlatformArgs {
+        let mut argv = vec![
+            "benchops-exec",
+            "platform",
+            "--spec",
+            "s.toml",
+            "--semantics",
+            "m.toml",
+        ];
+        argv.extend_from_slice(extra);
+        match Cli::try_parse_from(argv).expect("parses").command {
+            Command::Platform(a) => a,
+            other => panic!("not platform: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_large_live_run_opt_in_keeps_its_old_spelling() {
+        assert!(!platform(&[]).allow_large_live_run);
+        assert!(platform(&["--allow-large-live-run"]).allow_large_live_run);
+        assert!(platform(&["--allow-large-fleet"]).allow_large_live_run);
+    }
 }

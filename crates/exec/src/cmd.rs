@@ -127,7 +127,7 @@ fn run(cli: Cli) -> Result<u8> {
             )
         }
         Command::Platform(a) => {
-            use crate::platform::{self, Driver, PlatformOptions, Verdict};
+            use benchops_platform::{self as platform, Driver, PlatformOptions, Verdict};
             let opts = PlatformOptions {
                 platform: a.platform,
                 driver: match a.driver {
@@ -149,7 +149,7 @@ fn run(cli: Cli) -> Result<u8> {
                 admitted_output_chars: a.admitted_output_chars,
                 lock_wait: std::time::Duration::from_secs(a.lock_wait),
                 keep_workdirs: a.keep_workdirs,
-                allow_large_fleet: a.allow_large_fleet,
+                allow_large_live_run: a.allow_large_live_run,
             };
             let clock = platform::clock::SystemClock::new();
             let var = |k: &str| std::env::var(k).ok();

@@ -3,7 +3,8 @@
 //! Every CLI command is a public function here with the same inputs and
 //! outputs; [`cmd`] parses arguments, calls these functions, prints
 //! what they return and maps errors to the codes of [`exit`]. This crate
-//! holds no GitHub client and no publication credentials.
+//! holds no GitHub client and no publication credentials. The `platform`
+//! command calls the platform lane's own crate, `benchops-platform`.
 
 pub mod backend;
 pub mod bench;
@@ -13,7 +14,6 @@ pub mod cmd;
 pub mod exit;
 pub mod handoff;
 pub mod lane;
-pub mod platform;
 pub mod procfs;
 pub mod render;
 pub mod result;

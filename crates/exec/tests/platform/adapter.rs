@@ -3,8 +3,9 @@
 //! test's own. Its operations run as measured commands (tool calls and
 //! token estimates from what was typed and read), the operations it lacks
 //! are structural rows, its untimed setup and cleanup run around each run,
-//! a failure skips the rest, and the subject token reaches it under its own
-//! name only.
+//! a failure skips the rest, the subject token reaches it under its own
+//! name only, and a large race without the opt-in runs none of its
+//! commands.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
@@ -76,6 +77,12 @@ fn run_scenario(
     for s in switches {
         std::fs::write(dir.join(s), "").expect("switch");
     }
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/platform");
+    run_spec(dir, &examples.join("scenarios.toml"), scenario, extra)
+}
+
+/// Runs `scenario` of the spec at `spec` on the scripted forge.
+fn run_spec(dir: &Path, spec: &Path, scenario: &str, extra: &[&str]) -> (Output, Vec<Value>) {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).expect("bin");
     let script = bin.join("forge");
@@ -86,11 +93,10 @@ fn run_scenario(
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/platform");
     let mut c = Command::new(env!("CARGO_BIN_EXE_benchops-exec"));
     c.arg("platform")
         .arg("--spec")
-        .arg(examples.join("scenarios.toml"))
+        .arg(spec)
         .arg("--semantics")
         .arg(semantics(dir))
         .arg("--results")
@@ -312,4 +318,35 @@ fn an_adapter_races_branch_after_branch_with_its_own_setup_and_pacing() {
         .find(|r| r["operation"] == "race.total")
         .expect("total");
     assert_eq!(total["returncode"], 0);
+}
+
+#[test]
+fn a_large_adapter_race_is_refused_without_the_opt_in_and_runs_no_command() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let spec = tmp.path().join("spec.toml");
+    std::fs::write(
+        &spec,
+        r#"
+[[scenarios]]
+name = "integration_race_n101"
+requires_remote = true
+operations = ["branch.publish", "integration.open", "integration.merge.request",
+  "race.publish.window", "race.integrate.window", "race.pacing.injected", "race.total"]
+"#,
+    )
+    .expect("spec");
+    let (o, rows) = run_spec(tmp.path(), &spec, "integration_race_n101", &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert_eq!(rows.len(), 7, "one skip row per declared operation");
+    assert!(
+        rows.iter().all(|r| r["skipped"] == true
+            && r["skip_reason"]
+                == "integration_race_large_live_requires_opt_in:--allow-large-live-run"),
+        "{rows:#?}"
+    );
+    assert!(
+        !tmp.path().join("forge.log").exists(),
+        "the adapter's CLI never ran"
+    );
 }

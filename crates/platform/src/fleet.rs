@@ -11,8 +11,7 @@
 //! total says which operations are the workflow and which are setup.
 //!
 //! A fleet on a live platform opens a pull request per branch, so it is
-//! gated ([`live_gate`]): more than [`LIVE_OPT_IN_ABOVE`] branches need
-//! the explicit opt-in, and no invocation opens more than [`LIVE_CEILING`].
+//! gated ([`crate::live`]).
 
 use std::collections::BTreeSet;
 
@@ -31,28 +30,6 @@ pub fn conflict_count(n: u32) -> u32 {
     } else {
         ((f64::from(n) * 0.3).round_ties_even() as u32).max(1)
     }
-}
-
-/// Above this many branches a fleet on a live platform needs the explicit
-/// opt-in (`--allow-large-fleet`), as in the seed's harness.
-pub const LIVE_OPT_IN_ABOVE: u32 = 100;
-
-/// The most pull requests one invocation may open on a live platform
-/// (branches times runs), opt-in or not.
-pub const LIVE_CEILING: u64 = 1000;
-
-/// Why a fleet of `n` branches, `runs` times, may not run on a live
-/// platform, if so: the skip reason of every row. The fake provider is
-/// never gated (it touches no platform).
-pub fn live_gate(n: u32, runs: u32, opted_in: bool) -> Option<String> {
-    let total = u64::from(n) * u64::from(runs);
-    if total > LIVE_CEILING {
-        return Some(format!(
-            "branch_fleet_live_ceiling_exceeded:{total}>{LIVE_CEILING}"
-        ));
-    }
-    (n > LIVE_OPT_IN_ABOVE && !opted_in)
-        .then(|| "branch_fleet_large_live_requires_opt_in:--allow-large-fleet".to_owned())
 }
 
 /// One seeded branch.
@@ -367,30 +344,7 @@ mod tests {
     }
 
     #[test]
-    fn a_live_fleet_above_one_hundred_needs_the_opt_in_and_never_passes_the_ceiling() {
-        assert_eq!(live_gate(100, 1, false), None);
-        assert_eq!(
-            live_gate(101, 1, false).as_deref(),
-            Some("branch_fleet_large_live_requires_opt_in:--allow-large-fleet")
-        );
-        assert_eq!(live_gate(101, 1, true), None);
-        assert_eq!(live_gate(1000, 1, true), None);
-        assert_eq!(
-            live_gate(1001, 1, true).as_deref(),
-            Some("branch_fleet_live_ceiling_exceeded:1001>1000")
-        );
-        // The ceiling counts every run's pull requests.
-        assert_eq!(
-            live_gate(101, 10, true).as_deref(),
-            Some("branch_fleet_live_ceiling_exceeded:1010>1000")
-        );
-        assert_eq!(
-            live_gate(u32::MAX, 1000, false).as_deref(),
-            Some("branch_fleet_live_ceiling_exceeded:4294967295000>1000")
-        );
-        // Two runs of one hundred are fine without the opt-in.
-        assert_eq!(live_gate(100, 2, false), None);
-        // Run names differ, so no two runs share a branch or a file.
+    fn run_names_differ_so_no_two_runs_share_a_branch() {
         assert_ne!(specs("r", 0, 1)[0].name, specs("r", 1, 1)[0].name);
     }
 

@@ -15,7 +15,7 @@ use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::clock::Clock;
+use super::clock::RunClock;
 use super::row::{Row, ms};
 
 /// A new run id for `now`.
@@ -57,7 +57,7 @@ pub struct MeasurementLock {
 /// Takes the measurement lock in `workdir`, waiting at most `max_wait`.
 pub fn lock(
     workdir: &Path,
-    clock: &dyn Clock,
+    clock: &dyn RunClock,
     max_wait: Duration,
 ) -> Result<MeasurementLock, StoreError> {
     let io = |path: &Path, e: &dyn std::fmt::Display| StoreError::Io {
@@ -66,7 +66,7 @@ pub fn lock(
     };
     std::fs::create_dir_all(workdir).map_err(|e| io(workdir, &e))?;
     let path = workdir.join("measure.lock");
-    let start = clock.now();
+    let start = clock.monotonic();
     let mut file = OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -78,11 +78,11 @@ pub fn lock(
             Ok(l) => {
                 return Ok(MeasurementLock {
                     _lock: l,
-                    wait_ms: ms((clock.now() - start).as_secs_f64() * 1000.0),
+                    wait_ms: ms((clock.monotonic() - start).as_secs_f64() * 1000.0),
                 });
             }
             Err((f, nix::errno::Errno::EWOULDBLOCK)) => {
-                let waited = clock.now() - start;
+                let waited = clock.monotonic() - start;
                 if waited >= max_wait {
                     return Err(StoreError::Busy { path, waited });
                 }
@@ -172,7 +172,7 @@ pub fn write(results: &Path, run_id: &str, rows: &[Row]) -> Result<(PathBuf, Pat
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::clock::SystemClock;
+    use crate::clock::SystemClock;
 
     #[test]
     fn run_ids_differ_within_a_second() {

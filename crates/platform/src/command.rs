@@ -16,7 +16,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::clock::Clock;
+use super::clock::RunClock;
 use super::row::{Row, Tokens, ms};
 
 /// What a command did.
@@ -95,16 +95,16 @@ fn admitted(bytes: &[u8], chars: usize) -> (String, bool) {
 /// Runs `command` in `cwd` with `env` (added to the clean base), at most
 /// `timeout` long.
 pub fn run(
-    clock: &dyn Clock,
+    clock: &dyn RunClock,
     command: &[String],
     cwd: &Path,
     env: &BTreeMap<String, String>,
     admitted_chars: usize,
     timeout: Duration,
 ) -> Capture {
-    let start = clock.now();
+    let start = clock.monotonic();
     let fail = |error: String| Capture {
-        elapsed_ms: ms((clock.now() - start).as_secs_f64() * 1000.0),
+        elapsed_ms: ms((clock.monotonic() - start).as_secs_f64() * 1000.0),
         code: None,
         stdout: String::new(),
         stderr: String::new(),
@@ -149,7 +149,7 @@ pub fn run(
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break Some(s),
-            Ok(None) if clock.now() - start >= timeout => {
+            Ok(None) if clock.monotonic() - start >= timeout => {
                 if let Ok(pid) = i32::try_from(child.id()) {
                     let _ = nix::sys::signal::killpg(
                         nix::unistd::Pid::from_raw(pid),
@@ -164,7 +164,7 @@ pub fn run(
             Err(_) => break None,
         }
     };
-    let elapsed_ms = ms((clock.now() - start).as_secs_f64() * 1000.0);
+    let elapsed_ms = ms((clock.monotonic() - start).as_secs_f64() * 1000.0);
     let (o, o_total) = out.and_then(|h| h.join().ok()).unwrap_or_default();
     let (e, e_total) = err.and_then(|h| h.join().ok()).unwrap_or_default();
     let (stdout, cut_o) = admitted(&o, admitted_chars);
@@ -200,7 +200,7 @@ pub fn run(
 /// call each, and the token estimates of what was typed and read.
 pub fn sequence_row(
     row: &mut Row,
-    clock: &dyn Clock,
+    clock: &dyn RunClock,
     commands: &[Vec<String>],
     cwd: &Path,
     env: &BTreeMap<String, String>,
@@ -248,7 +248,7 @@ pub fn sequence_row(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::clock::SystemClock;
+    use crate::clock::SystemClock;
 
     fn sh(script: &str) -> Vec<String> {
         vec!["/bin/sh".into(), "-c".into(), script.into()]

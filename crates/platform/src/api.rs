@@ -1,6 +1,7 @@
 //! The measuring REST client of the `harness-api` driver: a small blocking
-//! `reqwest` client that counts every request it makes. It is exec's own,
-//! not the publication client (`crates/github`), which exec never links.
+//! `reqwest` client that counts every request it makes. It is the platform
+//! lane's own, not the publication client (`crates/github`), which neither
+//! this crate nor exec links (`tests/dependency_invariants.rs`).
 //!
 //! For each request it records the bytes sent (request line, the headers it
 //! sets, the body) and received (status line, headers, body), the
@@ -130,7 +131,7 @@ impl ApiClient {
             Ok(r) => r,
             Err(e) => {
                 metrics.request_ids.push(None);
-                return Err(err(None, crate::bench::error_chain(&e)));
+                return Err(err(None, error_chain(&e)));
             }
         };
         let status = resp.status().as_u16();
@@ -345,6 +346,19 @@ pub fn field_str(v: &Value, path: &[&str], what: &str) -> Result<String, ApiErro
     cur.as_str()
         .map(str::to_owned)
         .ok_or_else(|| missing(what, &path.join(".")))
+}
+
+/// An error and its causes, `: `-separated (a transport error's cause
+/// says what failed: the connection, the TLS handshake, the timeout).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
 }
 
 /// Standard base64 with padding (the contents API's encoding).

@@ -1,4 +1,5 @@
-//! `benchops-exec platform`: the platform lane. It measures a hosted
+//! The platform lane, the library behind `benchops-exec platform` (exec
+//! parses the command line and calls [`run`]). It measures a hosted
 //! integration workflow end to end, from "a task branch exists locally" to
 //! "the change is merged in main and present in the local checkout",
 //! including the asynchronous settling a platform imposes (GitHub computes
@@ -7,17 +8,18 @@
 //!
 //! A run reads a scenario spec and a semantics config ([`spec`]), decides
 //! whether it can run at all ([`readiness`]: an unimplemented protection
-//! variant, a missing token, binary or repository, or a live fleet past
-//! its gate turns every operation into a skip row with the exact reason),
-//! takes the measurement lock, runs the scenario's declared operations once
+//! variant, a missing token, binary or repository, or a live fleet or race
+//! past its gate ([`live`]) turns every operation into a skip row with the
+//! exact reason), takes the measurement lock, runs the scenario's declared operations once
 //! per run through the chosen driver, and writes every row, whatever
 //! happened ([`store`]). Drivers:
 //!
 //! - `fake-provider`: the deterministic triage ([`triage`]) and fleet
 //!   ([`fleet`]) providers and their oracles; any other family is skipped
 //!   with a reason and touches no process or network;
-//! - `harness-api`: GitHub's REST API through exec's own small measuring
-//!   client (never the publication client);
+//! - `harness-api`: GitHub's REST API through this crate's own small
+//!   measuring client ([`api`]; never the publication client, which this
+//!   crate does not link);
 //! - `cli`: `gh` and `git`, or a configured adapter's commands.
 //!
 //! Rows, their fields and what may be compared: `docs/platform-lane.md`.
@@ -31,6 +33,7 @@ pub mod compare;
 pub mod fleet;
 pub mod fleet_api;
 pub mod ghcli;
+pub mod live;
 pub mod race;
 pub mod row;
 pub mod runner;
@@ -42,7 +45,7 @@ pub mod triage;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use self::clock::Clock;
+use self::clock::RunClock;
 use self::row::{Meta, Row};
 use self::runner::Ctx;
 use self::spec::{Family, Scenario, Semantics, Spec, SpecError};
@@ -105,9 +108,9 @@ pub struct PlatformOptions {
     /// Keep the run's clones and scratch files (`WORKDIR/runs/<run id>`)
     /// instead of removing them after the run.
     pub keep_workdirs: bool,
-    /// Let a fleet of more than [`fleet::LIVE_OPT_IN_ABOVE`] branches run
-    /// on a live platform (never past [`fleet::LIVE_CEILING`]).
-    pub allow_large_fleet: bool,
+    /// Let a fleet or a race of more than [`live::OPT_IN_ABOVE`] branches
+    /// run on a live platform (never past [`live::CEILING`] pull requests).
+    pub allow_large_live_run: bool,
 }
 
 /// How a run ended.
@@ -157,7 +160,7 @@ pub struct Env<'a> {
     /// Whether a binary is on the PATH.
     pub which: &'a dyn Fn(&str) -> bool,
     /// The clock.
-    pub clock: &'a dyn Clock,
+    pub clock: &'a dyn RunClock,
     /// Console lines (`[run]`, `[quantization]`, `[skip]`).
     pub say: &'a mut dyn FnMut(&str),
 }
@@ -184,7 +187,7 @@ pub fn on_path(bin: &str) -> bool {
 /// In order: an unimplemented protection variant (for every driver, the
 /// fake provider included), what the driver and platform need (a family
 /// the fake provider has, a binary, a token, a repository), then the gate
-/// on live fleets ([`fleet::live_gate`]). A skip here makes no request and
+/// on live fleets and races ([`live::gate`]). A skip here makes no request and
 /// runs no process.
 pub fn readiness(
     opts: &PlatformOptions,
@@ -199,11 +202,11 @@ pub fn readiness(
         ));
     }
     let family = Family::of(scenario);
-    environment_readiness(opts, scenario, family, semantics, env).or_else(|| match family {
-        Family::Fleet(n) if opts.driver != Driver::FakeProvider => {
-            fleet::live_gate(n, opts.runs, opts.allow_large_fleet)
+    environment_readiness(opts, scenario, family, semantics, env).or_else(|| {
+        if opts.driver == Driver::FakeProvider {
+            return None;
         }
-        _ => None,
+        live::gate(family, opts.runs, opts.allow_large_live_run)
     })
 }
 
@@ -492,7 +495,12 @@ pub fn run(opts: &PlatformOptions, env: &mut Env<'_>) -> Result<PlatformReport, 
         return Err(PlatformError::Config("--runs must be at least 1".into()));
     }
     let settings = spec.settings(scenario);
-    let run_id = store::run_id(jiff::Timestamp::now());
+    let now = jiff::Timestamp::try_from(env.clock.now()).map_err(|e| {
+        PlatformError::Config(format!(
+            "the clock reads no usable time for the run id: {e}"
+        ))
+    })?;
+    let run_id = store::run_id(now);
     let mut meta = meta(opts, &semantics, &run_id);
     let skip = readiness(opts, scenario, &semantics, env);
     let contract = compare::contract_match(

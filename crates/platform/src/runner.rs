@@ -17,7 +17,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::clock::Clock;
+use super::clock::RunClock;
 use super::row::{ApiMetrics, Meta, Row, Tokens, ms};
 use super::spec::Settings;
 
@@ -33,7 +33,7 @@ pub struct Ctx<'a> {
     /// The scenario's timing settings.
     pub settings: Settings,
     /// The run's clock.
-    pub clock: &'a dyn Clock,
+    pub clock: &'a dyn RunClock,
     /// Whether measured rows of this run match the semantics contract.
     pub contract: bool,
 }
@@ -208,8 +208,8 @@ fn total(ctx: &Ctx<'_>, op: &str, rows: &[Row], start_ms: f64) -> Row {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::clock::FakeClock;
-    use crate::platform::row::tests_meta;
+    use crate::clock::FakeClock;
+    use crate::row::tests_meta;
 
     fn ctx<'a>(meta: &'a Meta, clock: &'a FakeClock) -> Ctx<'a> {
         Ctx {

@@ -1,21 +1,21 @@
 //! The platform lane's `harness-api` driver against the project's stateful
 //! GitHub simulator (pull requests with a mergeability computed after a
 //! delay, merges, commit statuses, contents writes, refs), through the
-//! library with an injected clock whose sleeps are instant, and once
-//! through the real binary:
+//! library with an injected clock whose sleeps are instant (the binary's
+//! runs against the simulator are exec's: `crates/exec/tests/platform/`):
 //!
 //! - the pull-request anatomy, with every row's requests and settle fields;
 //! - a delayed mergeable, a settle timeout, a failed merge whose later
 //!   steps are skipped, and `check-instant` against a required status;
 //! - a race paced by the budget on the injected clock;
+//! - the gate on large live fleets and races: refused, no request at all;
 //! - a second run on the same repository, and the cleanup.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use benchops_exec::platform::clock::FakeClock;
-use benchops_exec::platform::row::Row;
-use benchops_exec::platform::{self, Driver, Env, PlatformOptions, PlatformReport, Verdict};
+use benchops_platform::clock::FakeClock;
+use benchops_platform::row::Row;
+use benchops_platform::{self as platform, Driver, Env, PlatformOptions, PlatformReport, Verdict};
 use benchops_testkit::GitHubSim;
 use benchops_testkit::sim::MergeableDelay;
 
@@ -62,6 +62,22 @@ operations = ["fleet.seed", "fleet.classify", "fleet.plan", "fleet.apply", "flee
 
 [[scenarios]]
 name = "integration_race_n3"
+requires_remote = true
+operations = ["branch.publish", "integration.open", "integration.visible.settle",
+  "integration.mergeable.settle", "integration.checks.green.settle", "integration.merge.request",
+  "integration.merged.settle", "integration.main.settle",
+  "race.publish.window", "race.integrate.window", "race.pacing.injected", "race.total"]
+
+[[scenarios]]
+name = "integration_race_n101"
+requires_remote = true
+operations = ["branch.publish", "integration.open", "integration.visible.settle",
+  "integration.mergeable.settle", "integration.checks.green.settle", "integration.merge.request",
+  "integration.merged.settle", "integration.main.settle",
+  "race.publish.window", "race.integrate.window", "race.pacing.injected", "race.total"]
+
+[[scenarios]]
+name = "integration_race_n5000"
 requires_remote = true
 operations = ["branch.publish", "integration.open", "integration.visible.settle",
   "integration.mergeable.settle", "integration.checks.green.settle", "integration.merge.request",
@@ -123,7 +139,7 @@ fn options(f: &Fixture, scenario: &str, variant: &str) -> PlatformOptions {
         admitted_output_chars: 20_000,
         lock_wait: Duration::from_secs(5),
         keep_workdirs: false,
-        allow_large_fleet: false,
+        allow_large_live_run: false,
     }
 }
 
@@ -528,57 +544,6 @@ async fn a_fleet_over_the_api_merges_the_clean_branches_and_observes_the_conflic
     );
 }
 
-fn exec() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_benchops-exec"))
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_binary_probes_with_the_token_named_by_token_env() {
-    let f = fixture().await;
-    let d: &Path = f.dir.path();
-    let mut c = std::process::Command::new(exec());
-    c.arg("platform")
-        .args([
-            "--driver",
-            "harness-api",
-            "--scenario",
-            "platform_capability_probe",
-        ])
-        .args([
-            "--repo",
-            "octo/bench",
-            "--token-env",
-            "SUBJECT_TOKEN",
-            "--json",
-        ])
-        .arg("--spec")
-        .arg(d.join("spec.toml"))
-        .arg("--semantics")
-        .arg(d.join("semantics.toml"))
-        .arg("--results")
-        .arg(d.join("cli-results"))
-        .arg("--workdir")
-        .arg(d.join("cli-work"))
-        .arg("--api-url")
-        .arg(f.sim.base_url())
-        .env("SUBJECT_TOKEN", &f.token);
-    let o = tokio::task::spawn_blocking(move || c.output().expect("runs"))
-        .await
-        .expect("joined");
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
-    assert_eq!(summary["rows"], 1);
-    assert_eq!(summary["failed"], 0);
-    let jsonl = std::fs::read_to_string(summary["results"].as_str().expect("path")).expect("rows");
-    assert!(!jsonl.contains(&f.token), "the token is never written");
-    assert!(jsonl.contains("\"token_env\":\"SUBJECT_TOKEN\""));
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_live_platform_fleet_is_refused_without_the_opt_in_and_makes_no_request() {
     let f = fixture().await;
@@ -589,7 +554,7 @@ async fn a_large_live_platform_fleet_is_refused_without_the_opt_in_and_makes_no_
     )
     .await;
     assert_eq!(report.verdict, Verdict::AllSkipped, "{:#?}", report.rows);
-    let reason = "branch_fleet_large_live_requires_opt_in:--allow-large-fleet";
+    let reason = "branch_fleet_large_live_requires_opt_in:--allow-large-live-run";
     assert_eq!(report.rows.len(), 7);
     for r in &report.rows {
         assert!(r.skipped, "{r:#?}");
@@ -614,7 +579,7 @@ async fn a_large_live_platform_fleet_is_refused_without_the_opt_in_and_makes_no_
 
     // Opted in, one invocation still never opens more than 1000.
     let mut opts = options(&f, "branch_fleet_n101", "protection-none");
-    opts.allow_large_fleet = true;
+    opts.allow_large_live_run = true;
     opts.runs = 10;
     let (report, _) = run(opts, &f.token).await;
     assert_eq!(report.verdict, Verdict::AllSkipped);
@@ -626,7 +591,7 @@ async fn a_large_live_platform_fleet_is_refused_without_the_opt_in_and_makes_no_
     // Opted in and under the ceiling, it runs.
     f.sim.set_mergeable_delay(MergeableDelay::Reads(0));
     let mut opts = options(&f, "branch_fleet_n101", "protection-none");
-    opts.allow_large_fleet = true;
+    opts.allow_large_live_run = true;
     let (report, _) = run(opts, &f.token).await;
     assert_eq!(report.verdict, Verdict::Ok, "{:#?}", report.rows);
     assert_eq!(f.sim.pulls("octo", "bench").len(), 101);
@@ -634,41 +599,6 @@ async fn a_large_live_platform_fleet_is_refused_without_the_opt_in_and_makes_no_
         row(&report.rows, "fleet.oracle").extra["oracle"]["conflict_detected_count"],
         30
     );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_binary_refuses_a_large_live_platform_fleet_with_exit_3_and_no_request() {
-    let f = fixture().await;
-    f.sim.clear_requests();
-    let d: &Path = f.dir.path();
-    let mut c = std::process::Command::new(exec());
-    c.arg("platform")
-        .args(["--driver", "harness-api", "--scenario", "branch_fleet_n101"])
-        .args(["--repo", "octo/bench", "--token-env", "SUBJECT_TOKEN"])
-        .arg("--spec")
-        .arg(d.join("spec.toml"))
-        .arg("--semantics")
-        .arg(d.join("semantics.toml"))
-        .arg("--results")
-        .arg(d.join("gate-results"))
-        .arg("--workdir")
-        .arg(d.join("gate-work"))
-        .arg("--api-url")
-        .arg(f.sim.base_url())
-        .env("SUBJECT_TOKEN", &f.token);
-    let o = tokio::task::spawn_blocking(move || c.output().expect("runs"))
-        .await
-        .expect("joined");
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(3), "{stderr}");
-    assert!(
-        stderr.contains(
-            "[skip] every row was skipped: branch_fleet_large_live_requires_opt_in:--allow-large-fleet"
-        ),
-        "{stderr}"
-    );
-    assert_eq!(f.sim.requests().len(), 0, "no request reached the platform");
-    assert!(f.sim.pulls("octo", "bench").is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -842,5 +772,69 @@ async fn the_platform_publish_creates_its_file_without_looking_it_up_first() {
         !logged(&f, &seed.request_ids).contains(&"repos/get-content"),
         "{:?}",
         logged(&f, &seed.request_ids)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_live_race_is_refused_without_the_opt_in_and_makes_no_request() {
+    let f = fixture().await;
+    f.sim.clear_requests();
+    let (report, lines) = run(
+        options(&f, "integration_race_n101", "protection-none"),
+        &f.token,
+    )
+    .await;
+    assert_eq!(report.verdict, Verdict::AllSkipped, "{:#?}", report.rows);
+    let reason = "integration_race_large_live_requires_opt_in:--allow-large-live-run";
+    assert_eq!(report.rows.len(), 12, "one skip row per declared operation");
+    for r in &report.rows {
+        assert!(r.skipped, "{r:#?}");
+        assert_eq!(r.skip_reason.as_deref(), Some(reason));
+        assert_eq!(r.returncode, None);
+        assert!(r.api_metrics.is_none() && r.command.is_empty());
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == &format!("[skip] every row was skipped: {reason}")),
+        "{lines:?}"
+    );
+    assert!(f.sim.requests().is_empty(), "no request at all");
+    assert!(f.sim.pulls("octo", "bench").is_empty());
+
+    // integration_race_n5000 would open 5000 pull requests: past the
+    // ceiling, opted in or not.
+    for opted_in in [false, true] {
+        let mut opts = options(&f, "integration_race_n5000", "protection-none");
+        opts.allow_large_live_run = opted_in;
+        let (report, _) = run(opts, &f.token).await;
+        assert_eq!(report.verdict, Verdict::AllSkipped);
+        assert!(report.rows.iter().all(|r| r.skipped
+            && r.skip_reason.as_deref()
+                == Some("integration_race_live_ceiling_exceeded:5000>1000")));
+    }
+    // Opted in, the ceiling counts every run.
+    let mut opts = options(&f, "integration_race_n101", "protection-none");
+    opts.allow_large_live_run = true;
+    opts.runs = 10;
+    let (report, _) = run(opts, &f.token).await;
+    assert_eq!(report.rows.len(), 120);
+    assert!(report.rows.iter().all(|r| r.skipped
+        && r.skip_reason.as_deref() == Some("integration_race_live_ceiling_exceeded:1010>1000")));
+    assert!(f.sim.requests().is_empty(), "still no request");
+
+    // Opted in and under the ceiling, it races.
+    f.sim.set_mergeable_delay(MergeableDelay::Reads(0));
+    let mut opts = options(&f, "integration_race_n101", "protection-none");
+    opts.allow_large_live_run = true;
+    let (report, _) = run(opts, &f.token).await;
+    assert_eq!(report.verdict, Verdict::Ok, "{:#?}", report.rows);
+    assert_eq!(
+        f.sim
+            .pulls("octo", "bench")
+            .iter()
+            .filter(|p| p.merged)
+            .count(),
+        101
     );
 }

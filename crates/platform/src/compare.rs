@@ -66,13 +66,13 @@ pub fn comparable(a: &Row, b: &Row) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::row::Meta;
+    use crate::row::Meta;
 
     fn meta(platform: &str, version: Option<&str>, variant: &str) -> Meta {
         Meta {
             run_id: "r".into(),
-            profile: crate::platform::row::PROFILE.into(),
-            benchmark_track: crate::platform::row::BENCHMARK_TRACK.into(),
+            profile: crate::row::PROFILE.into(),
+            benchmark_track: crate::row::BENCHMARK_TRACK.into(),
             platform: platform.into(),
             driver: "harness-api".into(),
             platform_semantics_class: Some("integration-default".into()),

@@ -10,32 +10,32 @@
 
 use std::time::Duration;
 
-use super::clock::Clock;
+use super::clock::RunClock;
 use super::row::{Settle, ms};
 
 /// Polls `poll` every `interval_s` until it answers `true` or `timeout_s`
 /// has passed; `Err` from a poll counts as "not yet".
 pub fn settle(
-    clock: &dyn Clock,
+    clock: &dyn RunClock,
     interval_s: f64,
     timeout_s: f64,
     mut poll: impl FnMut() -> bool,
 ) -> Settle {
-    let start = clock.now();
+    let start = clock.monotonic();
     let mut polls = 0u32;
     let interval = Duration::from_secs_f64(interval_s.max(0.0));
     let timeout = Duration::from_secs_f64(timeout_s.max(0.0));
     let settled_at = loop {
         polls += 1;
         if poll() {
-            break Some(clock.now() - start);
+            break Some(clock.monotonic() - start);
         }
-        if clock.now() - start >= timeout {
+        if clock.monotonic() - start >= timeout {
             break None;
         }
         clock.sleep(interval);
     };
-    let waited = clock.now() - start;
+    let waited = clock.monotonic() - start;
     Settle {
         settled: Some(settled_at.is_some()),
         settle_elapsed_ms: settled_at.map(|d| ms(d.as_secs_f64() * 1000.0)),
@@ -57,7 +57,7 @@ pub fn quantization_line(operation: &str, s: &Settle) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::clock::FakeClock;
+    use crate::clock::FakeClock;
 
     #[test]
     fn settles_on_the_third_poll() {

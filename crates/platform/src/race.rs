@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use super::anatomy::{self, BranchState};
 use super::api::ApiClient;
-use super::clock::Clock;
+use super::clock::RunClock;
 use super::row::{Row, Tokens, ms};
 use super::runner::{Ctx, finish, guarded};
 
@@ -54,8 +54,8 @@ impl Budgeter {
     }
 
     /// Waits (on `clock`) until the next operation is within budget.
-    pub fn pace(&mut self, clock: &dyn Clock) {
-        let now = clock.now();
+    pub fn pace(&mut self, clock: &dyn RunClock) {
+        let now = clock.monotonic();
         let at = match self.next {
             Some(next) if next > now => {
                 let wait = next - now;
@@ -370,7 +370,7 @@ pub fn race_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::clock::FakeClock;
+    use crate::clock::{Clock as _, FakeClock};
 
     #[test]
     fn the_budget_spaces_operations_and_counts_its_waits() {
@@ -381,7 +381,7 @@ mod tests {
         b.pace(&c);
         assert_eq!(b.injected, Duration::from_secs(1));
         assert_eq!(
-            c.now(),
+            c.monotonic(),
             Duration::from_secs(1),
             "the wait was slept on the run's clock"
         );
