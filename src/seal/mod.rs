@@ -1,7 +1,7 @@
 //! Sealing and verification of `benchmark-result` records.
 //!
 //! A sealed record is the RFC 8785 canonical bytes of the document; its
-//! identity is the SHA-256 of exactly those bytes. [`verify`] re-checks all of
+//! identity is the SHA-256 of exactly those bytes. [`verify`](fn@verify) re-checks all of
 //! it and reports every problem it can find, each with a JSON path.
 //!
 //! One concern a file: sealing a record or a draft (here); the problem

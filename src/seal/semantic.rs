@@ -10,7 +10,7 @@ use crate::record::{CaseCounts, Outcome, ResultRecord, RunCounts, Verdict};
 
 use super::{IssueKind, VerifyIssue, parse_utc};
 
-/// The most semantic problems [`verify`] lists for one record; the rest are
+/// The most semantic problems [`verify`](fn@super::verify) lists for one record; the rest are
 /// counted in one last issue, so a small hostile record cannot make reports
 /// and receipts many times its size.
 pub const MAX_SEMANTIC_ISSUES: usize = 100;
