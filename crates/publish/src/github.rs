@@ -50,6 +50,7 @@ use benchops_github::{
 };
 
 use crate::local::QUARANTINE_DIR;
+use crate::signatures::SignaturePolicy;
 use crate::sweep::{
     self, Advance, Cause, Clock, HandoffRefReport, HistoryStore, Inputs, Phase, PhaseToken,
     Progress, RefHandoff, RefOutcome, RequestSummary, StepError, SweepError, SweepReport, TipIndex,
@@ -856,7 +857,7 @@ pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, Swee
     let mut tracker = GitHubTracker::new(shared);
     let metrics_client = client.clone();
     let summary_client = client;
-    let signing = crate::signatures::SignaturePolicy::load(&manifest, &opts.manifest, || {
+    let signing = SignaturePolicy::load(&manifest, &opts.manifest, || {
         sweep::clock_instant(&opts.clock)
     })
     .map_err(setup_error)?;

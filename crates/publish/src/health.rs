@@ -25,7 +25,8 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::ledger::{Ledger, LedgerState};
-use crate::watch::{WatchError, cell, history_error, open_history};
+use crate::text::markdown_cell as cell;
+use crate::watch::{WatchError, history_error, open_history};
 
 /// The schema tag of the JSON report.
 pub const HEALTH_SCHEMA: &str = "health-report/v1";
@@ -523,7 +524,7 @@ pub fn render_text(r: &HealthReport) -> String {
         let _ = writeln!(
             s,
             "  {:<16} last on time {}, last success {}, {} missed in a row, duration trend {}, baseline {}",
-            crate::validate::escape_text(&l.lane),
+            crate::text::escape_text(&l.lane),
             w.last_on_time.as_deref().unwrap_or("never"),
             w.last_success.as_deref().unwrap_or("never"),
             w.consecutive_missed,
@@ -541,7 +542,7 @@ pub fn render_text(r: &HealthReport) -> String {
                         s,
                         "    drift #{} {}{}",
                         d.number,
-                        crate::validate::escape_text(&d.key),
+                        crate::text::escape_text(&d.key),
                         d.change_point
                             .as_deref()
                             .map(|c| format!(": {c}"))
@@ -555,8 +556,8 @@ pub fn render_text(r: &HealthReport) -> String {
         let _ = writeln!(
             s,
             "  unreadable record {}: {}",
-            crate::validate::escape_text(path),
-            crate::validate::escape_text(why)
+            crate::text::escape_text(path),
+            crate::text::escape_text(why)
         );
     }
     if r.unreadable.len() > SHOWN_UNREADABLE {
@@ -577,7 +578,7 @@ pub fn render_text(r: &HealthReport) -> String {
             .as_ref()
             .map_or("none".to_owned(), |(p, b)| format!(
                 "{} ({})",
-                crate::validate::escape_text(p),
+                crate::text::escape_text(p),
                 mb(*b)
             )),
         if g.triggered {

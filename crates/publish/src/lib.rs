@@ -15,5 +15,7 @@ pub mod local;
 pub mod provision;
 pub mod signatures;
 pub mod sweep;
+pub mod text;
 pub mod validate;
+pub mod verify;
 pub mod watch;

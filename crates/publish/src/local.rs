@@ -41,6 +41,7 @@ use benchops::reconcile::{Action, RenderOptions};
 
 use crate::history::{HistoryError, LocalHistory, setup};
 use crate::ledger::{Applied, Ledger, LedgerError};
+use crate::signatures::SignaturePolicy;
 use crate::sweep::{
     self, Cause, Clock, Inputs, IssueTracker, LabelNeed, Listing, Phase, Progress, RequestSummary,
     StepError, SweepError, SweepReport,
@@ -422,7 +423,7 @@ fn refuse_links(paths: &[PathBuf]) -> Result<(), StepError> {
                 Cause::Config {
                     reason: format!(
                         "{} is a symbolic link; the sweep never writes through a link (replace it with a directory, or remove it)",
-                        crate::validate::shown_path(p)
+                        crate::text::shown_path(p)
                     ),
                 },
             ));
@@ -491,7 +492,7 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
     }
     let mut tracker =
         LedgerTracker::new(opts.ledger_path()).with_after_write(opts.after_ledger_write.clone());
-    let signing = crate::signatures::SignaturePolicy::load(&manifest, &opts.manifest, || {
+    let signing = SignaturePolicy::load(&manifest, &opts.manifest, || {
         sweep::clock_instant(&opts.clock)
     })
     .map_err(setup)?;

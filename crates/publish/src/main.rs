@@ -45,7 +45,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use benchops_publish::exit::{ATTENTION, BUSY, FAILED, OK};
-use benchops_publish::sweep::{SweepError, SweepReport, error_line, render_summary};
+use benchops_publish::sweep::{SweepError, SweepReport, render_summary};
+use benchops_publish::text::{error_line, escape_text};
 use benchops_publish::{github, health, local, validate, watch};
 use clap::Parser;
 
@@ -310,7 +311,7 @@ fn run_health(look: &Look, ledger: Option<&Path>, json: bool, markdown: bool) ->
 fn run_check_manifest(paths: &[PathBuf]) -> u8 {
     let mut status = OK;
     for path in paths {
-        let shown = validate::escape_text(&path.display().to_string());
+        let shown = escape_text(&path.display().to_string());
         let manifest = match benchops_publish::sweep::load_manifest(path) {
             Ok(m) => m,
             Err(e) => {
@@ -320,10 +321,7 @@ fn run_check_manifest(paths: &[PathBuf]) -> u8 {
                     eprintln!("error: {}", error_line(&*e.cause));
                     status = FAILED;
                 } else {
-                    println!(
-                        "{shown}: invalid: {}",
-                        validate::escape_text(&error_line(&*e.cause))
-                    );
+                    println!("{shown}: invalid: {}", escape_text(&error_line(&*e.cause)));
                     if status == OK {
                         status = ATTENTION;
                     }
@@ -336,26 +334,23 @@ fn run_check_manifest(paths: &[PathBuf]) -> u8 {
             if let Err(e) = benchops::schedule::Schedule::parse(&lane.cron, &lane.timezone) {
                 println!(
                     "{shown}: lane {}: {}",
-                    validate::escape_text(lane.name.as_str()),
-                    validate::escape_text(&e.to_string())
+                    escape_text(lane.name.as_str()),
+                    escape_text(&e.to_string())
                 );
                 problems += 1;
             }
         }
         // The compared metrics against what the suite's intents can report.
         for line in compared_metric_problems(&manifest, path) {
-            println!("{shown}: {}", validate::escape_text(&line));
+            println!("{shown}: {}", escape_text(&line));
             problems += 1;
         }
         // The allowed_signers file of [signing] must load as the sweep
         // loads it.
         if let Err(e) = benchops_publish::signatures::SignaturePolicy::load(&manifest, path, || {
-            Ok(jiff::Timestamp::now())
+            Ok::<_, benchops_publish::signatures::SignersError>(jiff::Timestamp::now())
         }) {
-            println!(
-                "{shown}: signing: {}",
-                validate::escape_text(&error_line(&*e.cause))
-            );
+            println!("{shown}: signing: {}", escape_text(&error_line(&e)));
             problems += 1;
         }
         if problems > 0 {
@@ -425,7 +420,7 @@ fn run_validate(
                 Err(code) => return code,
             };
             match benchops_publish::signatures::SignaturePolicy::load(&m, path, || {
-                Ok(jiff::Timestamp::now())
+                Ok::<_, benchops_publish::signatures::SignersError>(jiff::Timestamp::now())
             }) {
                 Ok(Some(p)) => Some(p),
                 Ok(None) => {
@@ -436,7 +431,7 @@ fn run_validate(
                     None
                 }
                 Err(e) => {
-                    eprintln!("error: {}: {}", e.step, error_line(&*e.cause));
+                    eprintln!("error: read the allowed signers: {}", error_line(&e));
                     return FAILED;
                 }
             }

@@ -531,7 +531,7 @@ fn a_corrupt_ledger_stops_the_sweep_naming_the_file() {
     )
     .expect("w");
     let err = sweep_local(&e.opts()).expect_err("refused");
-    let line = benchops_publish::sweep::error_line(&err);
+    let line = benchops_publish::text::error_line(&err);
     assert!(line.contains("issues.json"), "{line}");
     // The record was persisted before the reconcile stopped; the receipt
     // that goes with the error says where.

@@ -39,9 +39,10 @@ use benchops::seal::{SealedRecord, VerifyError, verify};
 use benchops::time::order_key;
 
 use super::{HistoryError, setup};
-use crate::sweep::error::{Cause, StepError, error_line};
+use crate::sweep::error::{Cause, StepError};
 use crate::sweep::persist::{self, ReceiptBuilder};
 use crate::sweep::ports::{Advance, HistoryStore, TipIndex};
+use crate::text::error_line;
 
 /// How many times one ref update waits for another writer's ref lock
 /// (20 ms apart) while the tip has not moved. Git itself already waits up to

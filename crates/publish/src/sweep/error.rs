@@ -14,7 +14,8 @@ use serde::Serialize;
 
 use crate::history::HistoryError;
 use crate::ledger::{Applied, LedgerError};
-use crate::validate::shown_path;
+use crate::signatures::SignersError;
+use crate::text::shown_path;
 
 /// A phase of the sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -67,6 +68,10 @@ pub enum Cause {
     /// The manifest is invalid (the message names the file).
     #[error(transparent)]
     Manifest(#[from] ManifestError),
+    /// The manifest's `allowed_signers` file cannot be used (the message
+    /// names the file).
+    #[error(transparent)]
+    Signers(#[from] SignersError),
     /// The handoff directory cannot be listed.
     #[error("failed to list handoffs in {}", shown_path(path))]
     ListHandoffs {
@@ -184,6 +189,7 @@ impl Cause {
             Cause::RetriesExhausted { .. } | Cause::IssuesBusy { .. } => true,
             Cause::Config { .. }
             | Cause::Manifest(_)
+            | Cause::Signers(_)
             | Cause::Time(_)
             | Cause::InvalidRecord { .. }
             | Cause::Conflict { .. }
@@ -236,6 +242,14 @@ impl StepError {
             step: step.into(),
             cause: Box::new(cause.into()),
         }
+    }
+}
+
+/// The signing policy's `allowed_signers` file could not be loaded: the
+/// step that reads it.
+impl From<SignersError> for StepError {
+    fn from(e: SignersError) -> Self {
+        StepError::new("read the allowed signers", e)
     }
 }
 
@@ -352,18 +366,6 @@ impl SweepError {
     pub fn is_retryable(&self) -> bool {
         self.cause.is_retryable()
     }
-}
-
-/// The error and every cause, on one line.
-pub fn error_line(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cause = c.source();
-    }
-    s
 }
 
 #[cfg(test)]

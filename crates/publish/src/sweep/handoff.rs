@@ -1,7 +1,7 @@
 //! Handoffs: the sealed records a sweep is given, from a directory
 //! (`*.json`, as `benchops-exec bench seal` writes them) or from the store
 //! itself (GitHub's handoff refs). Every handoff is checked by the one rule
-//! of [`crate::validate::verify_named`]: its bytes against the digest its
+//! of [`crate::verify::verify_named`]: its bytes against the digest its
 //! name claims.
 //!
 //! An invalid directory handoff is copied (create-only) to the quarantine
@@ -38,11 +38,10 @@ use benchops::fsio::{self, Created, Symlinks, WriteError};
 use benchops::{SealedRecord, Sha256Digest};
 use serde::Serialize;
 
-use super::error::{Cause, StepError, error_line};
-use crate::signatures::{SignaturePolicy, read_signature};
-use crate::validate::{
-    IssueOut, NameRule, escape_text, issue_line, read_issue, shown_path, verify_named,
-};
+use super::error::{Cause, StepError};
+use crate::signatures::{SignaturePolicy, check_signature, read_signature};
+use crate::text::{error_line, escape_text, shown_path};
+use crate::verify::{IssueOut, NameRule, issue_line, read_issue, verify_named};
 
 /// Where an invalid handoff went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -306,27 +305,6 @@ pub fn validate_dir(
 
 /// Accepted signatures, by the digest of the record they sign.
 pub type Signatures = std::collections::BTreeMap<Sha256Digest, Vec<u8>>;
-
-/// The signature check of one valid handoff: the signature bytes to
-/// persist (`None`: unsigned and allowed to be), or the issue that makes
-/// the handoff invalid.
-pub fn check_signature(
-    policy: &SignaturePolicy,
-    sealed: &SealedRecord,
-    signature: Result<Option<Vec<u8>>, String>,
-) -> Result<Option<Vec<u8>>, IssueOut> {
-    let issue = |reason: String| IssueOut {
-        kind: "signature".to_owned(),
-        path: "$".to_owned(),
-        reason,
-    };
-    let sig = signature.map_err(|e| issue(format!("the signature cannot be read: {e}")))?;
-    match policy.check(sealed, sig.as_deref()) {
-        Ok(Some(_)) => Ok(sig),
-        Ok(None) => Ok(None),
-        Err(rejection) => Err(issue(rejection.to_string())),
-    }
-}
 
 /// The longest file name most file systems accept, in bytes.
 const MAX_NAME_BYTES: usize = 255;

@@ -53,8 +53,10 @@ use benchops::receipt::{
 use benchops::reconcile::{Action, HistoryRecord, Note, RenderOptions, reconcile};
 use benchops::{LaneName, SealedRecord};
 
+use crate::text::error_line;
+
 pub use consume::{ConsumeOutcome, Consumed};
-pub use error::{Cause, Phase, PhaseToken, Progress, StepError, SweepError, at, error_line};
+pub use error::{Cause, Phase, PhaseToken, Progress, StepError, SweepError, at};
 pub use handoff::{HandoffRefReport, HandoffReport, Quarantined, RefHandoff, RefOutcome};
 pub use persist::{MAX_ATTEMPTS, ReceiptBuilder};
 pub use ports::{Advance, HistoryStore, IssueTracker, LabelNeed, Listing, TipIndex};
@@ -63,7 +65,7 @@ pub use report::{
     render_summary,
 };
 
-use crate::validate::issue_line;
+use crate::verify::issue_line;
 
 /// How many times the reconcile recomputes its plan because the issues
 /// changed under it before giving up with [`Cause::IssuesBusy`].
@@ -408,7 +410,7 @@ async fn persist_phase<S: HistoryStore>(
         let signature = r.signature.take();
         let (mut report, mut sealed) = r.check();
         if let (Some(policy), Some(s)) = (&inputs.signing, &sealed) {
-            match handoff::check_signature(policy, s, Ok(signature)) {
+            match crate::signatures::check_signature(policy, s, Ok(signature)) {
                 Ok(Some(sig)) => {
                     signatures.insert(s.digest(), sig);
                 }

@@ -144,7 +144,7 @@ pub trait HistoryStore {
     /// Several records of `tip`, each given as (path, blob id, the digest
     /// its name carries), each verified against that digest, in order. By
     /// default [`read_blobs`](Self::read_blobs) then
-    /// [`verify_all`](crate::validate::verify_all); a store that can verify
+    /// [`verify_all`](crate::verify::verify_all); a store that can verify
     /// while it reads does so.
     async fn read_records(
         &mut self,
@@ -158,7 +158,7 @@ pub trait HistoryStore {
             .zip(records)
             .map(|(b, (_, _, d))| (b.as_slice(), Some(*d)))
             .collect();
-        Ok(crate::validate::verify_all(&items))
+        Ok(crate::verify::verify_all(&items))
     }
 
     /// Writes a commit with `files` added to (or replacing paths of) the

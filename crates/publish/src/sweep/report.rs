@@ -19,7 +19,8 @@ use serde::Serialize;
 use super::error::PhaseToken;
 use super::handoff::{HandoffRefReport, HandoffReport, RefOutcome};
 use crate::ledger::Applied;
-use crate::validate::{escape_text, issue_line, shown_path};
+use crate::text::{escape_text, shown_path};
+use crate::verify::issue_line;
 
 /// An issue that looks like a drift issue (drift label and a drift marker)
 /// but was not opened by benchops: left alone.
