@@ -39,12 +39,12 @@ use nix::fcntl::{Flock, FlockArg};
 
 use benchops::reconcile::{Action, RenderOptions};
 
-use crate::history::{HistoryError, LocalHistory, setup};
-use crate::ledger::{Applied, Ledger, LedgerError};
+use crate::history::{HistoryError, LocalHistory, StoreError, setup};
+use crate::ledger::{Ledger, LedgerError};
 use crate::signatures::SignaturePolicy;
 use crate::sweep::{
-    self, Cause, Clock, Inputs, IssueTracker, LabelNeed, Listing, Phase, Progress, RequestSummary,
-    StepError, SweepError, SweepReport,
+    self, Applied, Cause, Clock, Inputs, IssueTracker, LabelNeed, Listing, Phase, Progress,
+    RequestSummary, StepError, SweepError, SweepReport,
 };
 
 /// Where sealed handoffs are read from, under the sweep directory.
@@ -154,13 +154,12 @@ impl LocalSweepOptions {
 /// the sweep lock throughout the wait (nothing was read or written; the
 /// CLI exits with [`crate::exit::BUSY`]).
 pub fn is_locked_out(e: &SweepError) -> bool {
-    matches!(
-        e.cause.as_ref(),
-        Cause::Git {
-            source: HistoryError::SweepLocked { .. },
-            ..
-        }
-    )
+    match e.cause.as_ref() {
+        Cause::Adapter(a) => a
+            .downcast_ref::<StoreError>()
+            .is_some_and(|s| matches!(s.source, HistoryError::SweepLocked { .. })),
+        _ => false,
+    }
 }
 
 /// Takes the exclusive sweep lock at `path`, waiting at most `wait`; then
@@ -454,7 +453,7 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
         move |source| {
             setup(StepError::new(
                 step,
-                Cause::Git {
+                StoreError {
                     path: history_path,
                     source,
                 },

@@ -38,7 +38,7 @@ use benchops::receipt::{BaselineChange, PersistedRecord};
 use benchops::seal::{SealedRecord, VerifyError, verify};
 use benchops::time::order_key;
 
-use super::{HistoryError, setup};
+use super::{HistoryError, StoreError, setup};
 use crate::sweep::error::{Cause, StepError};
 use crate::sweep::persist::{self, ReceiptBuilder};
 use crate::sweep::ports::{Advance, HistoryStore, TipIndex};
@@ -786,8 +786,14 @@ impl LocalHistory {
 
 /// A history error from a sweep engine step of the local store.
 fn from_step(e: StepError) -> HistoryError {
-    match *e.cause {
-        Cause::Git { source, .. } => source,
+    let cause = match *e.cause {
+        Cause::Adapter(a) => match a.downcast::<StoreError>() {
+            Ok(store) => return store.source,
+            Err(a) => Cause::Adapter(a),
+        },
+        cause => cause,
+    };
+    match cause {
         Cause::Conflict { path, blob } => HistoryError::Conflict {
             path,
             existing: blob,
@@ -808,8 +814,8 @@ fn from_step(e: StepError) -> HistoryError {
     }
 }
 
-fn git_cause(path: &Path) -> impl Fn(HistoryError) -> Cause + '_ {
-    move |source| Cause::Git {
+fn git_cause(path: &Path) -> impl Fn(HistoryError) -> StoreError + '_ {
+    move |source| StoreError {
         path: path.to_path_buf(),
         source,
     }

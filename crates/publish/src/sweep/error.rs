@@ -2,6 +2,11 @@
 //! step where the sweep stopped, what it had done ([`Progress`]), and the
 //! [`Cause`]. Whether a rerun can succeed as is comes from the cause, and
 //! for wrapped errors from the inner error itself.
+//!
+//! The engine's own causes are variants of [`Cause`]. An adapter's failure
+//! crosses its port as one boxed [`AdapterCause`]: the engine shows it, with
+//! its causes, and asks the adapter's error ([`AdapterFailure`]) whether a
+//! rerun can succeed. The engine knows no adapter's error type.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -9,11 +14,9 @@ use std::path::PathBuf;
 use benchops::manifest::ManifestError;
 use benchops::time::TimeError;
 use benchops::{Sha256Digest, VerifyError};
-use benchops_github::GitHubError;
 use serde::Serialize;
 
-use crate::history::HistoryError;
-use crate::ledger::{Applied, LedgerError};
+use super::ports::Applied;
 use crate::signatures::SignersError;
 use crate::text::shown_path;
 
@@ -147,28 +150,75 @@ pub enum Cause {
         /// Plans recomputed.
         replans: u32,
     },
-    /// The local git repository failed.
-    #[error("history repository {}", path.display())]
-    Git {
-        /// The repository.
-        path: PathBuf,
-        /// What failed.
-        #[source]
-        source: HistoryError,
-    },
-    /// The local issue ledger failed.
+    /// An adapter failed (the local git repository or ledger, GitHub): its
+    /// own error, which says whether a rerun can succeed.
     #[error(transparent)]
-    Ledger(#[from] LedgerError),
-    /// GitHub refused or failed a request (after the client's retries).
-    #[error(transparent)]
-    GitHub(#[from] GitHubError),
-    /// GitHub truncated the recursive tree listing, so absence of a path
-    /// cannot be trusted.
-    #[error("the tree {tree} of benchmark-history is too large to list in one request (truncated)")]
-    TreeTruncated {
-        /// The tree id.
-        tree: String,
-    },
+    Adapter(AdapterCause),
+}
+
+/// An adapter's own error, as it crosses a port: any error that can tell
+/// whether rerunning the same sweep can succeed without a person changing
+/// anything. Every such error converts into a [`Cause`], so an adapter
+/// reports it with [`StepError::new`] or [`at`].
+pub trait AdapterFailure: std::error::Error + Send + Sync + 'static {
+    /// Whether rerunning the same sweep can succeed as is.
+    fn is_retryable(&self) -> bool;
+}
+
+/// An adapter's failure, boxed: shown as the adapter's error (its causes
+/// follow as sources), retryable as that error said.
+#[derive(Debug)]
+pub struct AdapterCause {
+    error: Box<dyn std::error::Error + Send + Sync>,
+    retryable: bool,
+}
+
+impl AdapterCause {
+    /// Boxes `error`, asking it once whether a rerun can succeed.
+    pub fn new(error: impl AdapterFailure) -> Self {
+        AdapterCause {
+            retryable: error.is_retryable(),
+            error: Box::new(error),
+        }
+    }
+
+    /// Whether rerunning the same sweep can succeed as is.
+    pub fn is_retryable(&self) -> bool {
+        self.retryable
+    }
+
+    /// The adapter's error, if it is an `E` (for a caller that knows the
+    /// adapter, such as the CLI telling a held sweep lock apart).
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.error.downcast_ref()
+    }
+
+    /// The adapter's error itself, if it is an `E`; else the cause as it was.
+    pub fn downcast<E: std::error::Error + 'static>(self) -> Result<E, AdapterCause> {
+        let retryable = self.retryable;
+        match self.error.downcast::<E>() {
+            Ok(e) => Ok(*e),
+            Err(error) => Err(AdapterCause { error, retryable }),
+        }
+    }
+}
+
+impl fmt::Display for AdapterCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for AdapterCause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
+}
+
+impl<E: AdapterFailure> From<E> for Cause {
+    fn from(e: E) -> Self {
+        Cause::Adapter(AdapterCause::new(e))
+    }
 }
 
 impl Cause {
@@ -176,9 +226,7 @@ impl Cause {
     /// changing anything. Wrapped errors decide for themselves.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Cause::Git { source, .. } => source.is_retryable(),
-            Cause::Ledger(e) => e.is_retryable(),
-            Cause::GitHub(e) => github_retryable(e),
+            Cause::Adapter(a) => a.is_retryable(),
             Cause::ListHandoffs { source, .. } | Cause::ReadFile { source, .. } => {
                 io_retryable(source)
             }
@@ -194,8 +242,7 @@ impl Cause {
             | Cause::InvalidRecord { .. }
             | Cause::Conflict { .. }
             | Cause::CorruptHistory { .. }
-            | Cause::InvalidDocument { .. }
-            | Cause::TreeTruncated { .. } => false,
+            | Cause::InvalidDocument { .. } => false,
         }
     }
 }
@@ -207,21 +254,6 @@ fn io_retryable(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),
         K::Interrupted | K::WouldBlock | K::TimedOut | K::ResourceBusy
-    )
-}
-
-fn github_retryable(e: &GitHubError) -> bool {
-    !matches!(
-        e,
-        GitHubError::Forbidden { .. }
-            // GitHub's validation failed (a body over its size limit, a bad
-            // label): the same request fails the same way on a rerun.
-            | GitHubError::Unprocessable { .. }
-            | GitHubError::InvalidInput { .. }
-            | GitHubError::InvalidKey { .. }
-            | GitHubError::PhaseForbids { .. }
-            | GitHubError::Config { .. }
-            | GitHubError::BuildRequest { .. }
     )
 }
 
@@ -394,41 +426,35 @@ mod tests {
         assert!(shown.contains("sealed/\\u{1b}[2Jx\\n.json"), "{shown}");
     }
 
+    /// An adapter's failure, as its own test error, wrapped once more.
+    #[derive(Debug, thiserror::Error)]
+    #[error("adapter step")]
+    struct TestFailure {
+        retryable: bool,
+        #[source]
+        source: std::io::Error,
+    }
+
+    impl AdapterFailure for TestFailure {
+        fn is_retryable(&self) -> bool {
+            self.retryable
+        }
+    }
+
     /// Retryability comes from the inner error, not from the variant.
     #[test]
     fn retryability_follows_the_inner_error() {
-        let git = |source| Cause::Git {
-            path: PathBuf::from("history.git"),
-            source,
+        let adapter = |retryable| {
+            Cause::from(TestFailure {
+                retryable,
+                source: io(std::io::ErrorKind::Other),
+            })
         };
-        assert!(
-            git(HistoryError::RefBusy {
-                stderr: "locked".into()
-            })
-            .is_retryable()
-        );
-        assert!(
-            !git(HistoryError::Conflict {
-                path: "results/x".into(),
-                existing: "abc".into()
-            })
-            .is_retryable()
-        );
-        let ledger = |e| Cause::Ledger(e);
-        assert!(
-            !ledger(LedgerError::Parse {
-                path: PathBuf::from("issues.json"),
-                reason: "eof".into()
-            })
-            .is_retryable()
-        );
-        assert!(
-            ledger(LedgerError::NoSuchIssue {
-                path: PathBuf::from("issues.json"),
-                number: 4
-            })
-            .is_retryable()
-        );
+        assert!(adapter(true).is_retryable());
+        let refused = adapter(false);
+        assert!(!refused.is_retryable());
+        assert!(rerun_hint(&refused).contains("will not help"));
+        assert!(rerun_hint(&adapter(true)).contains("rerun to converge"));
         let list = |kind| Cause::ListHandoffs {
             path: PathBuf::from("sealed"),
             source: io(kind),
@@ -436,14 +462,6 @@ mod tests {
         assert!(!list(std::io::ErrorKind::PermissionDenied).is_retryable());
         assert!(list(std::io::ErrorKind::Interrupted).is_retryable());
         assert!(Cause::IssuesBusy { replans: 5 }.is_retryable());
-        let unprocessable = Cause::GitHub(GitHubError::Unprocessable {
-            operation: "issues/create",
-            message: "Validation Failed".into(),
-            errors: Vec::new(),
-            request_id: None,
-        });
-        assert!(!unprocessable.is_retryable());
-        assert!(rerun_hint(&unprocessable).contains("will not help"));
         assert!(
             !Cause::Conflict {
                 path: "p".into(),
@@ -451,5 +469,24 @@ mod tests {
             }
             .is_retryable()
         );
+    }
+
+    /// An adapter's failure shows as the adapter's error and its causes, as
+    /// if the engine had no box around it.
+    #[test]
+    fn an_adapter_cause_shows_the_adapter_error_and_its_sources() {
+        let cause = Cause::from(TestFailure {
+            retryable: false,
+            source: std::io::Error::other("disk on fire"),
+        });
+        assert_eq!(
+            crate::text::error_line(&cause),
+            "adapter step: disk on fire"
+        );
+        let Cause::Adapter(a) = &cause else {
+            panic!("an adapter cause: {cause:?}");
+        };
+        assert!(a.downcast_ref::<TestFailure>().is_some());
+        assert!(a.downcast_ref::<std::io::Error>().is_none());
     }
 }

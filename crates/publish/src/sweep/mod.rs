@@ -56,12 +56,17 @@ use benchops::{LaneName, SealedRecord};
 use crate::text::error_line;
 
 pub use consume::{ConsumeOutcome, Consumed};
-pub use error::{Cause, Phase, PhaseToken, Progress, StepError, SweepError, at};
-pub use handoff::{HandoffRefReport, HandoffReport, Quarantined, RefHandoff, RefOutcome};
+pub use error::{
+    AdapterCause, AdapterFailure, Cause, Phase, PhaseToken, Progress, StepError, SweepError, at,
+};
+pub use handoff::{HandoffReport, Quarantined};
 pub use persist::{MAX_ATTEMPTS, ReceiptBuilder};
-pub use ports::{Advance, HistoryStore, IssueTracker, LabelNeed, Listing, TipIndex};
+pub use ports::{
+    Advance, Applied, ForeignIssue, HandoffRefReport, HistoryStore, IssueTracker, LabelNeed,
+    Listing, RefHandoff, RefOutcome, TipIndex,
+};
 pub use report::{
-    ForeignIssue, LaneHealth, LatestRecord, PhaseSeconds, RequestSummary, SweepReport, render_note,
+    LaneHealth, LatestRecord, PhaseSeconds, RequestSummary, SweepReport, render_note,
     render_summary,
 };
 
@@ -408,7 +413,7 @@ async fn persist_phase<S: HistoryStore>(
     let mut signatures = signatures.clone();
     for mut r in listed {
         let signature = r.signature.take();
-        let (mut report, mut sealed) = r.check();
+        let (mut report, mut sealed) = handoff::check_ref(r);
         if let (Some(policy), Some(s)) = (&inputs.signing, &sealed) {
             match crate::signatures::check_signature(policy, s, Ok(signature)) {
                 Ok(Some(sig)) => {

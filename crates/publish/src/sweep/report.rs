@@ -2,7 +2,7 @@
 //! history, and the one human summary both modes print.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use benchops::manifest::Manifest;
@@ -14,39 +14,12 @@ use benchops::watchdog::{
     DEFAULT_GRACE_MINUTES, DEFAULT_LOOKBACK_HOURS, LaneWatch, SlotClass, SlotMeta, WatchSettings,
 };
 use benchops::{LaneName, SealedRecord, Sha256Digest};
-use serde::Serialize;
 
 use super::error::PhaseToken;
-use super::handoff::{HandoffRefReport, HandoffReport, RefOutcome};
-use crate::ledger::Applied;
+use super::handoff::HandoffReport;
+use super::ports::{Applied, ForeignIssue, HandoffRefReport, RefOutcome};
 use crate::text::{escape_text, shown_path};
 use crate::verify::issue_line;
-
-/// An issue that looks like a drift issue (drift label and a drift marker)
-/// but was not opened by benchops: left alone.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ForeignIssue {
-    /// Its number.
-    pub issue: u64,
-    /// Its author, if known.
-    pub author: Option<String>,
-    /// The key its drift marker names, if it parses.
-    pub key: Option<String>,
-}
-
-impl fmt::Display for ForeignIssue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "#{} carries a benchops drift marker{} but was opened by {}, not benchops: ignored (benchops tracks the drift in its own issue)",
-            self.issue,
-            self.key
-                .as_ref()
-                .map_or_else(String::new, |k| format!(" ({k})")),
-            self.author.as_deref().unwrap_or("an unknown author")
-        )
-    }
-}
 
 /// The latest record of a lane, as the health table shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
