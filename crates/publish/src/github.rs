@@ -126,7 +126,7 @@ pub struct GitHubSweepOptions {
     /// Keep one missed-run issue per lane with this label (`None`: off).
     pub missed_run_label: Option<String>,
     /// Keep the repository's health issue with this label
-    /// ([`crate::health_issue`]); `None`: none.
+    /// ([`crate::sweep::health_issue`]); `None`: none.
     pub health_issue_label: Option<String>,
 }
 

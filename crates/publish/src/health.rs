@@ -9,7 +9,6 @@
 //! there is one; with `--history` alone they are not read, and the report
 //! says so (`issues_read: false`) instead of showing none.
 
-use std::borrow::Borrow;
 use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::Path;
@@ -25,6 +24,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::ledger::{Ledger, LedgerState};
+use crate::sweep::report::{DurationPoint, durations_of, trend};
 use crate::text::markdown_cell as cell;
 use crate::watch::{WatchError, history_error, open_history};
 
@@ -37,18 +37,6 @@ pub const FILE_LIMIT_BYTES: u64 = 10 * 1000 * 1000;
 /// Unreadable records named in the text and markdown reports (the JSON
 /// report lists every one).
 pub const SHOWN_UNREADABLE: usize = 10;
-/// Durations shown per lane (the latest).
-pub const DURATION_POINTS: usize = 20;
-
-/// One run's duration.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DurationPoint {
-    /// The slot.
-    pub slot: String,
-    /// `finished_at − started_at`, seconds; `None` when a time is unreadable.
-    pub seconds: Option<f64>,
-}
-
 /// An open drift issue of a case the lane covers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DriftIssue {
@@ -228,66 +216,6 @@ pub fn growth(history: &Path) -> Result<Growth, WatchError> {
         file_limit_bytes: FILE_LIMIT_BYTES,
         triggered,
     })
-}
-
-fn seconds(r: &SealedRecord) -> Option<f64> {
-    let s: Timestamp = r.record().started_at.parse().ok()?;
-    let f: Timestamp = r.record().finished_at.parse().ok()?;
-    Some((f - s).as_secs_f64())
-}
-
-fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
-}
-
-/// The latest [`DURATION_POINTS`] run durations of `lane` among `records`
-/// (sorted by slot), oldest first.
-pub fn durations_of<R: Borrow<SealedRecord>>(records: &[R], lane: &str) -> Vec<DurationPoint> {
-    let mine: Vec<&SealedRecord> = records
-        .iter()
-        .map(Borrow::borrow)
-        .filter(|r| r.record().lane.as_str() == lane)
-        .collect();
-    mine.iter()
-        .rev()
-        .take(DURATION_POINTS)
-        .rev()
-        .map(|r| DurationPoint {
-            slot: r.record().slot.clone(),
-            seconds: seconds(r),
-        })
-        .collect()
-}
-
-/// `rising`, `falling` or `flat`: the median of the newer half of the
-/// durations against the older half (±10 %); `None` under four points.
-pub fn trend(points: &[DurationPoint]) -> Option<String> {
-    let values: Vec<f64> = points.iter().filter_map(|p| p.seconds).collect();
-    if values.len() < 4 {
-        return None;
-    }
-    let half = values.len() / 2;
-    let old = median(&mut values[..half].to_vec())?;
-    let new = median(&mut values[values.len() - half..].to_vec())?;
-    Some(
-        if new > old * 1.1 {
-            "rising"
-        } else if new < old * 0.9 {
-            "falling"
-        } else {
-            "flat"
-        }
-        .to_owned(),
-    )
 }
 
 /// The health of every manifest lane over the history at `history`, with

@@ -519,8 +519,8 @@ impl LedgerIssue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use benchops::{CaseId, Sha256Digest};
     use benchops::reconcile::{DriftKey, drift_marker};
+    use benchops::{CaseId, Sha256Digest};
 
     fn key() -> DriftKey {
         DriftKey::new(CaseId::new("parse/large").expect("case"), "wall_s")

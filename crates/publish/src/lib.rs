@@ -8,7 +8,6 @@
 pub mod exit;
 pub mod github;
 pub mod health;
-pub mod health_issue;
 pub mod history;
 pub mod ledger;
 pub mod local;

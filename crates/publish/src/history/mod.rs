@@ -4,8 +4,10 @@
 //! disk ([`git::LocalHistory`]).
 //!
 //! The rules of a persist (create-only paths, baseline moves, receipts,
-//! compare-and-swap) live in the sweep engine ([`crate::sweep::persist`]);
-//! [`LocalHistory::persist`] runs that engine over the git repository.
+//! compare-and-swap) live in the sweep engine ([`crate::sweep::persist`]),
+//! which drives this store through its port; the store never drives the
+//! engine (`LocalHistory::persist`, which runs it over this store, is local
+//! mode's, in `crate::local`).
 
 pub mod git;
 pub mod setup;
@@ -23,7 +25,7 @@ pub use benchops::receipt::{
     BaselineChange, HistoryInfo, PersistedRecord, Receipt, RequestMetrics, SkippedEntry, Stopped,
     SweepInfo, ValidatedEntry, WorkflowRun,
 };
-pub use git::{LocalHistory, PersistOutcome, PreparedCommit};
+pub use git::{LocalHistory, PreparedCommit};
 
 use crate::sweep::AdapterFailure;
 pub use crate::sweep::persist::{MAX_ATTEMPTS, ReceiptBuilder};

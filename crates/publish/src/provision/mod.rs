@@ -150,7 +150,7 @@ impl ProvisionOptions {
             execution_actors: Vec::new(),
             handoff_via_app: false,
             missed_run_label: Some("benchmark-missed-run".to_owned()),
-            health_label: Some(crate::health_issue::DEFAULT_HEALTH_LABEL.to_owned()),
+            health_label: Some(sweep::health_issue::DEFAULT_HEALTH_LABEL.to_owned()),
             client: ClientSettings::default(),
         }
     }

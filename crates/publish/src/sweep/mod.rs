@@ -34,6 +34,7 @@
 pub mod consume;
 pub mod error;
 pub mod handoff;
+pub mod health_issue;
 pub mod persist;
 pub mod ports;
 pub mod report;
@@ -632,7 +633,7 @@ async fn reconcile_phase<T: IssueTracker>(
             missed_runs(inputs, tracker, &watches, label, progress).await?;
         }
         if let Some(label) = &inputs.health_issue_label {
-            health_issue(inputs, tracker, &watches, records, label, progress).await?;
+            keep_health_issue(inputs, tracker, &watches, records, label, progress).await?;
         }
     }
     Ok(out)
@@ -682,9 +683,9 @@ pub fn health_label_need(label: &str) -> LabelNeed {
     }
 }
 
-/// The repository's health issue ([`crate::health_issue`]), after the
-/// missed-run issues.
-async fn health_issue<T: IssueTracker>(
+/// The repository's health issue ([`health_issue`]), after the missed-run
+/// issues.
+async fn keep_health_issue<T: IssueTracker>(
     inputs: &Inputs,
     tracker: &mut T,
     watches: &[benchops::watchdog::LaneWatch],
@@ -698,9 +699,9 @@ async fn health_issue<T: IssueTracker>(
             .cmp(&(&b.record().slot, &b.record().finished_at))
     });
     let drift = tracker.list(&inputs.manifest.labels.drift).await?;
-    let body = crate::health_issue::body(&inputs.manifest, watches, &sorted, &drift.issues);
+    let body = health_issue::body(&inputs.manifest, watches, &sorted, &drift.issues);
     let listing = tracker.list(label).await?;
-    let actions: Vec<Action> = crate::health_issue::plan(&listing.issues, label, body)
+    let actions: Vec<Action> = health_issue::plan(&listing.issues, label, body)
         .into_iter()
         .collect();
     apply_notices(
@@ -805,19 +806,4 @@ pub fn block_on<F: Future>(f: F) -> Result<F::Output, StepError> {
             )
         })?;
     Ok(rt.block_on(f))
-}
-
-/// Runs a future that never waits (the local ports do all their work
-/// synchronously) to completion on this thread, without a runtime.
-pub fn ready<F: Future>(f: F) -> F::Output {
-    let mut f = std::pin::pin!(f);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    loop {
-        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-        // A local port never returns Pending; should one ever, yield and
-        // poll again rather than block forever on a waker nobody holds.
-        std::thread::yield_now();
-    }
 }

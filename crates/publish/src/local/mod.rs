@@ -26,6 +26,8 @@
 //! and says an action's target changed when the file's bytes differ from
 //! what it last read or wrote (a person or another sweep edited it).
 
+mod persist;
+
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::Read as _;
@@ -103,7 +105,7 @@ pub struct LocalSweepOptions {
     /// Keep one missed-run issue per lane with this label (`None`: off).
     pub missed_run_label: Option<String>,
     /// Keep the repository's health issue with this label
-    /// ([`crate::health_issue`]); `None`: none.
+    /// ([`crate::sweep::health_issue`]); `None`: none.
     pub health_issue_label: Option<String>,
 }
 
@@ -512,7 +514,7 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
         requests: Arc::new(|| None),
         request_summary: Arc::new(RequestSummary::default),
     };
-    let mut report = sweep::ready(sweep::run(&inputs, &mut store, &mut tracker))?;
+    let mut report = pollster::block_on(sweep::run(&inputs, &mut store, &mut tracker))?;
     report.setup_notes = setup_notes;
     Ok(report)
 }
