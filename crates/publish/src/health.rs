@@ -26,7 +26,7 @@ use serde::Serialize;
 use crate::ledger::{Ledger, LedgerState};
 use crate::sweep::report::{DurationPoint, durations_of, trend};
 use crate::text::markdown_cell as cell;
-use crate::watch::{WatchError, history_error, open_history};
+use crate::watchdog::{WatchError, history_error, open_history};
 
 /// The schema tag of the JSON report.
 pub const HEALTH_SCHEMA: &str = "health-report/v1";

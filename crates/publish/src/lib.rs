@@ -17,4 +17,4 @@ pub mod sweep;
 pub mod text;
 pub mod validate;
 pub mod verify;
-pub mod watch;
+pub mod watchdog;

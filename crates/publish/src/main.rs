@@ -47,7 +47,7 @@ use std::process::ExitCode;
 use benchops_publish::exit::{ATTENTION, BUSY, FAILED, OK};
 use benchops_publish::sweep::{SweepError, SweepReport, render_summary};
 use benchops_publish::text::{error_line, escape_text};
-use benchops_publish::{github, health, local, validate, watch};
+use benchops_publish::{github, health, local, validate, watchdog};
 use clap::Parser;
 
 use benchops::watchdog::WatchSettings;
@@ -217,7 +217,7 @@ fn prepare(look: &Look) -> Result<(benchops::manifest::Manifest, WatchSettings),
     let manifest = load_manifest(&look.manifest)?;
     Ok((
         manifest,
-        watch::settings(now, look.lookback_hours, look.grace_minutes),
+        watchdog::settings(now, look.lookback_hours, look.grace_minutes),
     ))
 }
 
@@ -226,7 +226,7 @@ fn run_watchdog(look: &Look, json: bool, markdown: bool, annotations: bool) -> u
         Ok(p) => p,
         Err(code) => return code,
     };
-    let report = match watch::watch_local(&look.history_repo(), &manifest, &settings) {
+    let report = match watchdog::watch_local(&look.history_repo(), &manifest, &settings) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
@@ -238,11 +238,11 @@ fn run_watchdog(look: &Look, json: bool, markdown: bool, annotations: bool) -> u
             return code;
         }
     } else if markdown {
-        print!("{}", watch::render_markdown(&report));
+        print!("{}", watchdog::render_markdown(&report));
     } else {
-        print!("{}", watch::render_text(&report));
+        print!("{}", watchdog::render_text(&report));
         if annotations {
-            print!("{}", watch::render_annotations(&report));
+            print!("{}", watchdog::render_annotations(&report));
         }
     }
     if report.needs_attention() {
