@@ -49,8 +49,8 @@ use benchops_github::{
     Sleeper, TREE_REQUEST_BUDGET, Token, TokenService, TreeFile,
 };
 
-use crate::local::QUARANTINE_DIR;
 use crate::signatures::SignaturePolicy;
+use crate::sweep::handoff::QUARANTINE_DIR;
 use crate::sweep::{
     self, AdapterFailure, Advance, Cause, Clock, HandoffRefReport, HistoryStore, Inputs, Phase,
     PhaseToken, Progress, RefHandoff, RefOutcome, RequestSummary, StepError, SweepError,

@@ -56,7 +56,7 @@ pub const HISTORY_DIR: &str = "history.git";
 /// The issue ledger, under the sweep directory.
 pub const LEDGER_FILE: &str = "issues.json";
 /// Where invalid handoffs are copied, under the sweep directory.
-pub const QUARANTINE_DIR: &str = "quarantine";
+pub use crate::sweep::handoff::QUARANTINE_DIR;
 /// The sweep lock file, under the sweep directory.
 pub const LOCK_FILE: &str = ".sweep.lock";
 /// How long a sweep waits for another one to release the sweep lock, by

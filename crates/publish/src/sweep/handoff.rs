@@ -43,6 +43,10 @@ use crate::signatures::{SignaturePolicy, check_signature, read_signature};
 use crate::text::{error_line, escape_text, shown_path};
 use crate::verify::{IssueOut, NameRule, issue_line, read_issue, verify_named};
 
+/// The quarantine directory's name, beside the handoffs it holds copies of
+/// (`DIR/quarantine` in local mode, `<handoff>/quarantine` in GitHub mode).
+pub const QUARANTINE_DIR: &str = "quarantine";
+
 /// Where an invalid handoff went.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Quarantined {
