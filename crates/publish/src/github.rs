@@ -491,7 +491,7 @@ impl GitHubStore {
         let Some(dir) = &self.history_objects else {
             return Ok(None);
         };
-        let mut git = crate::history::git::bare_git();
+        let mut git = crate::history::command::bare_git();
         // A partial clone must not fetch what it lacks: the API reads it.
         git.arg("-C").arg(dir).env("GIT_NO_LAZY_FETCH", "1");
         crate::history::stream::list_tree(git, tree).map_err(|e| {
@@ -628,7 +628,7 @@ impl HistoryStore for GitHubStore {
     ) -> Result<Vec<Vec<u8>>, StepError> {
         let local = match &self.history_objects {
             Some(dir) => {
-                let mut git = crate::history::git::bare_git();
+                let mut git = crate::history::command::bare_git();
                 // A partial clone must not fetch what it lacks: the API reads it.
                 git.arg("-C").arg(dir).env("GIT_NO_LAZY_FETCH", "1");
                 let oids: Vec<&str> = blobs.iter().map(|(_, b)| *b).collect();

@@ -9,6 +9,7 @@
 //! engine (`LocalHistory::persist`, which runs it over this store, is local
 //! mode's, in `crate::local`).
 
+pub(crate) mod command;
 pub mod git;
 pub mod setup;
 pub(crate) mod stream;

@@ -1,7 +1,7 @@
-//! The sweep's one error model: a [`SweepError`] says the phase and the
-//! step where the sweep stopped, what it had done ([`Progress`]), and the
-//! [`Cause`]. Whether a rerun can succeed as is comes from the cause, and
-//! for wrapped errors from the inner error itself.
+//! The sweep's one error model for a failed step: a [`StepError`] says the
+//! step and the [`Cause`] (the engine adds the phase and what it had done:
+//! [`SweepError`](super::SweepError)). Whether a rerun can succeed as is
+//! comes from the cause, and for wrapped errors from the inner error itself.
 //!
 //! The engine's own causes are variants of [`Cause`]. An adapter's failure
 //! crosses its port as one boxed [`AdapterCause`]: the engine shows it, with
@@ -14,38 +14,9 @@ use std::path::PathBuf;
 use benchops::manifest::ManifestError;
 use benchops::time::TimeError;
 use benchops::{Sha256Digest, VerifyError};
-use serde::Serialize;
 
-use super::ports::Applied;
 use crate::signatures::SignersError;
 use crate::text::shown_path;
-
-/// A phase of the sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Phase {
-    /// Reading options, the manifest and keys; opening the stores.
-    Setup,
-    /// Validating handoffs.
-    Validate,
-    /// Persisting to `benchmark-history` (in GitHub mode, with the
-    /// contents-phase token).
-    Persist,
-    /// Reconciling drift issues (in GitHub mode, with the issues-phase
-    /// token).
-    Reconcile,
-}
-
-impl fmt::Display for Phase {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Phase::Setup => "setup",
-            Phase::Validate => "validate",
-            Phase::Persist => "persist",
-            Phase::Reconcile => "reconcile",
-        })
-    }
-}
 
 /// Why a sweep stopped. Each leaf error is defined once, here or in the
 /// module that produces it.
@@ -291,115 +262,6 @@ pub fn at<E: Into<Cause>>(step: impl Into<String>) -> impl FnOnce(E) -> StepErro
     move |e| StepError::new(step, e)
 }
 
-/// One phase token (GitHub mode): minted for a phase, revoked when the
-/// phase ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PhaseToken {
-    /// The phase (`contents` or `issues`).
-    pub phase: String,
-    /// When GitHub said it would expire (RFC 3339).
-    pub expires_at: String,
-    /// Whether the revocation succeeded.
-    pub revoked: bool,
-}
-
-/// What a sweep had done when it stopped (also kept on success).
-#[derive(Debug, Clone, Default)]
-pub struct Progress {
-    /// Handoffs validated (valid or not), from every source.
-    pub validated: usize,
-    /// Handoffs quarantined (invalid handoff refs included: left in place).
-    pub quarantined: usize,
-    /// Valid handoff refs read.
-    pub handoff_refs: usize,
-    /// Consumed handoff refs deleted (or found already gone).
-    pub refs_deleted: usize,
-    /// Whether the persist finished (its commit landed, or nothing was new).
-    pub persisted: bool,
-    /// The commit the persist landed, if any.
-    pub commit: Option<String>,
-    /// Reconcile actions applied, in order.
-    pub applied: Vec<Applied>,
-    /// Actions the plan held when the sweep stopped, applied or not.
-    pub planned: usize,
-    /// Tokens minted so far.
-    pub tokens: Vec<PhaseToken>,
-}
-
-fn short_commit(c: &str) -> &str {
-    c.get(..12).unwrap_or(c)
-}
-
-fn progress_line(p: &Progress) -> String {
-    let persist = match (&p.commit, p.persisted) {
-        (Some(c), _) => format!("history commit {} landed", short_commit(c)),
-        (None, true) => "history already complete".to_owned(),
-        (None, false) => "nothing persisted".to_owned(),
-    };
-    let refs = if p.handoff_refs > 0 {
-        format!(
-            ", {} of {} consumed handoff ref(s) deleted",
-            p.refs_deleted, p.handoff_refs
-        )
-    } else {
-        String::new()
-    };
-    format!(
-        "{} handoff(s) validated, {persist}{refs}, {} of {} reconcile action(s) applied",
-        p.validated,
-        p.applied.len(),
-        p.planned
-    )
-}
-
-fn rerun_hint(cause: &Cause) -> &'static str {
-    if cause.is_retryable() {
-        "; rerun to converge"
-    } else {
-        "; a rerun will not help until the cause is fixed"
-    }
-}
-
-/// A sweep that stopped: the phase, the step, what was done, why, and the
-/// receipt saying so.
-#[derive(Debug, thiserror::Error)]
-#[error("sweep stopped in the {phase} phase at {step} ({}){}", progress_line(.progress), rerun_hint(.cause))]
-pub struct SweepError {
-    /// The phase.
-    pub phase: Phase,
-    /// The step within the phase.
-    pub step: String,
-    /// What had been done.
-    pub progress: Box<Progress>,
-    /// Why.
-    #[source]
-    pub cause: Box<Cause>,
-    /// The sweep's receipt with `stopped` set (canonical `receipt/v1`
-    /// bytes), once the sweep got past setup. A failed persist commits
-    /// nothing, so this is the only copy; after a failed reconcile it is
-    /// the committed receipt (if any) plus `stopped`. The CLI writes it to
-    /// `--receipt-out` (or stderr).
-    pub receipt: Option<Vec<u8>>,
-}
-
-impl SweepError {
-    /// A failure in `phase` with no receipt yet.
-    pub fn new(phase: Phase, e: StepError, progress: &Progress) -> Self {
-        SweepError {
-            phase,
-            step: e.step,
-            progress: Box::new(progress.clone()),
-            cause: e.cause,
-            receipt: None,
-        }
-    }
-
-    /// Whether rerunning the same sweep can succeed as is.
-    pub fn is_retryable(&self) -> bool {
-        self.cause.is_retryable()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,8 +315,6 @@ mod tests {
         assert!(adapter(true).is_retryable());
         let refused = adapter(false);
         assert!(!refused.is_retryable());
-        assert!(rerun_hint(&refused).contains("will not help"));
-        assert!(rerun_hint(&adapter(true)).contains("rerun to converge"));
         let list = |kind| Cause::ListHandoffs {
             path: PathBuf::from("sealed"),
             source: io(kind),

@@ -38,6 +38,7 @@ pub mod health_issue;
 pub mod persist;
 pub mod ports;
 pub mod report;
+pub mod stop;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -57,19 +58,18 @@ use benchops::{LaneName, SealedRecord};
 use crate::text::error_line;
 
 pub use consume::{ConsumeOutcome, Consumed};
-pub use error::{
-    AdapterCause, AdapterFailure, Cause, Phase, PhaseToken, Progress, StepError, SweepError, at,
-};
+pub use error::{AdapterCause, AdapterFailure, Cause, StepError, at};
 pub use handoff::{HandoffReport, Quarantined};
 pub use persist::{MAX_ATTEMPTS, ReceiptBuilder};
 pub use ports::{
     Advance, Applied, ForeignIssue, HandoffRefReport, HistoryStore, IssueTracker, LabelNeed,
-    Listing, RefHandoff, RefOutcome, TipIndex,
+    Listing, PhaseToken, RefHandoff, RefOutcome, TipIndex,
 };
 pub use report::{
     LaneHealth, LatestRecord, PhaseSeconds, RequestSummary, SweepReport, render_note,
     render_summary,
 };
+pub use stop::{Phase, Progress, SweepError};
 
 use crate::verify::issue_line;
 

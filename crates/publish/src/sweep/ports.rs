@@ -27,7 +27,7 @@ use benchops::seal::{SealedRecord, VerifyError};
 
 use serde::Serialize;
 
-use super::error::{PhaseToken, StepError};
+use super::error::StepError;
 use crate::verify::IssueOut;
 
 /// The tip of the history branch and the blob at every path of its tree.
@@ -281,6 +281,18 @@ impl fmt::Display for ForeignIssue {
             self.author.as_deref().unwrap_or("an unknown author")
         )
     }
+}
+
+/// One phase token (GitHub mode): minted for a phase, revoked when the
+/// phase ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhaseToken {
+    /// The phase (`contents` or `issues`).
+    pub phase: String,
+    /// When GitHub said it would expire (RFC 3339).
+    pub expires_at: String,
+    /// Whether the revocation succeeded.
+    pub revoked: bool,
 }
 
 /// The `benchmark-history` branch.

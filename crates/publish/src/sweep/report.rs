@@ -20,9 +20,8 @@ use benchops::{LaneName, SealedRecord, Sha256Digest};
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::error::PhaseToken;
 use super::handoff::HandoffReport;
-use super::ports::{Applied, ForeignIssue, HandoffRefReport, RefOutcome};
+use super::ports::{Applied, ForeignIssue, HandoffRefReport, PhaseToken, RefOutcome};
 use crate::text::{escape_text, shown_path};
 use crate::verify::issue_line;
 
