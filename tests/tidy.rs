@@ -86,7 +86,7 @@ const MAX_LINES: usize = 1000;
 const LONG_FILES: &[(&str, &str)] = &[];
 
 /// The crates whose top-level modules must not import each other in a cycle.
-const ACYCLIC_CRATES: &[&str] = &["crates/exec/", "crates/github/"];
+const ACYCLIC_CRATES: &[&str] = &["crates/exec/", "crates/github/", "crates/publish/"];
 
 /// The map this test holds the tree to, relative to the workspace root.
 const ARCHITECTURE: &str = "ARCHITECTURE.md";

@@ -49,11 +49,12 @@ use benchops_github::{
     Sleeper, TREE_REQUEST_BUDGET, Token, TokenService, TreeFile,
 };
 
-use crate::local::QUARANTINE_DIR;
+use crate::signatures::SignaturePolicy;
+use crate::sweep::handoff::QUARANTINE_DIR;
 use crate::sweep::{
-    self, Advance, Cause, Clock, HandoffRefReport, HistoryStore, Inputs, Phase, PhaseToken,
-    Progress, RefHandoff, RefOutcome, RequestSummary, StepError, SweepError, SweepReport, TipIndex,
-    at,
+    self, AdapterFailure, Advance, Cause, Clock, HandoffRefReport, HistoryStore, Inputs, Phase,
+    PhaseToken, Progress, RefHandoff, RefOutcome, RequestSummary, StepError, SweepError,
+    SweepReport, TipIndex, at,
 };
 
 /// How the sweep's GitHub client is built. Everything is optional; the
@@ -125,7 +126,7 @@ pub struct GitHubSweepOptions {
     /// Keep one missed-run issue per lane with this label (`None`: off).
     pub missed_run_label: Option<String>,
     /// Keep the repository's health issue with this label
-    /// ([`crate::health_issue`]); `None`: none.
+    /// ([`crate::sweep::health_issue`]); `None`: none.
     pub health_issue_label: Option<String>,
 }
 
@@ -229,6 +230,45 @@ pub fn is_benchops_comment(body: &str, author: Option<&str>, bot_login: &str) ->
 /// report, never counts, whatever its body quotes.
 pub fn is_benchops_issue(author: Option<&str>, bot_login: &str) -> bool {
     author == Some(bot_login)
+}
+
+// ---------------------------------------------------------------------------
+// Errors, as they cross the ports
+
+/// Whether a rerun can succeed after GitHub refused or failed a request
+/// (after the client's own retries): not when GitHub's validation failed
+/// or the credentials cannot do it, since the same request fails the same
+/// way again.
+impl AdapterFailure for GitHubError {
+    fn is_retryable(&self) -> bool {
+        !matches!(
+            self,
+            GitHubError::Forbidden { .. }
+                // GitHub's validation failed (a body over its size limit, a
+                // bad label): the same request fails the same way on a rerun.
+                | GitHubError::Unprocessable { .. }
+                | GitHubError::InvalidInput { .. }
+                | GitHubError::InvalidKey { .. }
+                | GitHubError::PhaseForbids { .. }
+                | GitHubError::Config { .. }
+                | GitHubError::BuildRequest { .. }
+        )
+    }
+}
+
+/// GitHub truncated the recursive tree listing, so the absence of a path
+/// cannot be trusted. Not retryable: the tree stays as large.
+#[derive(Debug, thiserror::Error)]
+#[error("the tree {tree} of benchmark-history is too large to list in one request (truncated)")]
+pub struct TreeTruncated {
+    /// The tree id.
+    pub tree: String,
+}
+
+impl AdapterFailure for TreeTruncated {
+    fn is_retryable(&self) -> bool {
+        false
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -451,7 +491,7 @@ impl GitHubStore {
         let Some(dir) = &self.history_objects else {
             return Ok(None);
         };
-        let mut git = crate::history::git::bare_git();
+        let mut git = crate::history::command::bare_git();
         // A partial clone must not fetch what it lacks: the API reads it.
         git.arg("-C").arg(dir).env("GIT_NO_LAZY_FETCH", "1");
         crate::history::stream::list_tree(git, tree).map_err(|e| {
@@ -551,7 +591,7 @@ impl HistoryStore for GitHubStore {
                 Err(level) => {
                     return Err(StepError::new(
                         "list the tip's tree",
-                        Cause::TreeTruncated {
+                        TreeTruncated {
                             tree: level.as_str().to_owned(),
                         },
                     ));
@@ -588,7 +628,7 @@ impl HistoryStore for GitHubStore {
     ) -> Result<Vec<Vec<u8>>, StepError> {
         let local = match &self.history_objects {
             Some(dir) => {
-                let mut git = crate::history::git::bare_git();
+                let mut git = crate::history::command::bare_git();
                 // A partial clone must not fetch what it lacks: the API reads it.
                 git.arg("-C").arg(dir).env("GIT_NO_LAZY_FETCH", "1");
                 let oids: Vec<&str> = blobs.iter().map(|(_, b)| *b).collect();
@@ -856,7 +896,7 @@ pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, Swee
     let mut tracker = GitHubTracker::new(shared);
     let metrics_client = client.clone();
     let summary_client = client;
-    let signing = crate::signatures::SignaturePolicy::load(&manifest, &opts.manifest, || {
+    let signing = SignaturePolicy::load(&manifest, &opts.manifest, || {
         sweep::clock_instant(&opts.clock)
     })
     .map_err(setup_error)?;
@@ -909,4 +949,22 @@ pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, Swee
 /// CLI calls). Do not call it from inside a runtime.
 pub fn sweep_github_blocking(opts: &GitHubSweepOptions) -> Result<SweepReport, SweepError> {
     sweep::block_on(sweep_github(opts)).map_err(setup_error)?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refusal of GitHub's validation fails the same way on a rerun.
+    #[test]
+    fn a_github_validation_failure_is_not_retryable() {
+        let unprocessable = Cause::from(GitHubError::Unprocessable {
+            operation: "issues/create",
+            message: "Validation Failed".into(),
+            errors: Vec::new(),
+            request_id: None,
+        });
+        assert!(!unprocessable.is_retryable());
+        assert!(!Cause::from(TreeTruncated { tree: "t".into() }).is_retryable());
+    }
 }

@@ -10,10 +10,10 @@ use std::fs;
 use std::path::Path;
 
 use benchops::seal::SealedRecord;
-use benchops_publish::health_issue::{DEFAULT_HEALTH_LABEL, HEALTH_MARKER};
 use benchops_publish::ledger::{Ledger, LedgerState};
 use benchops_publish::local::{LocalSweepOptions, sweep_local};
 use benchops_publish::sweep::Clock;
+use benchops_publish::sweep::health_issue::{DEFAULT_HEALTH_LABEL, HEALTH_MARKER};
 use benchops_testkit::records::{TWO_LANE_MANIFEST, clean, drift};
 
 fn hand_off(dir: &Path, records: &[SealedRecord]) {

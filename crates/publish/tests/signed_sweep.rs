@@ -234,9 +234,9 @@ fn a_missing_or_broken_allowed_signers_file_stops_the_sweep_before_anything() {
     };
     let e = run();
     assert!(
-        benchops_publish::sweep::error_line(&e).contains("allowed_signers"),
+        benchops_publish::text::error_line(&e).contains("allowed_signers"),
         "{}",
-        benchops_publish::sweep::error_line(&e)
+        benchops_publish::text::error_line(&e)
     );
     std::fs::create_dir_all(root.join("keys")).expect("dir");
     std::fs::write(
@@ -245,7 +245,7 @@ fn a_missing_or_broken_allowed_signers_file_stops_the_sweep_before_anything() {
     )
     .expect("bad");
     let e = run();
-    let line = benchops_publish::sweep::error_line(&e);
+    let line = benchops_publish::text::error_line(&e);
     assert!(line.contains("line 1"), "{line}");
     assert!(
         !dir.join("history.git")

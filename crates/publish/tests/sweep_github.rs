@@ -27,7 +27,7 @@ use benchops::seal::SealedRecord;
 use benchops_github::{GitHubClient, GitSha, ManualClock, Repo, Token};
 use benchops_publish::github::{GitHubSweepOptions, sweep_github};
 use benchops_publish::history::record_path;
-use benchops_publish::ledger::Applied;
+use benchops_publish::sweep::Applied;
 use benchops_publish::sweep::Clock;
 use benchops_publish::sweep::{
     Cause, Phase as SweepPhase, RefOutcome, SweepError as GitHubSweepError,

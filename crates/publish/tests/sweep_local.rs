@@ -11,8 +11,9 @@ use std::sync::Arc;
 use benchops::reconcile::{Note, drift_marker, evidence_marker};
 use benchops::seal::SealedRecord;
 use benchops_publish::history::{LocalHistory, record_path};
-use benchops_publish::ledger::{Applied, BENCHOPS_AUTHOR, Ledger, LedgerState};
+use benchops_publish::ledger::{BENCHOPS_AUTHOR, Ledger, LedgerState};
 use benchops_publish::local::{AfterWrite, LocalSweepOptions, sweep_local};
+use benchops_publish::sweep::Applied;
 use benchops_publish::sweep::{Clock, SweepReport, render_summary};
 use benchops_testkit::records::{clean, drift, drift_both};
 use serde_json::Value;
@@ -531,7 +532,7 @@ fn a_corrupt_ledger_stops_the_sweep_naming_the_file() {
     )
     .expect("w");
     let err = sweep_local(&e.opts()).expect_err("refused");
-    let line = benchops_publish::sweep::error_line(&err);
+    let line = benchops_publish::text::error_line(&err);
     assert!(line.contains("issues.json"), "{line}");
     // The record was persisted before the reconcile stopped; the receipt
     // that goes with the error says where.

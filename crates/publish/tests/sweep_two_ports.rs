@@ -235,7 +235,7 @@ impl Mode {
             Err(e) => panic!(
                 "{} sweep failed: {}",
                 self.name(),
-                benchops_publish::sweep::error_line(&e)
+                benchops_publish::text::error_line(&e)
             ),
         }
     }

@@ -33,14 +33,13 @@ use benchops::LaneName;
 use benchops::Sha256Digest;
 use benchops::baseline::BaselinePointer;
 use benchops::layout::{HISTORY_REF, RecordEntry, baseline_path};
-use benchops::manifest::BaselinePolicy;
 use benchops::receipt::{BaselineChange, PersistedRecord};
 use benchops::seal::{SealedRecord, VerifyError, verify};
 use benchops::time::order_key;
 
-use super::{HistoryError, setup};
-use crate::sweep::error::{Cause, StepError, error_line};
-use crate::sweep::persist::{self, ReceiptBuilder};
+use super::command::{args_text, bare_git, run, run_checked};
+use super::{HistoryError, StoreError, setup};
+use crate::sweep::error::StepError;
 use crate::sweep::ports::{Advance, HistoryStore, TipIndex};
 
 /// How many times one ref update waits for another writer's ref lock
@@ -51,20 +50,6 @@ const LOCK_WAITS: u32 = 50;
 const AUTHOR_NAME: &str = "benchops-publish";
 const AUTHOR_EMAIL: &str = "benchops-publish@localhost";
 const REFLOG_MESSAGE: &str = "benchops-publish: persist";
-
-/// Variables that would point git at another repository, index or object
-/// store; they are removed from every git call.
-const GIT_ENV_OVERRIDES: [&str; 9] = [
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-    "GIT_CEILING_DIRECTORIES",
-    "GIT_QUARANTINE_PATH",
-];
 
 /// A git repository holding the `benchmark-history` branch.
 #[derive(Debug, Clone)]
@@ -96,27 +81,6 @@ pub struct PreparedCommit {
     pub receipt_path: String,
 }
 
-/// What [`LocalHistory::persist`] did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PersistOutcome {
-    /// The commit now at the tip, or None when nothing was new (no commit).
-    pub commit: Option<String>,
-    /// The tip the commit was built on (or the unchanged tip).
-    pub parent: Option<String>,
-    /// The branch's tree after the persist (None: no branch).
-    pub tree: Option<String>,
-    /// How many times the commit was built (from 1).
-    pub attempts: u32,
-    /// Every record, in input order (duplicates removed).
-    pub persisted: Vec<PersistedRecord>,
-    /// Baseline pointers that moved.
-    pub baseline_changes: Vec<BaselineChange>,
-    /// The receipt's canonical bytes.
-    pub receipt: Vec<u8>,
-    /// The receipt's path when it was written (None: nothing was new).
-    pub receipt_path: Option<String>,
-}
-
 /// The branch `write_commit` commits on inside fast-import; it is reset
 /// before fast-import ends, so it never exists in the repository.
 const SCRATCH_BRANCH: &str = "refs/benchops/scratch/persist";
@@ -128,10 +92,6 @@ fn fast_import_path_ok(path: &str) -> bool {
         && !path.starts_with('"')
         && !path.starts_with('/')
         && !path.contains(['\n', '\0', '\\'])
-}
-
-fn args_text(args: &[&str]) -> String {
-    args.join(" ")
 }
 
 fn utf8_line(args: &[&str], out: &[u8]) -> Result<String, HistoryError> {
@@ -255,7 +215,8 @@ impl LocalHistory {
         }
     }
 
-    fn tree_of(&self, commit: &str) -> Result<String, HistoryError> {
+    /// The tree of `commit`.
+    pub fn tree_of(&self, commit: &str) -> Result<String, HistoryError> {
         let rev = format!("{commit}^{{tree}}");
         let args = ["rev-parse", "--verify", rev.as_str()];
         let out = self.git(&args, None)?;
@@ -419,90 +380,6 @@ impl LocalHistory {
     }
 
     // -- writing ------------------------------------------------------------
-
-    /// Persists `records` in one commit on `benchmark-history`, with the
-    /// receipt and any baseline pointer change, by the sweep engine's rules
-    /// ([`crate::sweep::persist`]). `policies` maps each lane to its
-    /// manifest baseline policy. Retries a lost race on the new tip, up to
-    /// [`persist::MAX_ATTEMPTS`] builds in all; never forces.
-    pub fn persist(
-        &self,
-        records: &[SealedRecord],
-        receipt: &ReceiptBuilder,
-        policies: &BTreeMap<LaneName, BaselinePolicy>,
-    ) -> Result<PersistOutcome, HistoryError> {
-        let mut store = self.clone();
-        let landed = crate::sweep::ready(persist::persist(
-            &mut store,
-            records,
-            &BTreeMap::new(),
-            receipt,
-            policies,
-            &|| None,
-        ))
-        .map_err(from_step)?;
-        let tree = match &landed.tip.commit {
-            Some(c) => Some(self.tree_of(c)?),
-            None => None,
-        };
-        Ok(PersistOutcome {
-            commit: landed.commit,
-            parent: landed.parent,
-            tree,
-            attempts: landed.attempts,
-            persisted: landed.persisted,
-            baseline_changes: landed.baseline_changes,
-            receipt: landed.receipt_bytes,
-            receipt_path: landed.receipt_path,
-        })
-    }
-
-    /// Builds the commit [`persist`](Self::persist) would make on the
-    /// current tip (as attempt 1) without moving the branch. Its objects are
-    /// unreachable until [`publish`](Self::publish) succeeds, so dropping it
-    /// is exactly a crash before the ref update.
-    pub fn prepare(
-        &self,
-        records: &[SealedRecord],
-        receipt: &ReceiptBuilder,
-        policies: &BTreeMap<LaneName, BaselinePolicy>,
-    ) -> Result<PreparedCommit, HistoryError> {
-        let planned = persist::plan_records(records).map_err(from_step)?;
-        for p in &planned {
-            let digest = p.sealed.digest();
-            verify(p.sealed.bytes(), Some(&digest))
-                .map_err(|source| HistoryError::InvalidRecord { digest, source })?;
-        }
-        let tip = self.tip_index()?;
-        let lanes =
-            benchops::baseline::lanes_with_proposals(planned.iter().map(|p| &p.sealed), policies);
-        let mut store = self.clone();
-        let pointers = crate::sweep::ready(persist::pointers_at(&mut store, &tip, &lanes))
-            .map_err(from_step)?;
-        let id = |b: &[u8]| self.blob_id_of(b);
-        let plan = persist::plan_commit(&tip, &id, &planned, &pointers, receipt, policies, 1)
-            .map_err(from_step)?;
-        let parent_tree = match &tip.commit {
-            Some(c) => Some(self.tree_of(c)?),
-            None => None,
-        };
-        let (commit, tree) = if plan.files.is_empty() {
-            (None, parent_tree)
-        } else {
-            let (c, t) = self.write_commit(&tip, &plan.files, &plan.message, plan.date_unix)?;
-            (Some(c), Some(t))
-        };
-        Ok(PreparedCommit {
-            parent: tip.commit,
-            commit,
-            tree,
-            attempt: 1,
-            persisted: plan.persisted,
-            baseline_changes: plan.baseline_changes,
-            receipt: plan.receipt_bytes,
-            receipt_path: plan.receipt_path,
-        })
-    }
 
     /// Moves the branch from the prepared commit's parent to the prepared
     /// commit, as a compare-and-swap (`update <ref> <new> <old>` in a
@@ -783,32 +660,8 @@ impl LocalHistory {
     }
 }
 
-/// A history error from a sweep engine step of the local store.
-fn from_step(e: StepError) -> HistoryError {
-    match *e.cause {
-        Cause::Git { source, .. } => source,
-        Cause::Conflict { path, blob } => HistoryError::Conflict {
-            path,
-            existing: blob,
-        },
-        Cause::RetriesExhausted { attempts } => HistoryError::RetriesExhausted { attempts },
-        Cause::InvalidRecord { digest, source } => HistoryError::InvalidRecord { digest, source },
-        Cause::Time(t) => HistoryError::InvalidReceipt {
-            reasons: vec![format!("{}: {t}", e.step)],
-        },
-        Cause::InvalidDocument { what, reasons } if what == "receipt" => {
-            HistoryError::InvalidReceipt { reasons }
-        }
-        cause => HistoryError::Engine {
-            step: e.step,
-            retryable: cause.is_retryable(),
-            message: error_line(&cause),
-        },
-    }
-}
-
-fn git_cause(path: &Path) -> impl Fn(HistoryError) -> Cause + '_ {
-    move |source| Cause::Git {
+fn git_cause(path: &Path) -> impl Fn(HistoryError) -> StoreError + '_ {
+    move |source| StoreError {
         path: path.to_path_buf(),
         source,
     }
@@ -889,77 +742,5 @@ impl HistoryStore for LocalHistory {
 
     async fn end(&mut self) -> Result<(), StepError> {
         Ok(())
-    }
-}
-
-/// `git` with no inherited repository overrides.
-pub(crate) fn bare_git() -> Command {
-    let mut c = Command::new("git");
-    for v in GIT_ENV_OVERRIDES {
-        c.env_remove(v);
-    }
-    c.env("GIT_TERMINAL_PROMPT", "0");
-    c
-}
-
-pub(crate) fn run(
-    mut c: Command,
-    args: &[&str],
-    input: Option<&[u8]>,
-) -> Result<Output, HistoryError> {
-    let spawn_err = |source| HistoryError::Spawn {
-        args: args_text(args),
-        source,
-    };
-    c.stdin(if input.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    })
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let mut child = c.spawn().map_err(spawn_err)?;
-    let stdin = child.stdin.take();
-    // The input is written from its own thread while this one drains
-    // stdout and stderr: git may answer before it has read all of its
-    // input (`cat-file --batch` answers as it reads, `fast-import` may
-    // report an error early), and writing it all first would then fill
-    // both pipes and block both processes for good. The writer drops stdin
-    // when done, which is git's end of input.
-    std::thread::scope(|s| {
-        let writer = match (input, stdin) {
-            (Some(bytes), Some(mut stdin)) => Some(s.spawn(move || stdin.write_all(bytes))),
-            _ => None,
-        };
-        let out = child.wait_with_output();
-        let written = match writer.map(|w| w.join()) {
-            None => Ok(()),
-            Some(Ok(written)) => written,
-            Some(Err(panic)) => std::panic::resume_unwind(panic),
-        };
-        match written {
-            Ok(()) => {}
-            // A broken pipe means git stopped early; its exit status says why.
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
-            Err(e) => return Err(spawn_err(e)),
-        }
-        out.map_err(spawn_err)
-    })
-}
-
-pub(crate) fn run_checked(
-    c: Command,
-    args: &[&str],
-    input: Option<&[u8]>,
-) -> Result<Vec<u8>, HistoryError> {
-    let out = run(c, args, input)?;
-    if out.status.success() {
-        Ok(out.stdout)
-    } else {
-        Err(HistoryError::Git {
-            args: args_text(args),
-            status: out.status.to_string(),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        })
     }
 }

@@ -4,9 +4,12 @@
 //! disk ([`git::LocalHistory`]).
 //!
 //! The rules of a persist (create-only paths, baseline moves, receipts,
-//! compare-and-swap) live in the sweep engine ([`crate::sweep::persist`]);
-//! [`LocalHistory::persist`] runs that engine over the git repository.
+//! compare-and-swap) live in the sweep engine ([`crate::sweep::persist`]),
+//! which drives this store through its port; the store never drives the
+//! engine (`LocalHistory::persist`, which runs it over this store, is local
+//! mode's, in `crate::local`).
 
+pub(crate) mod command;
 pub mod git;
 pub mod setup;
 pub(crate) mod stream;
@@ -23,8 +26,9 @@ pub use benchops::receipt::{
     BaselineChange, HistoryInfo, PersistedRecord, Receipt, RequestMetrics, SkippedEntry, Stopped,
     SweepInfo, ValidatedEntry, WorkflowRun,
 };
-pub use git::{LocalHistory, PersistOutcome, PreparedCommit};
+pub use git::{LocalHistory, PreparedCommit};
 
+use crate::sweep::AdapterFailure;
 pub use crate::sweep::persist::{MAX_ATTEMPTS, ReceiptBuilder};
 
 /// The slot of a record as it appears in history paths: `YYYYMMDDTHHMMSSZ`.
@@ -212,6 +216,24 @@ pub enum HistoryError {
     },
 }
 
+/// The local history store failed, as the sweep reports it: the
+/// repository, then what failed.
+#[derive(Debug, thiserror::Error)]
+#[error("history repository {}", path.display())]
+pub struct StoreError {
+    /// The repository.
+    pub path: PathBuf,
+    /// What failed.
+    #[source]
+    pub source: HistoryError,
+}
+
+impl AdapterFailure for StoreError {
+    fn is_retryable(&self) -> bool {
+        self.source.is_retryable()
+    }
+}
+
 fn show_tip(tip: Option<&str>) -> String {
     tip.map_or_else(|| "(absent)".to_owned(), str::to_owned)
 }
@@ -230,5 +252,38 @@ impl HistoryError {
                     ..
                 }
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::Cause;
+
+    /// A git failure reaches the engine as the store's own error, and
+    /// whether a rerun helps comes from what git said.
+    #[test]
+    fn a_store_failure_is_retryable_as_its_history_error_says() {
+        let git = |source| {
+            Cause::from(StoreError {
+                path: PathBuf::from("history.git"),
+                source,
+            })
+        };
+        assert!(
+            git(HistoryError::RefBusy {
+                stderr: "locked".into()
+            })
+            .is_retryable()
+        );
+        let conflict = git(HistoryError::Conflict {
+            path: "results/x".into(),
+            existing: "abc".into(),
+        });
+        assert!(!conflict.is_retryable());
+        assert!(
+            crate::text::error_line(&conflict).starts_with("history repository history.git: results/x on benchmark-history already holds other bytes"),
+            "{conflict}"
+        );
     }
 }

@@ -357,14 +357,14 @@ pub(crate) fn list_tree(
     let mut probe = clone_command(&git);
     let args = ["cat-file", "-e", spec.as_str()];
     probe.args(args);
-    let out = super::git::run(probe, &args, None)?;
+    let out = super::command::run(probe, &args, None)?;
     if !out.status.success() {
         return Ok(None);
     }
     let args = ["ls-tree", "-r", "-z", "--full-tree", tree];
     let mut list = git;
     list.args(args);
-    let out = super::git::run_checked(list, &args, None)?;
+    let out = super::command::run_checked(list, &args, None)?;
     let mut files = std::collections::BTreeMap::new();
     for entry in out.split(|&b| b == 0).filter(|e| !e.is_empty()) {
         let bad = || HistoryError::UnexpectedOutput {

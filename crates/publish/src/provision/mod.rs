@@ -150,7 +150,7 @@ impl ProvisionOptions {
             execution_actors: Vec::new(),
             handoff_via_app: false,
             missed_run_label: Some("benchmark-missed-run".to_owned()),
-            health_label: Some(crate::health_issue::DEFAULT_HEALTH_LABEL.to_owned()),
+            health_label: Some(sweep::health_issue::DEFAULT_HEALTH_LABEL.to_owned()),
             client: ClientSettings::default(),
         }
     }
@@ -221,8 +221,13 @@ struct Session {
 }
 
 fn expected(opts: &ProvisionOptions) -> Result<Expected, ProvisionError> {
-    let manifest = sweep::load_manifest(&opts.manifest)
-        .map_err(|e| ProvisionError(format!("{}: {}", e.step, sweep::error_line(&*e.cause))))?;
+    let manifest = sweep::load_manifest(&opts.manifest).map_err(|e| {
+        ProvisionError(format!(
+            "{}: {}",
+            e.step,
+            crate::text::error_line(&*e.cause)
+        ))
+    })?;
     let mut labels: Vec<(String, String, String)> = sweep::label_needs(&manifest, &[])
         .into_iter()
         .map(|l| (l.name, l.color, l.description))
@@ -250,7 +255,7 @@ fn expected(opts: &ProvisionOptions) -> Result<Expected, ProvisionError> {
 fn session(opts: &ProvisionOptions) -> Result<Session, ProvisionError> {
     let repo = Repo::parse(&opts.repo).map_err(err("--repo"))?;
     let client = build_client_with(&opts.client)
-        .map_err(|e| ProvisionError(sweep::error_line(&*e.cause)))?;
+        .map_err(|e| ProvisionError(crate::text::error_line(&*e.cause)))?;
     let app = match (opts.app_id, &opts.app_key_file) {
         (Some(id), Some(file)) => {
             // Bounded and non-blocking, like every file the publisher reads.
@@ -596,7 +601,7 @@ async fn take(gh: &GitHubClient, repo: &Repo, step: &Step) -> Result<(), GitHubE
 pub fn blocking<T>(
     f: impl Future<Output = Result<T, ProvisionError>>,
 ) -> Result<T, ProvisionError> {
-    sweep::block_on(f).map_err(|e| ProvisionError(sweep::error_line(&*e.cause)))?
+    sweep::block_on(f).map_err(|e| ProvisionError(crate::text::error_line(&*e.cause)))?
 }
 
 /// The report as text: one line per check, its remedy under a failing one,

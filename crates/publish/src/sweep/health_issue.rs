@@ -19,7 +19,7 @@ use benchops::reconcile::{Action, ActualIssue, IssueState, Place, inert};
 use benchops::seal::SealedRecord;
 use benchops::watchdog::LaneWatch;
 
-use crate::health::{durations_of, trend};
+use super::report::{durations_of, trend};
 
 /// The hidden marker that identifies the health issue.
 pub const HEALTH_MARKER: &str = "<!-- benchops:health-issue -->";

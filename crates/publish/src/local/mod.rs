@@ -26,6 +26,8 @@
 //! and says an action's target changed when the file's bytes differ from
 //! what it last read or wrote (a person or another sweep edited it).
 
+mod persist;
+
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::Read as _;
@@ -39,11 +41,12 @@ use nix::fcntl::{Flock, FlockArg};
 
 use benchops::reconcile::{Action, RenderOptions};
 
-use crate::history::{HistoryError, LocalHistory, setup};
-use crate::ledger::{Applied, Ledger, LedgerError};
+use crate::history::{HistoryError, LocalHistory, StoreError, setup};
+use crate::ledger::{Ledger, LedgerError};
+use crate::signatures::SignaturePolicy;
 use crate::sweep::{
-    self, Cause, Clock, Inputs, IssueTracker, LabelNeed, Listing, Phase, Progress, RequestSummary,
-    StepError, SweepError, SweepReport,
+    self, Applied, Cause, Clock, Inputs, IssueTracker, LabelNeed, Listing, Phase, Progress,
+    RequestSummary, StepError, SweepError, SweepReport,
 };
 
 /// Where sealed handoffs are read from, under the sweep directory.
@@ -53,7 +56,7 @@ pub const HISTORY_DIR: &str = "history.git";
 /// The issue ledger, under the sweep directory.
 pub const LEDGER_FILE: &str = "issues.json";
 /// Where invalid handoffs are copied, under the sweep directory.
-pub const QUARANTINE_DIR: &str = "quarantine";
+pub use crate::sweep::handoff::QUARANTINE_DIR;
 /// The sweep lock file, under the sweep directory.
 pub const LOCK_FILE: &str = ".sweep.lock";
 /// How long a sweep waits for another one to release the sweep lock, by
@@ -102,7 +105,7 @@ pub struct LocalSweepOptions {
     /// Keep one missed-run issue per lane with this label (`None`: off).
     pub missed_run_label: Option<String>,
     /// Keep the repository's health issue with this label
-    /// ([`crate::health_issue`]); `None`: none.
+    /// ([`crate::sweep::health_issue`]); `None`: none.
     pub health_issue_label: Option<String>,
 }
 
@@ -153,13 +156,12 @@ impl LocalSweepOptions {
 /// the sweep lock throughout the wait (nothing was read or written; the
 /// CLI exits with [`crate::exit::BUSY`]).
 pub fn is_locked_out(e: &SweepError) -> bool {
-    matches!(
-        e.cause.as_ref(),
-        Cause::Git {
-            source: HistoryError::SweepLocked { .. },
-            ..
-        }
-    )
+    match e.cause.as_ref() {
+        Cause::Adapter(a) => a
+            .downcast_ref::<StoreError>()
+            .is_some_and(|s| matches!(s.source, HistoryError::SweepLocked { .. })),
+        _ => false,
+    }
 }
 
 /// Takes the exclusive sweep lock at `path`, waiting at most `wait`; then
@@ -422,7 +424,7 @@ fn refuse_links(paths: &[PathBuf]) -> Result<(), StepError> {
                 Cause::Config {
                     reason: format!(
                         "{} is a symbolic link; the sweep never writes through a link (replace it with a directory, or remove it)",
-                        crate::validate::shown_path(p)
+                        crate::text::shown_path(p)
                     ),
                 },
             ));
@@ -453,7 +455,7 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
         move |source| {
             setup(StepError::new(
                 step,
-                Cause::Git {
+                StoreError {
                     path: history_path,
                     source,
                 },
@@ -491,7 +493,7 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
     }
     let mut tracker =
         LedgerTracker::new(opts.ledger_path()).with_after_write(opts.after_ledger_write.clone());
-    let signing = crate::signatures::SignaturePolicy::load(&manifest, &opts.manifest, || {
+    let signing = SignaturePolicy::load(&manifest, &opts.manifest, || {
         sweep::clock_instant(&opts.clock)
     })
     .map_err(setup)?;
@@ -512,7 +514,7 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
         requests: Arc::new(|| None),
         request_summary: Arc::new(RequestSummary::default),
     };
-    let mut report = sweep::ready(sweep::run(&inputs, &mut store, &mut tracker))?;
+    let mut report = pollster::block_on(sweep::run(&inputs, &mut store, &mut tracker))?;
     report.setup_notes = setup_notes;
     Ok(report)
 }

@@ -17,7 +17,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use crate::history::LocalHistory;
-use crate::validate::escape_text;
+use crate::text::{escape_text, markdown_cell as cell};
 
 /// The schema tag of the JSON report.
 pub const WATCHDOG_SCHEMA: &str = "watchdog-report/v1";
@@ -216,19 +216,6 @@ fn class_name(c: SlotClass) -> &'static str {
         SlotClass::Failed => "failed",
         SlotClass::Pending => "pending",
     }
-}
-
-/// Text safe in a markdown table cell: no pipe, no markup, no mention or
-/// reference, one line, at most 200 characters.
-pub(crate) fn cell(t: &str) -> String {
-    t.chars()
-        .take(200)
-        .map(|c| match c {
-            '|' | '<' | '>' | '`' | '*' | '[' | ']' | '\\' | '@' | '#' => ' ',
-            c if c.is_control() => ' ',
-            c => c,
-        })
-        .collect()
 }
 
 /// The report as markdown, for `$GITHUB_STEP_SUMMARY`.
