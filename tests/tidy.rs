@@ -86,7 +86,12 @@ const MAX_LINES: usize = 1000;
 const LONG_FILES: &[(&str, &str)] = &[];
 
 /// The crates whose top-level modules must not import each other in a cycle.
-const ACYCLIC_CRATES: &[&str] = &["crates/exec/", "crates/github/", "crates/publish/"];
+const ACYCLIC_CRATES: &[&str] = &[
+    "crates/exec/",
+    "crates/github/",
+    "crates/publish/",
+    "crates/platform/",
+];
 
 /// The map this test holds the tree to, relative to the workspace root.
 const ARCHITECTURE: &str = "ARCHITECTURE.md";
