@@ -9,8 +9,8 @@
 //!
 //! Each check is its own test, so a failure names the rule it breaks:
 //!
-//! - [`code_map_names_every_module`]: ARCHITECTURE.md's code map and the
-//!   source tree name the same modules, crate by crate.
+//! - [`code_map_names_every_crate_and_directory`]: ARCHITECTURE.md's code
+//!   map has a section per crate, naming every directory of its `src/`.
 //! - [`every_source_file_has_a_module_doc`]: every file opens with `//!`.
 //! - [`no_source_file_is_too_long`]: at most [`MAX_LINES`] lines, unless
 //!   [`LONG_FILES`] gives the file and the reason.
@@ -23,15 +23,11 @@
 //! headings name it: `src/` for the root package, `crates/<name>/` for the
 //! crates under `crates/`, and `xtask/`.
 //!
-//! The module name of a file is its path relative to the crate's `src/`,
-//! without `.rs`, with a trailing `/mod` dropped and every `/` written as
-//! `::`: `src/reconcile/plan.rs` is `reconcile::plan`,
-//! `crates/publish/src/sweep/mod.rs` is `sweep`,
-//! `crates/exec/src/backend/slurm/parse.rs` is `backend::slurm::parse`.
-//! `lib.rs` is the crate itself, not a module. Binary roots keep their file
-//! name: `main.rs` is `main.rs` and `src/bin/x.rs` is `bin/x.rs`. A module
-//! that only a binary declares (such as a `cli.rs` declared by `main.rs`) is
-//! still named by its path (`cli`).
+//! The module name of a file (used by the import-cycle check) is its path
+//! relative to the crate's `src/`, without `.rs`, with a trailing `/mod`
+//! dropped and every `/` written as `::`: `src/reconcile/plan.rs` is
+//! `reconcile::plan`. `lib.rs` is the crate itself; binary roots keep their
+//! file name (`main.rs`).
 //!
 //! # The code map
 //!
@@ -39,17 +35,14 @@
 //! heading and the next `## ` heading. In it, a `### ` heading whose first
 //! backticked word ends in `/` (`` ### `crates/exec/` — `benchops-exec` ``)
 //! opens the section of that crate; a `### ` heading without one (such as
-//! "Other folders") opens a section this test ignores. In a crate section,
-//! every table row except the header and the `|---|` separator is a row of
-//! the map, and its first cell lists one or more module names, each in
-//! backticks, separated by commas (`` `retry`, `pacing`, `time` ``).
-//!
-//! Nested modules are not implied by their parent: every file is named by
-//! its full module name, so `reconcile`, `reconcile::markers`,
-//! `reconcile::plan`, … each have a row (or share one). The check reports,
-//! per crate, the modules with a file but no row (missing), the names in the
-//! map with no file (stale), names listed twice, malformed rows, crates with
-//! no section and sections of crates that do not exist.
+//! "Other folders") opens a section this test ignores. The map is a map of
+//! crates and directories, not of files (each file's `//!` doc says what it
+//! is): every directory under a crate's `src/` that holds a source file must
+//! be named in backticks in the crate's section, with a trailing `/`
+//! (`backend/`, `backend/slurm/`), and every such name must exist. The
+//! check reports crates with no section, directories not named, names of
+//! directories that do not exist, repeated sections and sections of crates
+//! that do not exist.
 //!
 //! # Module docs
 //!
@@ -100,54 +93,41 @@ const ARCHITECTURE: &str = "ARCHITECTURE.md";
 // The checks
 
 #[test]
-fn code_map_names_every_module() {
+fn code_map_names_every_crate_and_directory() {
     let ws = Workspace::load();
     let md = fs::read_to_string(ws.root.join(ARCHITECTURE)).expect("ARCHITECTURE.md is readable");
     let map = parse_code_map(&md);
     let mut report = map.problems.clone();
 
     for krate in &ws.crates {
-        let in_tree: BTreeSet<String> = krate
-            .files
-            .iter()
-            .filter_map(|f| module_name(&f.in_src))
-            .collect();
+        let in_tree = krate.directories();
         let Some(section) = map.sections.get(&krate.label) else {
             report.push(format!(
-                "{}: no `### ` section names this crate; its modules: {}",
+                "{}: no `### ` section names this crate; its directories: {}",
                 krate.label,
                 join(&in_tree)
             ));
             continue;
         };
-        let mut in_map = BTreeSet::new();
-        let mut twice = BTreeSet::new();
-        for (name, _) in &section.names {
-            if !in_map.insert(name.clone()) {
-                twice.insert(name.clone());
-            }
-        }
-        let missing: BTreeSet<_> = in_tree.difference(&in_map).cloned().collect();
-        let stale: BTreeSet<_> = in_map.difference(&in_tree).cloned().collect();
+        let named: BTreeSet<String> = backticked(&section.text)
+            .into_iter()
+            .filter(|w| w.ends_with('/') && *w != krate.label)
+            .collect();
+        let missing: BTreeSet<_> = in_tree.difference(&named).cloned().collect();
+        let stale: BTreeSet<_> = named.difference(&in_tree).cloned().collect();
         if !missing.is_empty() {
             report.push(format!(
-                "{}: missing (a file with no row): {}",
+                "{}: directories the section does not name: {}",
                 krate.label,
                 join(&missing)
             ));
         }
         if !stale.is_empty() {
             report.push(format!(
-                "{}: stale (a row with no file): {}",
+                "{ARCHITECTURE}:{}: `{}` names directories that do not exist: {}",
+                section.line,
                 krate.label,
                 join(&stale)
-            ));
-        }
-        if !twice.is_empty() {
-            report.push(format!(
-                "{}: listed more than once: {}",
-                krate.label,
-                join(&twice)
             ));
         }
     }
@@ -163,8 +143,8 @@ fn code_map_names_every_module() {
 
     assert!(
         report.is_empty(),
-        "the code map in {ARCHITECTURE} does not match the source tree \
-         (module name = path under the crate's src/ without `.rs` and `/mod`, `/` as `::`):\n{}",
+        "the code map in {ARCHITECTURE} does not match the source tree (a section per crate, \
+         naming every directory under its src/ as `dir/`):\n{}",
         report.join("\n")
     );
 }
@@ -278,36 +258,25 @@ fn tidy_module_names_follow_the_documented_rule() {
 }
 
 #[test]
-fn tidy_code_map_parser_reads_sections_and_rows() {
+fn tidy_code_map_parser_reads_sections_and_their_text() {
     let md = "\
 # A
-| module | what |
-|---|---|
-| `ignored` | before the code map |
+`ignored/` before the code map
 ## Code map
 ### `src/` — crate `core`
-| module | what |
-|---|---|
-| `a` | one |
-| `b`, `b::c` | two |
-| d | not backticked |
+The core; `seal/` seals, `reconcile/` reconciles.
 ### Other folders
-| path | what |
-|---|---|
-| `docs/` | ignored |
+`docs/` is ignored
+### `src/` again
 ## Invariants
-| `x` | after the code map |
+`x/` after the code map
 ";
     let map = parse_code_map(md);
-    let names: Vec<&str> = map.sections["src/"]
-        .names
-        .iter()
-        .map(|(n, _)| n.as_str())
-        .collect();
-    assert_eq!(names, ["a", "b", "b::c"]);
     assert_eq!(map.sections.len(), 1);
+    let words = backticked(&map.sections["src/"].text);
+    assert_eq!(words, ["seal/", "reconcile/"]);
     assert_eq!(map.problems.len(), 1, "{:?}", map.problems);
-    assert!(map.problems[0].contains(":11:"), "{:?}", map.problems);
+    assert!(map.problems[0].contains(":8:"), "{:?}", map.problems);
 }
 
 #[test]
@@ -436,6 +405,15 @@ impl Workspace {
 }
 
 impl Crate {
+    /// Every directory under the crate's `src/` that holds a source file,
+    /// relative to `src/`, with a trailing `/` (`backend/`, `backend/slurm/`).
+    fn directories(&self) -> BTreeSet<String> {
+        self.files
+            .iter()
+            .filter_map(|f| f.in_src.rsplit_once('/').map(|(dir, _)| format!("{dir}/")))
+            .collect()
+    }
+
     fn load(root: &Path, label: String, src: &str) -> Self {
         let mut paths = Vec::new();
         walk(&root.join(src), &mut paths);
@@ -511,15 +489,15 @@ fn module_name(in_src: &str) -> Option<String> {
 struct CodeMap {
     /// Crate label -> its section.
     sections: BTreeMap<String, Section>,
-    /// Malformed rows, repeated sections, a missing `## Code map`.
+    /// Repeated sections, a missing `## Code map`.
     problems: Vec<String>,
 }
 
 struct Section {
     /// 1-based line of the heading.
     line: usize,
-    /// Every module name of every row, with its 1-based line.
-    names: Vec<(String, usize)>,
+    /// The section's text, up to the next heading.
+    text: String,
 }
 
 fn parse_code_map(md: &str) -> CodeMap {
@@ -547,50 +525,23 @@ fn parse_code_map(md: &str) -> CodeMap {
                         "{ARCHITECTURE}:{number}: a second section for `{label}`"
                     ));
                 }
-                map.sections.insert(
-                    label.clone(),
-                    Section {
-                        line: number,
-                        names: Vec::new(),
-                    },
-                );
+                map.sections.entry(label.clone()).or_insert(Section {
+                    line: number,
+                    text: String::new(),
+                });
             }
             continue;
         }
-        let Some(label) = &current else { continue };
-        let row = line.trim();
-        if !row.starts_with('|') || is_separator(row) {
-            continue;
-        }
-        if lines
-            .get(i + 1)
-            .is_some_and(|next| is_separator(next.trim()))
-        {
-            continue; // the header row
-        }
-        let first = row[1..].split('|').next().unwrap_or("").trim();
-        match parse_name_list(first) {
-            Some(names) => {
-                let section = map
-                    .sections
-                    .get_mut(label)
-                    .expect("the current section exists");
-                section.names.extend(names.into_iter().map(|n| (n, number)));
-            }
-            None => map.problems.push(format!(
-                "{ARCHITECTURE}:{number}: in `{label}`, the first cell `{first}` is not a \
-                 comma-separated list of backticked module names"
-            )),
+        if let Some(label) = &current {
+            let section = map
+                .sections
+                .get_mut(label)
+                .expect("the current section exists");
+            section.text.push_str(line);
+            section.text.push('\n');
         }
     }
     map
-}
-
-/// A table separator row such as `|---|:--|`.
-fn is_separator(row: &str) -> bool {
-    row.starts_with('|')
-        && row.contains('-')
-        && row.chars().all(|c| matches!(c, '|' | '-' | ':' | ' '))
 }
 
 /// The words of `text` written in single backticks.
@@ -599,18 +550,6 @@ fn backticked(text: &str) -> Vec<String> {
         .skip(1)
         .step_by(2)
         .map(str::to_owned)
-        .collect()
-}
-
-/// `` `a`, `b::c` `` -> `["a", "b::c"]`; `None` unless every item is one
-/// non-empty backticked name.
-fn parse_name_list(cell: &str) -> Option<Vec<String>> {
-    cell.split(',')
-        .map(|item| {
-            let name = item.trim().strip_prefix('`')?.strip_suffix('`')?;
-            (!name.is_empty() && !name.contains('`') && !name.contains(' '))
-                .then(|| name.to_owned())
-        })
         .collect()
 }
 
