@@ -7,7 +7,8 @@
 //! One concern a file: sealing a record or a draft (here); the problem
 //! report (`report`: kinds, issues, errors); verifying bytes (`verify`: the
 //! one pass and the reporting path); and the semantic rules that the schema
-//! cannot express (`semantic`).
+//! cannot express (`semantic`, and `comparison` for a v2 record's
+//! comparison).
 
 use serde_json::Value;
 
@@ -17,6 +18,7 @@ use crate::path::{JsonPath, Segment};
 use crate::record::ResultRecord;
 use crate::{jcs, scan};
 
+mod comparison;
 mod report;
 mod semantic;
 mod verify;

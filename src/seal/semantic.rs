@@ -296,7 +296,7 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
         }
     }
     if let Some(c) = &r.comparison {
-        crate::compare::check_comparison(r, c, &mut push);
+        super::comparison::check_comparison(r, c, &mut push);
     }
     out
 }
