@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-const DRAFT: &[u8] = include_bytes!("../examples/result.draft.json");
+const DRAFT: &[u8] = include_bytes!("../../examples/result.draft.json");
 
 /// The example draft with its first case skipped by its command: `runs`
 /// succeeded runs and an own metric with `samples`.

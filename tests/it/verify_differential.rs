@@ -81,9 +81,9 @@ fn verdict(ok: bool) -> &'static str {
 
 fn seeds() -> Vec<(&'static str, Value)> {
     let read = |text: &str| -> Value { serde_json::from_str(text).expect("seed is JSON") };
-    let v1 = read(include_str!("../examples/result.draft.json"));
-    let v2 = read(include_str!("../examples/result-v2.draft.json"));
-    let large = read(include_str!("fixtures/records/large.draft.json"));
+    let v1 = read(include_str!("../../examples/result.draft.json"));
+    let v2 = read(include_str!("../../examples/result-v2.draft.json"));
+    let large = read(include_str!("../fixtures/records/large.draft.json"));
     // A v1 record run on Slurm, with no baseline and nothing proposed.
     let mut slurm = v1.clone();
     slurm["executor"] = json!({"kind": "slurm", "cluster": "hpc", "job_ids": ["1777", "1778"]});
@@ -574,7 +574,7 @@ fn mutants_of_the_bytes_get_the_same_verdict() {
 fn facts_sort_by_utf16_code_units_not_by_bytes() {
     let mut tally = Tally::default();
     let mut v: Value =
-        serde_json::from_str(include_str!("../examples/result.draft.json")).expect("example");
+        serde_json::from_str(include_str!("../../examples/result.draft.json")).expect("example");
     let mut facts = serde_json::Map::new();
     // U+FB01 sorts before U+1F600 by bytes and after it by UTF-16 units.
     facts.insert("\u{FB01}".into(), json!("ligature"));

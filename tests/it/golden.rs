@@ -97,7 +97,7 @@ fn fixture(stem: &str, variant: &str) -> Value {
 #[test]
 fn every_non_result_contract_has_fixtures() {
     for c in Contract::ALL {
-        // Result records have golden files of their own (v2: tests/lane_records.rs).
+        // Result records have golden files of their own (v2: tests/it/lane_records.rs).
         if matches!(c, Contract::BenchmarkResultV1 | Contract::BenchmarkResultV2) {
             continue;
         }

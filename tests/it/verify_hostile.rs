@@ -99,7 +99,7 @@ fn measure(bytes: &[u8], digest: Option<Sha256Digest>) -> Measured {
     std::fs::write(&input, bytes).expect("writes input");
     let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
     cmd.args([
-        "verify_in_a_child_process",
+        "verify_hostile::verify_in_a_child_process",
         "--exact",
         "--nocapture",
         "--test-threads=1",
