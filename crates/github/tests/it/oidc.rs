@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-const KEY_1: &[u8] = include_bytes!("fixtures/test-app-key.pem");
-const KEY_2: &[u8] = include_bytes!("fixtures/oidc-key-2.pem");
+const KEY_1: &[u8] = include_bytes!("../fixtures/test-app-key.pem");
+const KEY_2: &[u8] = include_bytes!("../fixtures/oidc-key-2.pem");
 const KID_1: &str = "key-1";
 const KID_2: &str = "key-2";
 const AUDIENCE: &str = "benchops";
@@ -430,7 +430,7 @@ async fn only_rs256_is_accepted_and_the_rest_is_refused_before_any_fetch() {
     let server = issuer(&[jwk(KEY_1, KID_1)]).await;
     let verifier = verifier(&server);
     let claims = github_claims(&server.uri());
-    let public_pem = include_bytes!("fixtures/test-app-key.pub.pem");
+    let public_pem = include_bytes!("../fixtures/test-app-key.pub.pem");
     let rsa = EncodingKey::from_rsa_pem(KEY_1).expect("fixture key parses");
     let tokens = [
         unsigned(&json!({"alg": "none", "kid": KID_1}), &claims),

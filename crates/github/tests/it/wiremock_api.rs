@@ -1095,14 +1095,14 @@ async fn content_creating_requests_are_paced_and_the_wait_is_reported() {
 fn app_key() -> AppKey {
     AppKey::from_pem(
         AppId::new(4242),
-        include_bytes!("fixtures/test-app-key.pem"),
+        include_bytes!("../fixtures/test-app-key.pem"),
     )
     .expect("the test key parses")
 }
 
 fn decode_jwt(jwt: &str) -> benchops_github::JwtClaims {
     let key =
-        jsonwebtoken::DecodingKey::from_rsa_pem(include_bytes!("fixtures/test-app-key.pub.pem"))
+        jsonwebtoken::DecodingKey::from_rsa_pem(include_bytes!("../fixtures/test-app-key.pub.pem"))
             .expect("the test public key parses");
     let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
     // The manual clock is in 2023; check the time claims by hand below.
@@ -1135,7 +1135,7 @@ fn app_jwt_is_rs256_backdated_and_short_lived() {
     forged.pop();
     forged.push('A');
     let key =
-        jsonwebtoken::DecodingKey::from_rsa_pem(include_bytes!("fixtures/test-app-key.pub.pem"))
+        jsonwebtoken::DecodingKey::from_rsa_pem(include_bytes!("../fixtures/test-app-key.pub.pem"))
             .expect("key");
     let mut v = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
     v.validate_exp = false;
