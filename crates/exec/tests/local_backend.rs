@@ -974,3 +974,30 @@ values = ["ok", "bad"]
         }
     }
 }
+
+/// A child that kills its worker every time is not retried forever: after
+/// its last reclaim it ends `scheduler-inconsistent`, and the other
+/// children still run.
+#[test]
+fn a_child_that_kills_its_worker_every_time_ends() {
+    let intent = r#"
+schema = "benchmark-intent/v1"
+name = "killer"
+command = ["sh", "-c", "if [ \"$BENCHOPS_CHILD_INDEX\" = 0 ]; then kill -9 $PPID; sleep 5; fi"]
+repetitions = 3
+"#;
+    let (_dir, state, intent_path) = setup(intent);
+    let digest = submit(&state, &intent_path, "1");
+    let status = wait_terminal(&state, &digest);
+    let child = &status["children"][0];
+    assert_eq!(child["class"], "scheduler-inconsistent", "{status:#}");
+    assert_eq!(child["restart"], 3, "claimed again three times: {status:#}");
+    assert!(
+        child["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("ended without a result"),
+        "{status:#}"
+    );
+    assert_eq!(status["counts"]["succeeded"], 2, "{status:#}");
+}

@@ -142,6 +142,11 @@ impl AttemptFiles {
         Err(io::Error::other("no free log name"))
     }
 
+    /// How many worker logs there are: how many workers were started.
+    pub fn logs(&self) -> usize {
+        fs::read_dir(self.root.join("logs")).map_or(0, |rd| rd.flatten().count())
+    }
+
     /// The newest claim of every claimed child: one listing of `claims/`
     /// and one `readlink` per child.
     pub fn scan(&self) -> HashMap<u64, Claim> {

@@ -18,7 +18,10 @@
 //!   claims it again as `<index>.r1` (then `.r2`, …), whose run directory
 //!   is `runs/<index>/<attempt>.r1`: the dead run's files stay as they were.
 //!   Before it runs the child again the new worker kills what the dead one
-//!   left running (its session). A child with a result is never run again.
+//!   left running (its session). A child with a result is never run again;
+//!   a child is claimed again at most [`MAX_RECLAIMS`] times, and a refresh
+//!   stops starting workers once [`MAX_WORKERS_PER_SLOT`] per slot (plus
+//!   one per reclaim) were started, so that nothing is retried forever.
 //! * **Cancelling** records the cancellation first (a worker looks for it
 //!   before every claim), then sends `SIGTERM` to the process groups of
 //!   the commands that run.
@@ -115,6 +118,18 @@ impl Default for LocalOptions {
 /// How often a waiting caller looks at its workers: a look at whether a
 /// process it started has exited is one system call.
 const POLL: Duration = Duration::from_millis(20);
+
+/// How often a child is claimed again after the worker that held it died
+/// without its result: a child that kills its worker every time (or a
+/// worker that cannot record it) ends after this many runs instead of
+/// being retried forever.
+pub const MAX_RECLAIMS: u32 = 3;
+
+/// How many workers an attempt may have been given per slot, besides one
+/// for each reclaim, before a refresh stops starting new ones (their logs
+/// count them): a worker that dies before it claims anything, every time,
+/// ends the attempt instead of being restarted forever.
+pub const MAX_WORKERS_PER_SLOT: usize = 4;
 
 /// Workers that a refresh started, kept so that a long-lived process (a
 /// `bench run`, a `lane run --wait`) reaps them once they exit.
@@ -253,6 +268,7 @@ impl Snapshot {
                 seen.insert(h, alive.alive(&h));
             }
             if let Owner::Worker(h) = claim.owner
+                && claim.generation < MAX_RECLAIMS
                 && !alive.alive(&h)
                 && !state
                     .attempt_dir(digest, index, sub.attempt, claim.generation)
@@ -302,7 +318,19 @@ impl Snapshot {
         let missing = (*slots as usize)
             .saturating_sub(self.live_workers)
             .min(usize::try_from(self.queued).unwrap_or(usize::MAX));
+        if missing == 0 {
+            return;
+        }
         let files = AttemptFiles::new(state.local_attempt_dir(digest, sub.attempt));
+        let given = files.logs();
+        let reclaims: usize = self.claims.values().map(|c| c.generation as usize).sum();
+        if given >= *slots as usize * MAX_WORKERS_PER_SLOT + reclaims {
+            self.blocked = Some(format!(
+                "{given} workers were started for this attempt, and none is started again (see {})",
+                files.root().join("logs").display()
+            ));
+            return;
+        }
         for _ in 0..missing {
             match spawn_worker(exe, state, digest, sub.attempt, &files) {
                 Ok(c) => {
@@ -538,7 +566,7 @@ impl Worker {
             let Owner::Worker(holder) = owner else {
                 continue;
             };
-            if holder == self.me || self.alive.alive(&holder) {
+            if holder == self.me || generation >= MAX_RECLAIMS || self.alive.alive(&holder) {
                 continue;
             }
             let dir = self
