@@ -6,7 +6,7 @@
 //! processes holds state, and a refresh restarts the workers that a queue
 //! still needs (see [`Snapshot::resume`]).
 //!
-//! * **Claims** ([`super::claims`]): a worker takes a child by creating
+//! * **Claims** (`backend/claims.rs`): a worker takes a child by creating
 //!   `attempts/<NNNN>/claims/<index>` with one `symlink(2)`, which names it
 //!   by pid and start time. Children are claimed in plan order, or in the
 //!   order the submission recorded ([`ClaimOrder`]).
