@@ -343,7 +343,7 @@ fn lane_command(
             for n in &p.notes {
                 note(format_args!("{n}\n"));
             }
-            // Local wrappers are detached; they need no reaping by us.
+            // Local workers are detached; they need no reaping by us.
             drop(p.processes);
             if let Some(r) = &p.sealed {
                 out(render::lane_verdicts(r))?;

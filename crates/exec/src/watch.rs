@@ -187,6 +187,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_waiter_looks_first_then_when_its_workers_exit() {
+        let mut pace = Pace::default();
+        let poll = Duration::from_millis(20);
+        assert!(pace.due(true, poll), "the first look is at once");
+        // A look that cost 10 s is not repeated for 100 s...
+        pace.last = Some((Instant::now(), Duration::from_secs(10)));
+        assert!(!pace.due(true, poll), "not while workers run");
+        // ...except at once when the workers have all exited.
+        assert!(pace.due(false, poll), "at once when they have all exited");
+        pace.last = Some((Instant::now(), Duration::from_secs(10)));
+        assert!(!pace.due(false, poll), "then at the pace again");
+    }
+
+    #[test]
     fn backoff_doubles_to_its_cap_with_bounded_jitter() {
         let mut b = Backoff::new(7);
         let mut base = FIRST_DELAY_S;
