@@ -169,12 +169,12 @@ pub enum Command {
         after_help = "Examples:\n  benchops-exec platform --driver fake-provider --scenario branch_triage_n8 \\\n    --spec examples/platform/scenarios.toml --semantics examples/platform/semantics.toml\n  GITHUB_TOKEN=... benchops-exec platform --driver harness-api --scenario pr_single_anatomy \\\n    --repo your-org/disposable-bench-repo --runs 3 \\\n    --spec examples/platform/scenarios.toml --semantics examples/platform/semantics.toml"
     )]
     Platform(PlatformArgs),
-    /// Run one child of a benchmark (started by `bench submit`; not for
-    /// direct use).
+    /// Run one child of a benchmark (a Slurm array task; or one child by
+    /// hand, for debugging).
     ///
     /// Re-plans the benchmark from the state directory, checks the child's
-    /// digest, optionally takes a concurrency slot, then runs and measures
-    /// the command and writes started.json and result.json.
+    /// digest, then runs and measures the command and writes started.json
+    /// and result.json.
     Child {
         /// Benchmark digest (or unique hex prefix).
         #[arg(long)]
@@ -182,12 +182,9 @@ pub enum Command {
         /// Attempt number.
         #[arg(long)]
         attempt: u32,
-        /// Child index (local backend).
+        /// Child index.
         #[arg(long, required_unless_present = "slurm")]
         index: Option<u64>,
-        /// Take slot `index % SLOTS` before running (local backend).
-        #[arg(long)]
-        slots: Option<u32>,
         /// Slurm array task: the child is FIRST_INDEX + $SLURM_ARRAY_TASK_ID,
         /// and $SLURM_RESTART_COUNT selects a fresh directory per requeue.
         #[arg(long, requires = "first_index")]
@@ -196,11 +193,23 @@ pub enum Command {
         #[arg(long)]
         first_index: Option<u64>,
     },
+    /// A local worker (started by `bench submit` and by a refresh; not for
+    /// direct use): takes a free slot of the attempt, then claims and runs
+    /// children one after another until none is left.
+    #[command(hide = true)]
+    Worker {
+        /// Benchmark digest (or unique hex prefix).
+        #[arg(long)]
+        benchmark: String,
+        /// Attempt number.
+        #[arg(long)]
+        attempt: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Backend {
-    /// Detached local processes.
+    /// Local worker processes (at most --slots at once).
     Local,
     /// Slurm job arrays (one sbatch call per chunk).
     Slurm,
@@ -358,6 +367,7 @@ impl SubmitArgs {
             Backend::Local => backend::Backend::Local(LocalOptions {
                 slots: self.slots,
                 exe: None,
+                order: backend::ClaimOrder::Plan,
             }),
             Backend::Slurm => backend::Backend::Slurm(SlurmOptions {
                 partition: self.partition.clone(),

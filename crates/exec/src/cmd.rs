@@ -232,17 +232,25 @@ fn run(cli: Cli) -> Result<u8> {
             }
             Err(e) => Err(e.into()),
         },
+        Command::Worker { benchmark, attempt } => {
+            let digest = state.resolve(&benchmark)?;
+            let run = bench::run_worker(&state, &digest, attempt)?;
+            Ok(if run.failed > 0 {
+                exit::CHILD_FAILED
+            } else {
+                exit::OK
+            })
+        }
         Command::Child {
             benchmark,
             attempt,
             index,
-            slots,
             slurm,
             first_index,
         } => {
             let digest = state.resolve(&benchmark)?;
             let task = cli::task(index, slurm, first_index)?;
-            let run = bench::run_task(&state, &digest, attempt, task, slots)?;
+            let run = bench::run_task(&state, &digest, attempt, task)?;
             match run.result {
                 Some(r) if r.succeeded() => Ok(exit::OK),
                 Some(_) => Ok(exit::CHILD_FAILED),
@@ -335,7 +343,7 @@ fn lane_command(
             for n in &p.notes {
                 note(format_args!("{n}\n"));
             }
-            // Local wrappers are detached; they need no reaping by us.
+            // Local workers are detached; they need no reaping by us.
             drop(p.processes);
             if let Some(r) = &p.sealed {
                 out(render::lane_verdicts(r))?;
