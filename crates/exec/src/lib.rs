@@ -11,6 +11,7 @@ pub mod bench;
 pub mod child;
 pub mod cli;
 pub mod cmd;
+pub mod credentials;
 pub mod exit;
 pub mod handoff;
 pub mod lane;

@@ -571,12 +571,16 @@ pub fn now_rfc3339() -> String {
     format!("{ts:.6}")
 }
 
-/// The host name, or `unknown`.
+/// The host name, or `unknown` where a record can do without it.
 pub fn host_name() -> String {
-    nix::unistd::gethostname()
-        .ok()
-        .and_then(|h| h.into_string().ok())
-        .unwrap_or_else(|| "unknown".into())
+    try_host_name().unwrap_or_else(|_| "unknown".into())
+}
+
+/// The host name (lossy UTF-8), or why it could not be read: where the
+/// host is evidence (a child's `started.json`), an error rather than a
+/// stand-in.
+pub fn try_host_name() -> Result<String, nix::errno::Errno> {
+    Ok(nix::unistd::gethostname()?.to_string_lossy().into_owned())
 }
 
 /// Reads `BTreeMap` facts about the machine for environment fingerprints.

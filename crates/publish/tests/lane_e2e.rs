@@ -521,6 +521,7 @@ fn bad_input_is_refused_with_the_file_and_the_reason_and_nothing_half_done() {
         "GH_TOKEN",
         "BENCHOPS_APP_KEY_FILE",
         "ACTIONS_ID_TOKEN_REQUEST_URL",
+        "ACTIONS_RUNTIME_TOKEN",
     ] {
         let o = run(&[(var, "secret-value")], d.lane_args("comprehensive", slot));
         refused(&o, &["refusing to run", var]);

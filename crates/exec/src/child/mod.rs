@@ -93,27 +93,19 @@ pub use record::{
 };
 pub use supervise::{PIPE_DRAIN_GRACE, TERM_GRACE};
 
+use crate::state::now_rfc3339;
+
 use capture::Capture;
 use record::{Sync, write_json};
 use supervise::{Builtins, seconds};
 
 /// The environment variables removed from every child's environment, in
-/// addition to [`ChildSpec::env_remove`]: the credentials that could publish
-/// results, and the name of the key that signs them.
+/// addition to [`ChildSpec::env_remove`]: the one list of
+/// [`crate::credentials`].
 pub fn env_remove_publication_credentials() -> Vec<String> {
-    [
-        "GITHUB_TOKEN",
-        "GH_TOKEN",
-        "BENCHOPS_APP_KEY_FILE",
-        "BENCHOPS_APP_PRIVATE_KEY",
-        "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-        "ACTIONS_ID_TOKEN_REQUEST_URL",
-        "ACTIONS_RUNTIME_TOKEN",
-        "BENCHOPS_SIGN_KEY",
-    ]
-    .into_iter()
-    .map(String::from)
-    .collect()
+    crate::credentials::removed_from_children()
+        .map(String::from)
+        .collect()
 }
 
 /// The prefix of the variables that hold a platform case's subject token
@@ -363,13 +355,8 @@ pub fn run_child(
 
 // Clock, host and the wrapper's identity.
 
-fn now_rfc3339() -> String {
-    format!("{:.6}", jiff::Timestamp::now())
-}
-
 fn host_name() -> Result<String, ChildError> {
-    let name = nix::unistd::gethostname().map_err(ChildError::Hostname)?;
-    Ok(name.to_string_lossy().into_owned())
+    crate::state::try_host_name().map_err(ChildError::Hostname)
 }
 
 /// Field 22 (`starttime`) of `/proc/self/stat`.
