@@ -14,6 +14,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::command;
+use super::race::SetupError;
 use super::row::Row;
 use super::runner::{Ctx, run_operations};
 use super::spec::PlatformSemantics;
@@ -52,8 +53,8 @@ pub fn run(
     vars: &Vars,
 ) -> Vec<Row> {
     let timeout = Duration::from_secs_f64(ctx.settings.command_timeout_s);
-    if let Err(reason) = setup(ctx, adapter, workdir, env, admitted, vars) {
-        return ctx.skip_all(operations, &reason);
+    if let Err(e) = setup(ctx, adapter, workdir, env, admitted, vars) {
+        return ctx.skip_all(operations, &e.skip_reason());
     }
     let mut handler = |op: &str| -> Option<Row> {
         if let Some(note) = adapter.structural.get(op) {
@@ -144,7 +145,7 @@ pub fn race<'a>(
     branches: u32,
     ops_per_hour: f64,
 ) -> Vec<Row> {
-    let mut make = move |b: u32| -> Result<Box<dyn super::race::RaceBranch + 'a>, String> {
+    let mut make = move |b: u32| -> Result<Box<dyn super::race::RaceBranch + 'a>, SetupError> {
         let dir = workdir.join(format!("b{b}"));
         let vars = Vars {
             repo: repo.to_owned(),
@@ -164,7 +165,8 @@ pub fn race<'a>(
     super::race::run_race(ctx, operations, branches, ops_per_hour, &mut make)
 }
 
-/// The untimed setup; `Err` is the skip reason.
+/// The untimed setup; `Err` says which step failed (its
+/// [`SetupError::skip_reason`] is the rows' skip reason).
 fn setup(
     ctx: &Ctx<'_>,
     adapter: &PlatformSemantics,
@@ -172,21 +174,21 @@ fn setup(
     env: &BTreeMap<String, String>,
     admitted: usize,
     vars: &Vars,
-) -> Result<(), String> {
+) -> Result<(), SetupError> {
     let timeout = Duration::from_secs_f64(ctx.settings.command_timeout_s);
-    std::fs::create_dir_all(workdir)
-        .map_err(|e| format!("setup_failed:workdir:{}", super::row::tail(&e.to_string())))?;
+    std::fs::create_dir_all(workdir).map_err(|source| SetupError::Workdir {
+        path: workdir.to_path_buf(),
+        source,
+    })?;
     for cmd in &adapter.setup {
         let cmd = expand(cmd, ctx, vars);
         let cap = command::run(ctx.clock, &cmd, workdir, env, admitted, timeout);
         if !cap.ok() {
-            let why = cap.error.unwrap_or(cap.stderr);
             undo(ctx, adapter, workdir, env, admitted, vars);
-            return Err(format!(
-                "setup_failed:{}:{}",
-                cmd.first().map_or("", String::as_str),
-                why.trim().chars().take(120).collect::<String>()
-            ));
+            return Err(SetupError::Command {
+                step: cmd.first().cloned().unwrap_or_default(),
+                output: cap.error.unwrap_or(cap.stderr),
+            });
         }
     }
     Ok(())

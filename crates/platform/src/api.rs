@@ -50,13 +50,17 @@ pub const GITHUB_API: &str = "https://api.github.com";
 
 impl ApiClient {
     /// A client for `base` (`None`: GitHub's) with `token`, each request
-    /// bounded by `timeout`.
-    pub fn new(base: Option<&str>, token: &str, timeout: Duration) -> Result<ApiClient, String> {
+    /// bounded by `timeout`. Fails when the HTTP client cannot be built
+    /// (its TLS backend does not load).
+    pub fn new(
+        base: Option<&str>,
+        token: &str,
+        timeout: Duration,
+    ) -> Result<ApiClient, reqwest::Error> {
         let http = reqwest::blocking::Client::builder()
             .timeout(timeout)
             .user_agent(concat!("benchops-exec/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| e.to_string())?;
+            .build()?;
         Ok(ApiClient {
             http,
             base: base.unwrap_or(GITHUB_API).trim_end_matches('/').to_owned(),

@@ -57,6 +57,17 @@ pub fn specs(run_id: &str, run: u32, n: u32) -> Vec<Spec> {
         .collect()
 }
 
+/// Why the fake provider refused a merge.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MergeRefused {
+    /// The branch conflicts with main (or was never seeded).
+    #[error("{0} is not mergeable")]
+    NotMergeable(String),
+    /// The branch is no longer open (merged already).
+    #[error("{0} is not open")]
+    NotOpen(String),
+}
+
 /// The in-process provider: open pull requests and whether each merges.
 #[derive(Debug)]
 pub struct FakeFleet {
@@ -88,13 +99,13 @@ impl FakeFleet {
     }
 
     /// Merges `name`: refused when it conflicts or is not open.
-    pub fn merge(&mut self, name: &str) -> Result<(), String> {
+    pub fn merge(&mut self, name: &str) -> Result<(), MergeRefused> {
         let ok = self.mergeable.iter().any(|(n, m)| n == name && *m);
         if !ok {
-            return Err(format!("{name} is not mergeable"));
+            return Err(MergeRefused::NotMergeable(name.to_owned()));
         }
         if !self.open.remove(name) {
-            return Err(format!("{name} is not open"));
+            return Err(MergeRefused::NotOpen(name.to_owned()));
         }
         self.merged.push(name.to_owned());
         Ok(())
@@ -279,7 +290,7 @@ pub fn run(ctx: &Ctx<'_>, operations: &[String], n: u32) -> Vec<Row> {
                 let mut merged = 0;
                 for b in &order {
                     if let Err(e) = p.merge(b) {
-                        r.fail(&e);
+                        r.fail(&e.to_string());
                         break;
                     }
                     merged += 1;

@@ -29,6 +29,7 @@ use std::time::Duration;
 
 use super::anatomy::{branch_name, payload_path};
 use super::command::{self, Capture, display};
+use super::race::SetupError;
 use super::row::{Row, Tokens};
 use super::runner::{Ctx, run_operations};
 use super::settle::settle;
@@ -177,7 +178,7 @@ impl<'a> GhBranch<'a> {
         settings: &GhSettings<'_>,
         workdir: &Path,
         b: Option<u32>,
-    ) -> Result<GhBranch<'a>, String> {
+    ) -> Result<GhBranch<'a>, SetupError> {
         let mut env = BTreeMap::from([("GH_TOKEN".to_owned(), settings.token.to_owned())]);
         if let Some(url) = settings.api_url {
             env.insert("GITHUB_API_URL".to_owned(), url.to_owned());
@@ -191,14 +192,14 @@ impl<'a> GhBranch<'a> {
         };
         let branch = branch_name(&ctx.meta.run_id, ctx.run, b);
         let path = payload_path(&ctx.meta.run_id, ctx.run, b);
-        let fail = |what: &str, cap: &Capture| {
-            let why = cap.error.clone().unwrap_or_else(|| cap.stderr.clone());
-            format!(
-                "setup_failed:{what}:{}",
-                why.trim().chars().take(120).collect::<String>()
-            )
+        let fail = |step: &str, cap: &Capture| SetupError::Command {
+            step: step.to_owned(),
+            output: cap.error.clone().unwrap_or_else(|| cap.stderr.clone()),
         };
-        std::fs::create_dir_all(workdir).map_err(|e| format!("setup_failed:workdir:{e}"))?;
+        std::fs::create_dir_all(workdir).map_err(|source| SetupError::Workdir {
+            path: workdir.to_path_buf(),
+            source,
+        })?;
         let dest = gh.checkout.display().to_string();
         let cap = gh.run(&["gh", "repo", "clone", settings.repo, &dest], workdir);
         if !cap.ok() {
@@ -212,7 +213,10 @@ impl<'a> GhBranch<'a> {
         file.parent()
             .map_or(Ok(()), std::fs::create_dir_all)
             .and_then(|()| std::fs::write(&file, content))
-            .map_err(|e| format!("setup_failed:payload:{e}"))?;
+            .map_err(|source| SetupError::Payload {
+                path: file.clone(),
+                source,
+            })?;
         let message = format!("benchops platform lane {} r{}", ctx.meta.run_id, ctx.run);
         for argv in [
             vec!["git", "switch", "-q", "-c", &branch],
@@ -224,8 +228,7 @@ impl<'a> GhBranch<'a> {
                 return Err(fail(argv[1], &cap));
             }
         }
-        let base =
-            remote_main(&gh).ok_or_else(|| "setup_failed:ls-remote:main has no sha".to_owned())?;
+        let base = remote_main(&gh).ok_or(SetupError::NoMainSha)?;
         Ok(GhBranch {
             title: format!("benchops platform lane {} {branch}", ctx.meta.run_id),
             gh,
@@ -399,7 +402,7 @@ pub fn run<'a>(
 ) -> Vec<Row> {
     let mut branch = match GhBranch::setup(ctx, settings, workdir, None) {
         Ok(b) => b,
-        Err(reason) => return ctx.skip_all(operations, &reason),
+        Err(e) => return ctx.skip_all(operations, &e.skip_reason()),
     };
     let mut no_pace = || {};
     let mut handler = |op: &str| branch.op(op, &mut no_pace);
@@ -417,7 +420,7 @@ pub fn race<'a>(
     branches: u32,
     ops_per_hour: f64,
 ) -> Vec<Row> {
-    let mut make = move |b: u32| -> Result<Box<dyn super::race::RaceBranch + 'a>, String> {
+    let mut make = move |b: u32| -> Result<Box<dyn super::race::RaceBranch + 'a>, SetupError> {
         let dir = workdir.join(format!("b{b}"));
         GhBranch::setup(ctx, settings, &dir, Some(b))
             .map(|g| Box::new(g) as Box<dyn super::race::RaceBranch + 'a>)

@@ -18,10 +18,11 @@
 //! row. A race in which no branch ran has nothing to report: its race rows
 //! are skips too, so the run exits 3.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::anatomy::{self, BranchState};
-use super::api::ApiClient;
+use super::api::{ApiClient, ApiError};
 use super::clock::RunClock;
 use super::row::{Row, Tokens, ms};
 use super::runner::{Ctx, finish, guarded};
@@ -78,8 +79,66 @@ pub trait RaceBranch {
     fn cleanup(&mut self);
 }
 
+/// Why the untimed setup of a run or of a race branch failed. Its
+/// [`skip_reason`](SetupError::skip_reason) is the skip reason of every
+/// row it kept from running.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The working directory could not be created.
+    #[error("create the working directory {}", path.display())]
+    Workdir {
+        /// The directory.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A setup command failed (or could not run).
+    #[error("run the setup step {step}")]
+    Command {
+        /// The step: the adapter's program, or the `gh`/`git` step.
+        step: String,
+        /// Why, as the command said it (its error, else its stderr).
+        output: String,
+    },
+    /// The run's payload file could not be written.
+    #[error("write the payload file {}", path.display())]
+    Payload {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The API did not give main's sha.
+    #[error("read main's sha")]
+    Base(#[source] ApiError),
+    /// `git ls-remote` named no sha for main.
+    #[error("read main's sha with git ls-remote")]
+    NoMainSha,
+}
+
+impl SetupError {
+    /// The skip reason: `setup_failed:` and the step, then why (bounded).
+    pub fn skip_reason(&self) -> String {
+        use super::row::tail;
+        match self {
+            SetupError::Workdir { source, .. } => {
+                format!("setup_failed:workdir:{}", tail(&source.to_string()))
+            }
+            SetupError::Command { step, output } => format!(
+                "setup_failed:{step}:{}",
+                output.trim().chars().take(120).collect::<String>()
+            ),
+            SetupError::Payload { source, .. } => format!("setup_failed:payload:{source}"),
+            SetupError::Base(e) => format!("setup_failed:{}", tail(&e.to_string())),
+            SetupError::NoMainSha => "setup_failed:ls-remote:main has no sha".to_owned(),
+        }
+    }
+}
+
 /// Builds branch `b` (its untimed setup), or says why it could not.
-pub type MakeBranch<'a> = dyn FnMut(u32) -> Result<Box<dyn RaceBranch + 'a>, String> + 'a;
+pub type MakeBranch<'a> = dyn FnMut(u32) -> Result<Box<dyn RaceBranch + 'a>, SetupError> + 'a;
 
 /// A race: `branches` branches one after the other, each through the
 /// declared per-branch operations, then the race's own rows.
@@ -114,9 +173,9 @@ pub fn run_race<'a>(
         }
         let mut branch = match make(b) {
             Ok(br) => br,
-            Err(reason) => {
+            Err(e) => {
                 aborted = Some(format!("branch-{b}:setup"));
-                skip_branch(&mut rows, &reason);
+                skip_branch(&mut rows, &e.skip_reason());
                 continue;
             }
         };
@@ -228,11 +287,9 @@ pub fn run<'a>(
     ops_per_hour: f64,
     check_instant: bool,
 ) -> Vec<Row> {
-    let mut make = move |b: u32| -> Result<Box<dyn RaceBranch + 'a>, String> {
+    let mut make = move |b: u32| -> Result<Box<dyn RaceBranch + 'a>, SetupError> {
         // Serial landing: each branch starts from main as it is now.
-        let base = client
-            .branch_sha(repo, "main")
-            .map_err(|e| format!("setup_failed:{}", super::row::tail(&e.to_string())))?;
+        let base = client.branch_sha(repo, "main").map_err(SetupError::Base)?;
         Ok(Box::new(ApiBranch {
             ctx,
             client,
@@ -371,6 +428,49 @@ pub fn race_rows(
 mod tests {
     use super::*;
     use crate::clock::{Clock as _, FakeClock};
+
+    #[test]
+    fn a_failed_setup_names_its_step_in_the_skip_reason() {
+        let io = || std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let cases: [(SetupError, String); 5] = [
+            (
+                SetupError::Workdir {
+                    path: "/w".into(),
+                    source: io(),
+                },
+                "setup_failed:workdir:permission denied".to_owned(),
+            ),
+            (
+                SetupError::Command {
+                    step: "forge".into(),
+                    output: format!("  mount refused\n{}", "x".repeat(200)),
+                },
+                format!("setup_failed:forge:mount refused\n{}", "x".repeat(106)),
+            ),
+            (
+                SetupError::Payload {
+                    path: "/w/p".into(),
+                    source: io(),
+                },
+                "setup_failed:payload:permission denied".to_owned(),
+            ),
+            (
+                SetupError::Base(ApiError {
+                    what: "GET /repos/o/r/git/ref/heads/main".into(),
+                    status: Some(404),
+                    message: "Not Found".into(),
+                }),
+                "setup_failed:GET /repos/o/r/git/ref/heads/main: Not Found".to_owned(),
+            ),
+            (
+                SetupError::NoMainSha,
+                "setup_failed:ls-remote:main has no sha".to_owned(),
+            ),
+        ];
+        for (e, reason) in cases {
+            assert_eq!(e.skip_reason(), reason, "{e}");
+        }
+    }
 
     #[test]
     fn the_budget_spaces_operations_and_counts_its_waits() {

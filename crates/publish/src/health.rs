@@ -136,10 +136,19 @@ impl HealthReport {
     }
 }
 
-fn git_err(path: &Path, what: &str, e: impl std::fmt::Display) -> WatchError {
-    WatchError::History {
+fn git_err(path: &Path, step: &'static str, source: std::io::Error) -> WatchError {
+    WatchError::Git {
         path: path.to_path_buf(),
-        reason: format!("{what}: {e}"),
+        step,
+        source,
+    }
+}
+
+fn git_failed(path: &Path, step: &'static str, status: std::process::ExitStatus) -> WatchError {
+    WatchError::GitFailed {
+        path: path.to_path_buf(),
+        step,
+        status,
     }
 }
 
@@ -174,7 +183,7 @@ pub fn growth(history: &Path) -> Result<Growth, WatchError> {
         .wait()
         .map_err(|e| git_err(history, "git pack-objects", e))?;
     if !status.success() {
-        return Err(git_err(history, "git pack-objects", status));
+        return Err(git_failed(history, "git pack-objects", status));
     }
     let tree = Command::new("git")
         .arg("-C")
@@ -183,7 +192,7 @@ pub fn growth(history: &Path) -> Result<Growth, WatchError> {
         .output()
         .map_err(|e| git_err(history, "git ls-tree", e))?;
     if !tree.status.success() {
-        return Err(git_err(history, "git ls-tree", tree.status));
+        return Err(git_failed(history, "git ls-tree", tree.status));
     }
     // `<mode> blob <oid> <size>\t<path>` per entry, NUL-terminated.
     let largest = tree
@@ -203,7 +212,7 @@ pub fn growth(history: &Path) -> Result<Growth, WatchError> {
         .output()
         .map_err(|e| git_err(history, "git rev-parse", e))?;
     if !shallow.status.success() {
-        return Err(git_err(history, "git rev-parse", shallow.status));
+        return Err(git_failed(history, "git rev-parse", shallow.status));
     }
     let shallow = String::from_utf8_lossy(&shallow.stdout).trim() == "true";
     let triggered =
@@ -280,12 +289,7 @@ pub fn health_local(
                     .collect(),
             ),
             Ok(None) => None,
-            Err(e) => {
-                return Err(WatchError::History {
-                    path: path.to_path_buf(),
-                    reason: e.to_string(),
-                });
-            }
+            Err(e) => return Err(WatchError::Ledger(e)),
         },
         None => None,
     };

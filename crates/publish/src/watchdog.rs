@@ -47,29 +47,55 @@ impl WatchReport {
     }
 }
 
-/// Why the watchdog could not look.
+/// Why the watchdog (or `health`) could not look. Printed with its
+/// causes ([`crate::text::error_line`]).
 #[derive(Debug, thiserror::Error)]
 pub enum WatchError {
     /// No history repository.
     #[error("{0}: no history repository here (run a sweep first, or check --local)")]
     NoHistory(PathBuf),
-    /// Git failed.
-    #[error("history {path}: {reason}")]
+    /// The history could not be read.
+    #[error("history {path}")]
     History {
         /// The repository.
         path: PathBuf,
         /// What failed.
-        reason: String,
+        #[source]
+        source: crate::history::HistoryError,
     },
+    /// A git command `health` runs directly could not be run or read.
+    #[error("history {path}: {step}")]
+    Git {
+        /// The repository.
+        path: PathBuf,
+        /// The command, or the step of reading its output.
+        step: &'static str,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A git command `health` runs directly failed.
+    #[error("history {path}: {step}: {status}")]
+    GitFailed {
+        /// The repository.
+        path: PathBuf,
+        /// The command.
+        step: &'static str,
+        /// How it ended.
+        status: std::process::ExitStatus,
+    },
+    /// The issue ledger `health` reads could not be read.
+    #[error(transparent)]
+    Ledger(#[from] crate::ledger::LedgerError),
 }
 
 /// The error of a history read at `path`.
 pub(crate) fn history_error(
     path: &Path,
 ) -> impl Fn(crate::history::HistoryError) -> WatchError + '_ {
-    move |e| WatchError::History {
+    move |source| WatchError::History {
         path: path.to_path_buf(),
-        reason: e.to_string(),
+        source,
     }
 }
 
@@ -292,4 +318,19 @@ pub fn render_annotations(r: &WatchReport) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_history_failure_prints_the_repository_and_every_cause() {
+        let e = history_error(Path::new("/h"))(crate::history::HistoryError::Spawn {
+            args: "cat-file --batch".into(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        });
+        let line = "history /h: failed to run `git cat-file --batch`: entity not found";
+        assert_eq!(crate::text::error_line(&e), line);
+    }
 }

@@ -5,10 +5,12 @@
 use std::collections::BTreeMap;
 
 use benchops_github::{
-    BranchPolicy, BypassActor, DeploymentBranchPolicy, Environment, Installation, InstallationId,
-    Label, RefNameCondition, Rule, Ruleset, RulesetConditions,
+    BranchPolicy, BypassActor, DeploymentBranchPolicy, Environment, GitHubError, Installation,
+    InstallationId, Label, RefNameCondition, Rule, Ruleset, RulesetConditions,
 };
-use benchops_publish::provision::checks::{self, Check, Expected, Observed, Remedy, Step};
+use benchops_publish::provision::checks::{
+    self, Check, Expected, Observed, ReadError, Remedy, Step,
+};
 use benchops_publish::provision::{app_permissions, parse_actor};
 
 const APP: u64 = 77;
@@ -197,14 +199,18 @@ fn installation_departures_are_named() {
     assert!(c.detail.contains("covers all repositories"));
 
     let mut o = good();
-    o.installation = Err("404 Not Found".into());
+    o.installation = Err(GitHubError::NotFound {
+        operation: "get the installation",
+        request_id: None,
+    }
+    .into());
     let all = checks::run(&expected(), &o);
     assert!(!check(&all, "app-installation").passed);
     assert!(!check(&all, "app-repository-access").passed);
     assert!(
         check(&all, "app-installation")
             .detail
-            .contains("404 Not Found")
+            .contains("get the installation: not found (404)")
     );
 }
 
@@ -481,17 +487,42 @@ fn hidden_bypass_actors_are_unknown_not_empty() {
 #[test]
 fn unreadable_parts_fail_their_checks_with_the_reason() {
     let mut o = good();
-    o.rulesets = Err("403 Resource not accessible by integration".into());
+    o.rulesets = Err(ReadError::Ruleset {
+        id: 9,
+        source: std::sync::Arc::new(GitHubError::Forbidden {
+            operation: "get a ruleset",
+            message: "Resource not accessible by integration".into(),
+            request_id: None,
+        }),
+    });
     let all = checks::run(&expected(), &o);
     for id in ["history-ruleset", "handoff-ruleset"] {
         let c = check(&all, id);
-        assert!(!c.passed && c.detail.contains("could not read the rulesets: 403"));
+        // The reason, with its cause.
+        assert!(
+            !c.passed
+                && c.detail.ends_with(
+                    "could not read the rulesets: ruleset 9: get a ruleset: forbidden (403): \
+                     Resource not accessible by integration"
+                ),
+            "{c:?}"
+        );
     }
     let mut o = good();
-    o.default_branch = Err("boom".into());
+    o.default_branch = Err(ReadError::NotAsApp);
+    o.workflow = Err(ReadError::NoDefaultBranch(Box::new(ReadError::NotAsApp)));
     let all = checks::run(&expected(), &o);
     assert!(!check(&all, "environment").passed);
     assert!(!check(&all, "history-ruleset").passed);
+    let c = check(&all, "workflow");
+    assert!(
+        !c.passed
+            && c.detail.ends_with(
+                ": the default branch is unknown: it is readable only as the App: pass \
+                 --app-id and --app-key-file"
+            ),
+        "{c:?}"
+    );
 }
 
 #[test]
@@ -510,7 +541,8 @@ fn execution_actors_parse_strictly() {
         ("Robot:1", "must be one of"),
         ("Team:x", "must be a number"),
     ] {
-        let e = parse_actor(bad).expect_err(bad);
+        let e = parse_actor(bad).expect_err(bad).to_string();
+        assert!(e.starts_with(&format!("{bad:?}: ")), "{bad}: {e}");
         assert!(e.contains(says), "{bad}: {e}");
     }
 }

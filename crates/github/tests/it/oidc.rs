@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
-use benchops_github::oidc::MAX_DOCUMENT_BYTES;
+use benchops_github::oidc::{JwksError, MAX_DOCUMENT_BYTES};
 use benchops_github::{ActionsClaims, OidcError, OidcSettings, OidcVerifier};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
@@ -743,10 +743,22 @@ async fn bad_discovery_or_jwks_responses_are_jwks_unavailable() {
             good_jwks().set_delay(Duration::from_secs(4)),
         ),
     ];
-    for (what, doc, jwks) in cases {
+    // Each failure says what went wrong, and where.
+    let says = [
+        "names the issuer \"https://token.actions.githubusercontent.com\"",
+        "has no issuer",
+        "has no jwks_uri",
+        "the jwks_uri \"file:///etc/jwks.json\" is not a URL: ",
+        "/.well-known/jwks: not the expected JSON: ",
+        "/.well-known/jwks holds no RSA signing key",
+        "/.well-known/jwks: read the body: ",
+        "/.well-known/jwks: no answer within 1s",
+    ];
+    for ((what, doc, jwks), says) in cases.into_iter().zip(says) {
         let server = odd_issuer(doc, jwks).await;
         let err = unavailable(&server).await;
         assert_eq!(err.reason_code(), "jwks-unavailable", "{what}: {err}");
+        assert!(err.to_string().contains(says), "{what}: {err}");
     }
 }
 
@@ -867,7 +879,7 @@ fn reason_codes_are_stable() {
         (OidcError::MissingClaim { claim: "sub" }, "missing-claim"),
         (
             OidcError::JwksUnavailable {
-                reason: String::new(),
+                reason: std::sync::Arc::new(JwksError::NoIssuer { url: String::new() }),
             },
             "jwks-unavailable",
         ),

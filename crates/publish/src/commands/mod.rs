@@ -117,7 +117,7 @@ pub enum CommandError {
         var: String,
     },
     /// `provision` could not run at all.
-    #[error("provision: {0}")]
+    #[error("provision: {}", error_line(.0))]
     Provision(ProvisionError),
     /// `--now` is not an RFC 3339 time.
     #[error("--now {text:?} is not an RFC 3339 time: {error}")]
@@ -139,7 +139,7 @@ pub enum CommandError {
     #[error("{}", error_line(.0))]
     Input(InputError),
     /// `watchdog` or `health` could not look at the history.
-    #[error("{0}")]
+    #[error("{}", error_line(.0))]
     Watch(WatchError),
     /// A report could not be rendered as JSON.
     #[error("{0}")]
