@@ -337,6 +337,9 @@ fn lane_command(
                 out(render::lane_verdicts(r))?;
             }
             line(id)?;
+            if p.sealed.is_some() {
+                return lane_outcome(state, scheduler, &p.execution);
+            }
         }
         LaneCommand::Advance { id, follow_up } => {
             let p = lane::advance(state, &id, scheduler, None, follow_up)?;
@@ -349,6 +352,9 @@ fn lane_command(
                 out(render::lane_verdicts(r))?;
             }
             line(format_args!("{} {}", p.execution.id, p.execution.phase))?;
+            if p.sealed.is_some() {
+                return lane_outcome(state, scheduler, &p.execution);
+            }
         }
         LaneCommand::Status { id, json } => {
             let s = lane::status(state, &id, scheduler)?;
@@ -372,6 +378,32 @@ fn lane_command(
         }
     }
     Ok(exit::OK)
+}
+
+/// The exit code of a sealed lane execution: [`exit::ATTENTION`], with the
+/// summary on standard error, when a child run of any stage did not
+/// succeed.
+fn lane_outcome(
+    state: &StateDir,
+    scheduler: &crate::backend::SchedulerOptions,
+    exec: &crate::lane::LaneExecution,
+) -> Result<u8> {
+    let mut failed = Vec::new();
+    for s in exec
+        .measuring
+        .iter()
+        .chain(exec.confirming.iter().flatten())
+    {
+        let status = bench::refresh(state, &s.benchmark, scheduler)?;
+        failed.extend(crate::failures::of_status(state, &status));
+    }
+    match crate::failures::render(&failed) {
+        Some(summary) => {
+            note(summary);
+            Ok(exit::ATTENTION)
+        }
+        None => Ok(exit::OK),
+    }
 }
 
 fn bench_command(
@@ -427,6 +459,13 @@ fn bench_command(
             )?;
             progress.finish();
             out(render::analysis(&analysis, format.into()))?;
+            let status = bench::refresh(state, &analysis.benchmark, scheduler)?;
+            if let Some(summary) =
+                crate::failures::render(&crate::failures::of_status(state, &status))
+            {
+                note(summary);
+                return Ok(exit::ATTENTION);
+            }
         }
         BenchCommand::Status {
             benchmark,

@@ -13,6 +13,7 @@ pub mod cli;
 pub mod cmd;
 pub mod credentials;
 pub mod exit;
+pub mod failures;
 pub mod handoff;
 pub mod lane;
 pub mod procfs;

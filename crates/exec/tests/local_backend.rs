@@ -1001,3 +1001,71 @@ repetitions = 3
     );
     assert_eq!(status["counts"]["succeeded"], 2, "{status:#}");
 }
+
+#[test]
+fn a_run_in_which_children_failed_does_not_exit_0_and_names_the_cases() {
+    let intent = r#"
+schema = "benchmark-intent/v1"
+name = "half"
+command = ["sh", "-c", "if [ {mode} = bad ]; then echo 'cannot open ./speed.conf' >&2; exit 2; fi"]
+repetitions = 2
+timeout_s = 30
+
+[[parameters]]
+name = "mode"
+values = ["ok", "bad"]
+"#;
+    let (_dir, state, intent) = setup(intent);
+    let o = exec(
+        &state,
+        &[
+            "bench",
+            "run",
+            intent.to_str().expect("utf-8"),
+            "--slots",
+            "2",
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error: 2 child run(s) of 1 case(s) did not succeed")
+            && err.contains("half/mode=bad: 2 of 2 run(s) did not succeed; first: failed")
+            && err.contains("    | cannot open ./speed.conf")
+            && !err.contains("mode=ok:"),
+        "{err}"
+    );
+    // The analysis is still printed.
+    assert!(String::from_utf8_lossy(&o.stdout).contains("half/mode=ok"));
+
+    // Every run succeeded: exit 0 and no summary.
+    let (_dir, state, intent) = setup(&intent_text_all_ok());
+    let o = exec(
+        &state,
+        &[
+            "bench",
+            "run",
+            intent.to_str().expect("utf-8"),
+            "--slots",
+            "2",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("did not succeed"));
+}
+
+fn intent_text_all_ok() -> String {
+    r#"
+schema = "benchmark-intent/v1"
+name = "fine"
+command = ["true"]
+repetitions = 2
+timeout_s = 30
+"#
+    .to_owned()
+}

@@ -725,3 +725,31 @@ fn a_lane_comparing_a_metric_no_case_reports_refuses_to_seal() {
         "nothing was sealed"
     );
 }
+
+#[test]
+fn a_lane_run_whose_children_all_failed_seals_the_errors_and_does_not_exit_0() {
+    let d = Demo::new();
+    d.sweep();
+    d.commit(50, 100, "first");
+    git(&d.subject(), &["rm", "--quiet", "speed.conf"]);
+    git(&d.subject(), &["commit", "--quiet", "-m", "lose the speed"]);
+    let mut args = d.lane_args("comprehensive", "2026-11-01T01:00:00Z");
+    args.push("--wait".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = d.exec(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    for case in ["widgets/size=small", "widgets/size=large"] {
+        assert!(
+            err.contains(&format!(
+                "{case}: 9 of 9 run(s) did not succeed; first: failed"
+            )),
+            "{case}: {err}"
+        );
+    }
+    assert!(err.contains("speed.conf"), "the child's own words: {err}");
+    // The record is sealed, with the errors in it and no baseline proposal.
+    let rec = d.record(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(rec["runs"]["succeeded"], 0);
+    assert!(rec["publication"]["baseline_proposal"].is_null());
+}
