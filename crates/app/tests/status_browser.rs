@@ -24,6 +24,7 @@ use benchops::LaneName;
 use benchops::manifest::BaselinePolicy;
 use benchops::seal::SealedRecord;
 use benchops_publish::history::{LocalHistory, ReceiptBuilder};
+use benchops_publish::local::LocalPersist as _;
 use benchops_testkit::records::{draft, seal, with_lane_slot};
 use serde_json::{Value, json};
 

@@ -13,6 +13,7 @@ use benchops::LaneName;
 use benchops::manifest::BaselinePolicy;
 use benchops_app::AppState;
 use benchops_publish::history::{LocalHistory, ReceiptBuilder};
+use benchops_publish::local::LocalPersist as _;
 use benchops_testkit::records::drift;
 use http_body_util::BodyExt as _;
 use serde_json::{Value, json};

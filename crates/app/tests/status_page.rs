@@ -21,6 +21,7 @@ use benchops_app::status::{
     render_html,
 };
 use benchops_publish::history::{LocalHistory, ReceiptBuilder};
+use benchops_publish::local::LocalPersist as _;
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------

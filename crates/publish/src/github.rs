@@ -48,6 +48,7 @@ use benchops_github::{
     InstallationId, PacingLimits, Phase as TokenPhase, RefDeletion, RefName, Repo, RetryPolicy,
     Sleeper, TREE_REQUEST_BUDGET, Token, TokenService, TreeFile,
 };
+use benchops_history::ObjectStore;
 
 use crate::signatures::SignaturePolicy;
 use crate::sweep::handoff::QUARANTINE_DIR;
@@ -491,10 +492,8 @@ impl GitHubStore {
         let Some(dir) = &self.history_objects else {
             return Ok(None);
         };
-        let mut git = crate::history::command::bare_git();
-        // A partial clone must not fetch what it lacks: the API reads it.
-        git.arg("-C").arg(dir).env("GIT_NO_LAZY_FETCH", "1");
-        crate::history::stream::list_tree(git, tree).map_err(|e| {
+        // A partial clone does not fetch what it lacks: the API reads it.
+        ObjectStore::new(dir, false).list_tree(tree).map_err(|e| {
             StepError::new(
                 format!("list the tip's tree in {}", dir.display()),
                 Cause::Config {
@@ -628,18 +627,19 @@ impl HistoryStore for GitHubStore {
     ) -> Result<Vec<Vec<u8>>, StepError> {
         let local = match &self.history_objects {
             Some(dir) => {
-                let mut git = crate::history::command::bare_git();
-                // A partial clone must not fetch what it lacks: the API reads it.
-                git.arg("-C").arg(dir).env("GIT_NO_LAZY_FETCH", "1");
+                // A partial clone does not fetch what it lacks: the API
+                // reads it. GitHub repositories use the SHA-1 object format.
                 let oids: Vec<&str> = blobs.iter().map(|(_, b)| *b).collect();
-                crate::history::stream::read_present(git, &oids, false).map_err(|e| {
-                    StepError::new(
-                        format!("read history's objects in {}", dir.display()),
-                        Cause::Config {
-                            reason: e.to_string(),
-                        },
-                    )
-                })?
+                ObjectStore::new(dir, false)
+                    .read_present(&oids)
+                    .map_err(|e| {
+                        StepError::new(
+                            format!("read history's objects in {}", dir.display()),
+                            Cause::Config {
+                                reason: e.to_string(),
+                            },
+                        )
+                    })?
             }
             None => vec![None; blobs.len()],
         };
