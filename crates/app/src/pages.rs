@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use benchops_history::LocalHistory;
 use rusqlite::params;
 
 use crate::AppState;
@@ -149,13 +150,12 @@ pub struct StatusCache {
     last: tokio::sync::Mutex<Option<(StatusKey, Instant, Arc<status::Status>)>>,
 }
 
-fn open_history(app: &AppState) -> Result<Option<benchops_publish::history::LocalHistory>, String> {
+fn open_history(app: &AppState) -> Result<Option<LocalHistory>, String> {
     match &app.config.history {
-        Some(path) if path.join("HEAD").exists() || path.join(".git").exists() => Some(
-            benchops_publish::history::LocalHistory::open_or_init(path)
-                .map_err(|e| format!("history {}: {e}", path.display())),
-        )
-        .transpose(),
+        Some(path) if path.join("HEAD").exists() || path.join(".git").exists() => {
+            Some(LocalHistory::open(path).map_err(|e| format!("history {}: {e}", path.display())))
+                .transpose()
+        }
         Some(path) => Err(format!(
             "history {} is not a git repository",
             path.display()
