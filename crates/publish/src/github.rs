@@ -33,7 +33,7 @@
 //! `DeleteDuplicateComment` deletes the later copy (a 404 counts as done).
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -464,8 +464,6 @@ pub struct GitHubStore {
     history_objects: Option<PathBuf>,
     gh: Option<GitHubClient>,
     tokens: Vec<PhaseToken>,
-    /// Valid handoff refs read: (name, commit, digest).
-    read_refs: Vec<(String, String, Sha256Digest)>,
 }
 
 impl GitHubStore {
@@ -541,12 +539,7 @@ impl HistoryStore for GitHubStore {
                 .map_err(at(format!("read handoff ref {}", r.name)))?;
             let (content, signature) = match content {
                 HandoffContent::Invalid { reason } => (Err(reason), None),
-                HandoffContent::Sealed(f) => {
-                    let digest = Sha256Digest::of(&f.bytes);
-                    self.read_refs
-                        .push((r.name.clone(), r.sha.as_str().to_owned(), digest));
-                    (Ok((f.file_name, f.bytes)), f.signature)
-                }
+                HandoffContent::Sealed(f) => (Ok((f.file_name, f.bytes)), f.signature),
             };
             out.push(RefHandoff {
                 name: r.name.clone(),
@@ -556,10 +549,6 @@ impl HistoryStore for GitHubStore {
             });
         }
         Ok(out)
-    }
-
-    fn refuse_handoff(&mut self, name: &str) {
-        self.read_refs.retain(|(n, _, _)| n != name);
     }
 
     async fn tip(&mut self) -> Result<TipIndex, StepError> {
@@ -715,20 +704,17 @@ impl HistoryStore for GitHubStore {
         }
     }
 
-    async fn consume(&mut self, in_history: &BTreeSet<Sha256Digest>) -> Vec<HandoffRefReport> {
+    async fn consume(&mut self, handoffs: &[(&str, &str, Sha256Digest)]) -> Vec<HandoffRefReport> {
         let Some(gh) = self.gh.clone() else {
             return Vec::new();
         };
         let repo = self.shared.repo.clone();
         let mut out = Vec::new();
-        for (name, commit, digest) in &self.read_refs {
-            if !in_history.contains(digest) {
-                continue;
-            }
+        for (name, commit, digest) in handoffs {
             let outcome = delete_one(&gh, &repo, name, commit).await;
             out.push(HandoffRefReport {
-                name: name.clone(),
-                commit: commit.clone(),
+                name: (*name).to_owned(),
+                commit: (*commit).to_owned(),
                 file: None,
                 digest: Some(*digest),
                 issues: Vec::new(),
@@ -891,7 +877,6 @@ pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, Swee
         history_objects: opts.history_objects.clone(),
         gh: None,
         tokens: Vec::new(),
-        read_refs: Vec::new(),
     };
     let mut tracker = GitHubTracker::new(shared);
     let metrics_client = client.clone();

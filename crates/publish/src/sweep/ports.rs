@@ -18,7 +18,6 @@
 //! token in `begin` and revoke it in `end` (which the engine calls on
 //! failure too).
 
-use std::collections::BTreeSet;
 use std::fmt;
 
 use benchops::Sha256Digest;
@@ -293,12 +292,6 @@ pub trait HistoryStore {
         Ok(Vec::new())
     }
 
-    /// A handoff the sweep refused after the store read it (its
-    /// signature): the store keeps it out of [`consume`](Self::consume),
-    /// so it stays in place as its own quarantine even when the same
-    /// record reaches history another way.
-    fn refuse_handoff(&mut self, _name: &str) {}
-
     /// The tip and its tree.
     async fn tip(&mut self) -> Result<TipIndex, StepError>;
 
@@ -360,10 +353,13 @@ pub trait HistoryStore {
     /// missing branch is created only if still missing). Never forces.
     async fn advance(&mut self, tip: &TipIndex, commit: &str) -> Result<Advance, StepError>;
 
-    /// After the persist: the store's own handoffs whose record is now in
-    /// history (`in_history`) are consumed (handoff refs deleted). Failures
-    /// are reported per handoff, never raised.
-    async fn consume(&mut self, _in_history: &BTreeSet<Sha256Digest>) -> Vec<HandoffRefReport> {
+    /// After the persist: consumes the store's own handoffs the engine
+    /// names (handoff refs deleted), each as (name, the commit it was read
+    /// at, its digest). The engine names only handoffs that passed their
+    /// own verification and whose record is now in history; a refused one
+    /// is never named, so it stays in place as its own quarantine.
+    /// Failures are reported per handoff, never raised.
+    async fn consume(&mut self, _handoffs: &[(&str, &str, Sha256Digest)]) -> Vec<HandoffRefReport> {
         Vec::new()
     }
 
