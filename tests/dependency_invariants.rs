@@ -4,7 +4,9 @@
 //! stacks. The platform lane's exception (ADR 0003) is a crate boundary:
 //! `benchops-platform` holds the only GitHub REST client outside
 //! `benchops-github`, links neither that crate nor the publisher, and exec
-//! reaches GitHub's REST API only through it.
+//! reaches GitHub's REST API only through it. History is read through
+//! `benchops-history` (no GitHub client), by exec, the publisher and the
+//! App, and the App does not link the publisher.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::process::Command;
@@ -101,6 +103,19 @@ impl Graph {
         seen.iter().map(|id| self.name(id).to_owned()).collect()
     }
 
+    /// Names of the normal (non-dev, non-build) direct dependencies of
+    /// `name`.
+    fn normal_deps(&self, name: &str) -> BTreeSet<String> {
+        let id = self.id_of(name);
+        self.deps
+            .get(&id)
+            .into_iter()
+            .flatten()
+            .filter(|(_, normal)| *normal)
+            .map(|(dep, _)| self.name(dep).to_owned())
+            .collect()
+    }
+
     /// Names of packages that depend directly (any kind) on `name`.
     fn direct_dependents(&self, name: &str) -> BTreeSet<String> {
         self.deps
@@ -169,6 +184,48 @@ fn the_platform_crate_links_no_publication_code() {
             "benchops-platform must not depend on {forbidden}: {closure:?}"
         );
     }
+}
+
+#[test]
+fn history_is_read_through_the_history_crate_which_links_no_github_client() {
+    let g = Graph::load();
+    let closure = g.normal_closure("benchops-history");
+    assert!(
+        closure.contains("benchops"),
+        "sanity: the history crate depends on the core: {closure:?}"
+    );
+    for forbidden in [
+        "benchops-github",
+        "benchops-publish",
+        "benchops-app",
+        "benchops-exec",
+        "benchops-platform",
+        "benchops-testkit",
+        "octocrab",
+        "jsonwebtoken",
+        "reqwest",
+        "hyper",
+        "tokio",
+    ] {
+        assert!(
+            !closure.contains(forbidden),
+            "benchops-history must not depend on {forbidden}: {closure:?}"
+        );
+    }
+    // Exec (a lane's baseline), the publisher (its local store) and the
+    // App (its status page) read history through it.
+    for reader in ["benchops-exec", "benchops-publish", "benchops-app"] {
+        assert!(
+            g.normal_deps(reader).contains("benchops-history"),
+            "{reader} reads history through benchops-history"
+        );
+    }
+    // The App links the history crate, not the publisher.
+    let app = g.normal_closure("benchops-app");
+    assert!(
+        !app.contains("benchops-publish"),
+        "benchops-app must not depend on benchops-publish: {app:?}"
+    );
 }
 
 /// What only a GitHub REST client sends: the API version header and

@@ -82,6 +82,7 @@ const LONG_FILES: &[(&str, &str)] = &[];
 const ACYCLIC_CRATES: &[&str] = &[
     "crates/exec/",
     "crates/github/",
+    "crates/history/",
     "crates/publish/",
     "crates/platform/",
 ];

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use benchops_publish::history::{HistoryError, LocalHistory};
+use benchops_history::{HistoryError, LocalHistory};
 use rusqlite::params;
 
 use crate::AppState;
@@ -188,7 +188,7 @@ pub struct StatusCache {
 fn open_history(app: &AppState) -> Result<Option<LocalHistory>, PageError> {
     match &app.config.history {
         Some(path) if path.join("HEAD").exists() || path.join(".git").exists() => {
-            LocalHistory::open_or_init(path)
+            LocalHistory::open(path)
                 .map(Some)
                 .map_err(|source| PageError::History {
                     path: path.clone(),

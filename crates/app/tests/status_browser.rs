@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use benchops::LaneName;
 use benchops::manifest::BaselinePolicy;
 use benchops::seal::SealedRecord;
-use benchops_publish::history::{LocalHistory, ReceiptBuilder};
+use benchops_history::LocalHistory;
 use benchops_testkit::records::{draft, seal, with_lane_slot};
 use serde_json::{Value, json};
 
@@ -156,9 +156,7 @@ fn history(dir: &Path) -> PathBuf {
         .into_iter()
         .map(|l| (LaneName::new(l).expect("lane"), BaselinePolicy::LastClean))
         .collect();
-    let at = "2026-11-30T03:00:00Z";
-    h.persist(&records, &ReceiptBuilder::local(at, at), &policies)
-        .expect("persist");
+    common::history::persist(&h, &records, &policies, "2026-11-30T03:00:00Z");
     path
 }
 

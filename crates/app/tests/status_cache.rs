@@ -12,7 +12,7 @@ use axum::http::{Request, StatusCode};
 use benchops::LaneName;
 use benchops::manifest::BaselinePolicy;
 use benchops_app::AppState;
-use benchops_publish::history::{LocalHistory, ReceiptBuilder};
+use benchops_history::LocalHistory;
 use benchops_testkit::records::drift;
 use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
@@ -39,12 +39,7 @@ fn persist(h: &LocalHistory, slot: &str) {
         LaneName::new("nightly").expect("lane"),
         BaselinePolicy::LastClean,
     )]);
-    h.persist(
-        &[drift("nightly", slot)],
-        &ReceiptBuilder::local(slot, slot),
-        &policies,
-    )
-    .expect("persist");
+    common::history::persist(h, &[drift("nightly", slot)], &policies, slot);
 }
 
 #[tokio::test]

@@ -1,12 +1,15 @@
 //! The status page over a real `benchmark-history` branch: sealed records of
-//! two lanes persisted by the publisher's local store into a git repository
-//! in a temporary directory, then `collect` and `render_html`.
+//! two lanes and their baseline pointers written with the history crate
+//! into a git repository in a temporary directory, then `collect` and
+//! `render_html`.
 //!
 //! The history: `nightly` (covers every case) has a clean record that
 //! becomes its baseline (`parse/large` at 0.25 s), then drift at 0.30 s, a
 //! record where `parse/large` was skipped (a gap), and drift at 0.31 s and
 //! 0.3105 s; `sentinel` (covers `parse/large`) drifts twice. So
 //! `parse/large · wall_s` is open and both lanes still reproduce it.
+
+mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,7 +23,7 @@ use benchops_app::status::{
     IssueDecision, MAX_DECISIONS, Status, StatusInputs, WorkflowRunFact, collect, escape,
     render_html,
 };
-use benchops_publish::history::{LocalHistory, ReceiptBuilder};
+use benchops_history::LocalHistory;
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------
@@ -184,7 +187,7 @@ fn policies() -> BTreeMap<LaneName, BaselinePolicy> {
         .collect()
 }
 
-/// A history of two lanes, persisted in two sweeps.
+/// A history of two lanes, written in two commits (as two sweeps would).
 fn history(dir: &TempDir) -> LocalHistory {
     let h = LocalHistory::open_or_init(dir.0.join("history.git")).expect("history");
     let first = [
@@ -200,8 +203,7 @@ fn history(dir: &TempDir) -> LocalHistory {
     ];
     for (i, batch) in [&first[..], &second[..]].into_iter().enumerate() {
         let at = format!("2026-11-30T0{}:30:00Z", i + 2);
-        h.persist(batch, &ReceiptBuilder::local(&at, &at), &policies())
-            .expect("persist");
+        common::history::persist(&h, batch, &policies(), &at);
     }
     h
 }

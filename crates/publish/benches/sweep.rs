@@ -41,7 +41,7 @@ use benchops_github::ManualClock;
 use benchops_publish::github::{ClientSettings, GitHubSweepOptions, sweep_github};
 use benchops_publish::health::{growth, health_local};
 use benchops_publish::history::{HISTORY_REF, LocalHistory, ReceiptBuilder};
-use benchops_publish::local::{LocalSweepOptions, sweep_local};
+use benchops_publish::local::{LocalPersist as _, LocalSweepOptions, sweep_local};
 use benchops_publish::sweep::Clock;
 use benchops_testkit::GitHubSim;
 use benchops_testkit::records::{clean, drift};

@@ -33,7 +33,7 @@
 //! `DeleteDuplicateComment` deletes the later copy (a 404 counts as done).
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -48,6 +48,7 @@ use benchops_github::{
     InstallationId, PacingLimits, Phase as TokenPhase, RefDeletion, RefName, Repo, RetryPolicy,
     Sleeper, TREE_REQUEST_BUDGET, Token, TokenService, TreeFile,
 };
+use benchops_history::ObjectStore;
 
 use crate::signatures::SignaturePolicy;
 use crate::sweep::handoff::QUARANTINE_DIR;
@@ -463,8 +464,6 @@ pub struct GitHubStore {
     history_objects: Option<PathBuf>,
     gh: Option<GitHubClient>,
     tokens: Vec<PhaseToken>,
-    /// Valid handoff refs read: (name, commit, digest).
-    read_refs: Vec<(String, String, Sha256Digest)>,
 }
 
 impl GitHubStore {
@@ -491,10 +490,8 @@ impl GitHubStore {
         let Some(dir) = &self.history_objects else {
             return Ok(None);
         };
-        let mut git = crate::history::command::bare_git();
-        // A partial clone must not fetch what it lacks: the API reads it.
-        git.arg("-C").arg(dir).env("GIT_NO_LAZY_FETCH", "1");
-        crate::history::stream::list_tree(git, tree).map_err(|e| {
+        // A partial clone does not fetch what it lacks: the API reads it.
+        ObjectStore::new(dir, false).list_tree(tree).map_err(|e| {
             StepError::new(
                 format!("list the tip's tree in {}", dir.display()),
                 Cause::Config {
@@ -542,12 +539,7 @@ impl HistoryStore for GitHubStore {
                 .map_err(at(format!("read handoff ref {}", r.name)))?;
             let (content, signature) = match content {
                 HandoffContent::Invalid { reason } => (Err(reason), None),
-                HandoffContent::Sealed(f) => {
-                    let digest = Sha256Digest::of(&f.bytes);
-                    self.read_refs
-                        .push((r.name.clone(), r.sha.as_str().to_owned(), digest));
-                    (Ok((f.file_name, f.bytes)), f.signature)
-                }
+                HandoffContent::Sealed(f) => (Ok((f.file_name, f.bytes)), f.signature),
             };
             out.push(RefHandoff {
                 name: r.name.clone(),
@@ -557,10 +549,6 @@ impl HistoryStore for GitHubStore {
             });
         }
         Ok(out)
-    }
-
-    fn refuse_handoff(&mut self, name: &str) {
-        self.read_refs.retain(|(n, _, _)| n != name);
     }
 
     async fn tip(&mut self) -> Result<TipIndex, StepError> {
@@ -628,18 +616,19 @@ impl HistoryStore for GitHubStore {
     ) -> Result<Vec<Vec<u8>>, StepError> {
         let local = match &self.history_objects {
             Some(dir) => {
-                let mut git = crate::history::command::bare_git();
-                // A partial clone must not fetch what it lacks: the API reads it.
-                git.arg("-C").arg(dir).env("GIT_NO_LAZY_FETCH", "1");
+                // A partial clone does not fetch what it lacks: the API
+                // reads it. GitHub repositories use the SHA-1 object format.
                 let oids: Vec<&str> = blobs.iter().map(|(_, b)| *b).collect();
-                crate::history::stream::read_present(git, &oids, false).map_err(|e| {
-                    StepError::new(
-                        format!("read history's objects in {}", dir.display()),
-                        Cause::Config {
-                            reason: e.to_string(),
-                        },
-                    )
-                })?
+                ObjectStore::new(dir, false)
+                    .read_present(&oids)
+                    .map_err(|e| {
+                        StepError::new(
+                            format!("read history's objects in {}", dir.display()),
+                            Cause::Config {
+                                reason: e.to_string(),
+                            },
+                        )
+                    })?
             }
             None => vec![None; blobs.len()],
         };
@@ -715,20 +704,17 @@ impl HistoryStore for GitHubStore {
         }
     }
 
-    async fn consume(&mut self, in_history: &BTreeSet<Sha256Digest>) -> Vec<HandoffRefReport> {
+    async fn consume(&mut self, handoffs: &[(&str, &str, Sha256Digest)]) -> Vec<HandoffRefReport> {
         let Some(gh) = self.gh.clone() else {
             return Vec::new();
         };
         let repo = self.shared.repo.clone();
         let mut out = Vec::new();
-        for (name, commit, digest) in &self.read_refs {
-            if !in_history.contains(digest) {
-                continue;
-            }
+        for (name, commit, digest) in handoffs {
             let outcome = delete_one(&gh, &repo, name, commit).await;
             out.push(HandoffRefReport {
-                name: name.clone(),
-                commit: commit.clone(),
+                name: (*name).to_owned(),
+                commit: (*commit).to_owned(),
                 file: None,
                 digest: Some(*digest),
                 issues: Vec::new(),
@@ -891,7 +877,6 @@ pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, Swee
         history_objects: opts.history_objects.clone(),
         gh: None,
         tokens: Vec::new(),
-        read_refs: Vec::new(),
     };
     let mut tracker = GitHubTracker::new(shared);
     let metrics_client = client.clone();

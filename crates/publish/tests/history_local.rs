@@ -15,9 +15,10 @@ use benchops::schema::Contract;
 use benchops::seal::{SealedRecord, seal_json};
 use benchops::{Sha256Digest, jcs};
 use benchops_publish::history::{
-    HISTORY_REF, HistoryError, LocalHistory, MAX_ATTEMPTS, ReceiptBuilder, SkippedEntry,
-    ValidatedEntry, record_path,
+    HISTORY_REF, HistoryError, LocalError, LocalHistory, MAX_ATTEMPTS, ReceiptBuilder,
+    SkippedEntry, ValidatedEntry, record_path,
 };
+use benchops_publish::local::LocalPersist as _;
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------
@@ -378,7 +379,7 @@ fn other_bytes_at_a_record_path_stop_the_persist_and_write_nothing() {
         .persist(&[b.clone(), a.clone()], &builder(), &policies())
         .expect_err("conflict");
     match &err {
-        HistoryError::Conflict { path, .. } => assert_eq!(path, &path_of(&a)),
+        LocalError::Conflict { path, .. } => assert_eq!(path, &path_of(&a)),
         other => panic!("expected a conflict, got {other:?}"),
     }
     assert!(
@@ -589,7 +590,7 @@ fn receipt_is_canonical_valid_and_records_the_persist() {
     let tip = h.tip().expect("tip");
     assert!(matches!(
         h.persist(&[c], &bad, &policies()),
-        Err(HistoryError::InvalidReceipt { .. })
+        Err(LocalError::InvalidReceipt { .. })
     ));
     assert_eq!(h.tip().expect("tip"), tip);
 }
@@ -662,7 +663,10 @@ fn a_moved_ref_is_refused_never_overwritten() {
         .expect("persists");
     let err = h.publish(&stale).expect_err("refused");
     assert!(
-        matches!(err, HistoryError::RefMoved { expected: None, .. }),
+        matches!(
+            err,
+            LocalError::History(HistoryError::RefMoved { expected: None, .. })
+        ),
         "{err:?}"
     );
     assert!(err.is_retryable());
@@ -675,7 +679,7 @@ fn a_moved_ref_is_refused_never_overwritten() {
     let moved = commit_foreign_file(&h, "notes.txt", b"someone else");
     assert!(matches!(
         h.publish(&stale),
-        Err(HistoryError::RefMoved { .. })
+        Err(LocalError::History(HistoryError::RefMoved { .. }))
     ));
     assert_eq!(h.tip().expect("tip").as_deref(), Some(moved.as_str()));
 
@@ -900,11 +904,13 @@ fn the_scanner_catches_forcing_snippets() {
     );
 }
 
+/// The publisher's source and the history crate's (which holds the local
+/// repository's git plumbing).
 #[test]
 fn the_source_never_forces_and_always_updates_the_ref_with_an_old_value() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut update_refs = 0;
-    let mut stack = vec![src];
+    let mut stack = vec![crate_dir.join("src"), crate_dir.join("../history/src")];
     while let Some(dir) = stack.pop() {
         for entry in fs::read_dir(&dir).expect("source dir") {
             let p = entry.expect("entry").path();

@@ -963,6 +963,52 @@ async fn handoff_refs_are_persisted_then_deleted_and_invalid_ones_stay_reported(
     assert_eq!(e.handoff_refs(), invalid);
 }
 
+/// A ref whose file is named for another digest fails its own
+/// verification, so it is quarantined and never deleted, even when its
+/// bytes are a record that is in history (persisted from another ref in
+/// the same sweep, or already there on the next).
+#[tokio::test]
+async fn a_ref_named_for_another_digest_is_never_deleted_even_when_its_bytes_are_in_history() {
+    let e = env().await;
+    let r1 = drift("nightly", "2026-12-01T01:00:00Z");
+    let other = clean("nightly", "2026-12-01T03:00:00Z");
+    e.push_refs(&[&r1]);
+    e.sim
+        .push_handoff_ref(OWNER, NAME, "misnamed", &other.file_name(), r1.bytes());
+    let misnamed = format!("{HANDOFF_REFS}misnamed");
+    let sha = e.sim.ref_sha(OWNER, NAME, &misnamed).expect("pushed");
+
+    for round in ["the sweep that persists the record", "a rerun"] {
+        e.sim.clear_requests();
+        let report = e.sweep_refs().await;
+        let h = report
+            .handoff_refs
+            .iter()
+            .find(|h| h.name == misnamed)
+            .expect("reported");
+        assert!(!h.valid(), "{round}: {h:?}");
+        assert_eq!(h.digest, Some(r1.digest()), "{round}: the bytes are r1's");
+        assert_eq!(h.outcome, RefOutcome::Quarantined, "{round}: {h:?}");
+        assert_eq!(report.quarantined(), 1, "{round}");
+        assert_eq!(e.handoff_refs(), std::slice::from_ref(&misnamed), "{round}");
+        assert_eq!(
+            e.sim.ref_sha(OWNER, NAME, &misnamed).as_deref(),
+            Some(sha.as_str()),
+            "{round}"
+        );
+        let deletes = e
+            .sim
+            .requests()
+            .iter()
+            .filter(|r| r.operation == Some("git/delete-ref"))
+            .count();
+        let expected = usize::from(round.starts_with("the sweep"));
+        assert_eq!(deletes, expected, "{round}: only r1's own ref is deleted");
+    }
+    let path = record_path(&r1).expect("path");
+    assert_eq!(e.file(&path).as_deref(), Some(r1.bytes()));
+}
+
 #[tokio::test]
 async fn a_ref_pushed_again_before_its_deletion_is_left_for_the_next_sweep() {
     let e = env().await;

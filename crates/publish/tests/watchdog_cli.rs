@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 use benchops::LaneName;
 use benchops::manifest::BaselinePolicy;
 use benchops_publish::history::{LocalHistory, ReceiptBuilder};
+use benchops_publish::local::LocalPersist as _;
 use benchops_testkit::records::{draft, seal, with_lane_slot};
 use serde_json::{Value, json};
 

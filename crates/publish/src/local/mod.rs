@@ -15,7 +15,7 @@
 //! exclusive `flock` on `DIR/.sweep.lock` and on `DIR` itself
 //! ([`take_sweep_lock`]) before it touches anything, and waits for them at
 //! most [`LocalSweepOptions::lock_wait`]; then it stops with
-//! [`HistoryError::SweepLocked`] (retryable, see [`is_locked_out`]). A
+//! [`LocalError::SweepLocked`] (retryable, see [`is_locked_out`]). A
 //! symbolic link at `.sweep.lock`, `quarantine` or `sealed/.persisted` is
 //! refused in setup: the sweep never writes through a link.
 //! Under the lock nothing else of benchops writes the directory, so a ref
@@ -27,6 +27,8 @@
 //! what it last read or wrote (a person or another sweep edited it).
 
 mod persist;
+
+pub use persist::{LocalPersist, PersistOutcome};
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
@@ -41,7 +43,7 @@ use nix::fcntl::{Flock, FlockArg};
 
 use benchops::reconcile::{Action, RenderOptions};
 
-use crate::history::{HistoryError, LocalHistory, StoreError, setup};
+use crate::history::{HistoryError, LocalError, LocalHistory, StoreError, setup};
 use crate::ledger::{Ledger, LedgerError};
 use crate::signatures::SignaturePolicy;
 use crate::sweep::{
@@ -99,7 +101,7 @@ pub struct LocalSweepOptions {
     /// file under the sweep). `None` in normal use.
     pub after_ledger_write: Option<AfterWrite>,
     /// How long to wait for another sweep of the directory to release the
-    /// sweep lock before stopping with [`HistoryError::SweepLocked`]
+    /// sweep lock before stopping with [`LocalError::SweepLocked`]
     /// (zero: do not wait).
     pub lock_wait: Duration,
     /// Keep one missed-run issue per lane with this label (`None`: off).
@@ -159,7 +161,7 @@ pub fn is_locked_out(e: &SweepError) -> bool {
     match e.cause.as_ref() {
         Cause::Adapter(a) => a
             .downcast_ref::<StoreError>()
-            .is_some_and(|s| matches!(s.source, HistoryError::SweepLocked { .. })),
+            .is_some_and(|s| matches!(s.source, LocalError::SweepLocked { .. })),
         _ => false,
     }
 }
@@ -179,11 +181,13 @@ pub fn is_locked_out(e: &SweepError) -> bool {
 /// (same device and inode); if it does not (it was deleted or replaced
 /// meanwhile), the lock is let go and taken again. The file is truncated
 /// only once both locks are held.
-pub fn take_sweep_lock(path: &Path, wait: Duration) -> Result<SweepLock, HistoryError> {
-    let io_err = |step, source| HistoryError::Io {
-        step,
-        path: path.to_path_buf(),
-        source,
+pub fn take_sweep_lock(path: &Path, wait: Duration) -> Result<SweepLock, LocalError> {
+    let io_err = |step, source| {
+        LocalError::History(HistoryError::Io {
+            step,
+            path: path.to_path_buf(),
+            source,
+        })
     };
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -192,14 +196,16 @@ pub fn take_sweep_lock(path: &Path, wait: Duration) -> Result<SweepLock, History
     let start = Instant::now();
     loop {
         let file = open_lock_file(path).map_err(|e| io_err("open the sweep lock", e))?;
-        let dir = File::open(&parent).map_err(|e| HistoryError::Io {
-            step: "open the sweep directory",
-            path: parent.clone(),
-            source: e,
+        let dir = File::open(&parent).map_err(|e| {
+            LocalError::History(HistoryError::Io {
+                step: "open the sweep directory",
+                path: parent.clone(),
+                source: e,
+            })
         })?;
         let busy = |f: &File| {
             let waited = start.elapsed();
-            (waited >= wait).then(|| HistoryError::SweepLocked {
+            (waited >= wait).then(|| LocalError::SweepLocked {
                 lock: path.to_path_buf(),
                 waited_ms: waited.as_millis(),
                 holder: holder_of(f),
@@ -452,7 +458,7 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
     let git_err = |step: &str| {
         let history_path = history_path.clone();
         let step = step.to_owned();
-        move |source| {
+        move |source: LocalError| {
             setup(StepError::new(
                 step,
                 StoreError {
@@ -473,7 +479,7 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
     let manifest = sweep::load_manifest(&opts.manifest).map_err(setup)?;
     let mut setup_notes = Vec::new();
     for p in setup::remove_init_leftovers(&history_path)
-        .map_err(git_err("remove a half-built history repository"))?
+        .map_err(|e| git_err("remove a half-built history repository")(e.into()))?
     {
         setup_notes.push(format!(
             "removed {}, a history repository a killed sweep was building",
@@ -481,10 +487,10 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
         ));
     }
     let mut store = LocalHistory::open_or_init(&history_path)
-        .map_err(git_err("open the history repository"))?;
+        .map_err(|e| git_err("open the history repository")(e.into()))?;
     for p in store
         .remove_stale_ref_locks()
-        .map_err(git_err("remove a stale ref lock"))?
+        .map_err(|e| git_err("remove a stale ref lock")(e.into()))?
     {
         setup_notes.push(format!(
             "removed the stale ref lock {} (a git process was killed inside a ref update; no other sweep holds the directory)",

@@ -1,11 +1,11 @@
 //! The persist engine ([`crate::sweep::persist`]) over the local store, as
-//! methods of [`LocalHistory`]: [`LocalHistory::persist`] runs it to the
-//! end, [`LocalHistory::prepare`] builds its commit without moving the
-//! branch (for crash drills, with [`LocalHistory::publish`]). The engine's
-//! step errors come back as [`HistoryError`]s. They live here, in local
-//! mode, and not in the store: the store is an adapter the engine drives,
-//! never the other way round. Tests, benches and status pages use them to
-//! seed a history; the sweep itself runs the whole engine.
+//! methods [`LocalPersist`] gives [`LocalHistory`]: [`LocalPersist::persist`]
+//! runs it to the end, [`LocalPersist::prepare`] builds its commit without
+//! moving the branch (for crash drills, with [`LocalPersist::publish`]).
+//! The engine's step errors come back as [`LocalError`]s. They live here,
+//! in local mode, and not in the store: the store is an adapter the engine
+//! drives, never the other way round. Tests and benches use them to seed a
+//! history; the sweep itself runs the whole engine.
 
 use std::collections::BTreeMap;
 
@@ -14,12 +14,12 @@ use benchops::manifest::BaselinePolicy;
 use benchops::receipt::{BaselineChange, PersistedRecord};
 use benchops::seal::{SealedRecord, verify};
 
-use crate::history::{HistoryError, LocalHistory, PreparedCommit, StoreError};
+use crate::history::{LocalError, LocalHistory, PreparedCommit, StoreError};
 use crate::sweep::persist::{self, ReceiptBuilder};
 use crate::sweep::{Cause, StepError};
 use crate::text::error_line;
 
-/// What [`LocalHistory::persist`] did.
+/// What [`LocalPersist::persist`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PersistOutcome {
     /// The commit now at the tip, or None when nothing was new (no commit).
@@ -40,18 +40,44 @@ pub struct PersistOutcome {
     pub receipt_path: Option<String>,
 }
 
-impl LocalHistory {
+/// The persist engine over a local history repository.
+pub trait LocalPersist {
     /// Persists `records` in one commit on `benchmark-history`, with the
     /// receipt and any baseline pointer change, by the sweep engine's rules
     /// ([`crate::sweep::persist`]) over this store. `policies` maps each lane to its
     /// manifest baseline policy. Retries a lost race on the new tip, up to
     /// [`MAX_ATTEMPTS`](persist::MAX_ATTEMPTS) builds in all; never forces.
-    pub fn persist(
+    fn persist(
         &self,
         records: &[SealedRecord],
         receipt: &ReceiptBuilder,
         policies: &BTreeMap<LaneName, BaselinePolicy>,
-    ) -> Result<PersistOutcome, HistoryError> {
+    ) -> Result<PersistOutcome, LocalError>;
+
+    /// Builds the commit [`persist`](Self::persist) would make on the
+    /// current tip (as attempt 1) without moving the branch. Its objects are
+    /// unreachable until [`publish`](Self::publish) succeeds, so dropping it
+    /// is exactly a crash before the ref update.
+    fn prepare(
+        &self,
+        records: &[SealedRecord],
+        receipt: &ReceiptBuilder,
+        policies: &BTreeMap<LaneName, BaselinePolicy>,
+    ) -> Result<PreparedCommit, LocalError>;
+
+    /// Moves the branch from the prepared commit's parent to the prepared
+    /// commit, as a compare-and-swap ([`LocalHistory::advance`]). A
+    /// prepared commit with nothing new is a no-op.
+    fn publish(&self, prepared: &PreparedCommit) -> Result<(), LocalError>;
+}
+
+impl LocalPersist for LocalHistory {
+    fn persist(
+        &self,
+        records: &[SealedRecord],
+        receipt: &ReceiptBuilder,
+        policies: &BTreeMap<LaneName, BaselinePolicy>,
+    ) -> Result<PersistOutcome, LocalError> {
         let mut store = self.clone();
         let landed = pollster::block_on(persist::persist(
             &mut store,
@@ -78,21 +104,17 @@ impl LocalHistory {
         })
     }
 
-    /// Builds the commit [`persist`](Self::persist) would make on the
-    /// current tip (as attempt 1) without moving the branch. Its objects are
-    /// unreachable until [`publish`](LocalHistory::publish) succeeds, so dropping it
-    /// is exactly a crash before the ref update.
-    pub fn prepare(
+    fn prepare(
         &self,
         records: &[SealedRecord],
         receipt: &ReceiptBuilder,
         policies: &BTreeMap<LaneName, BaselinePolicy>,
-    ) -> Result<PreparedCommit, HistoryError> {
+    ) -> Result<PreparedCommit, LocalError> {
         let planned = persist::plan_records(records).map_err(from_step)?;
         for p in &planned {
             let digest = p.sealed.digest();
             verify(p.sealed.bytes(), Some(&digest))
-                .map_err(|source| HistoryError::InvalidRecord { digest, source })?;
+                .map_err(|source| LocalError::InvalidRecord { digest, source })?;
         }
         let tip = self.tip_index()?;
         let lanes =
@@ -124,10 +146,17 @@ impl LocalHistory {
             receipt_path: plan.receipt_path,
         })
     }
+
+    fn publish(&self, prepared: &PreparedCommit) -> Result<(), LocalError> {
+        let Some(new) = prepared.commit.as_deref() else {
+            return Ok(());
+        };
+        Ok(self.advance(prepared.parent.as_deref(), new)?)
+    }
 }
 
-/// A history error from a sweep engine step of the local store.
-fn from_step(e: StepError) -> HistoryError {
+/// A local error from a sweep engine step of the local store.
+fn from_step(e: StepError) -> LocalError {
     let cause = match *e.cause {
         Cause::Adapter(a) => match a.downcast::<StoreError>() {
             Ok(store) => return store.source,
@@ -136,19 +165,19 @@ fn from_step(e: StepError) -> HistoryError {
         cause => cause,
     };
     match cause {
-        Cause::Conflict { path, blob } => HistoryError::Conflict {
+        Cause::Conflict { path, blob } => LocalError::Conflict {
             path,
             existing: blob,
         },
-        Cause::RetriesExhausted { attempts } => HistoryError::RetriesExhausted { attempts },
-        Cause::InvalidRecord { digest, source } => HistoryError::InvalidRecord { digest, source },
-        Cause::Time(t) => HistoryError::InvalidReceipt {
+        Cause::RetriesExhausted { attempts } => LocalError::RetriesExhausted { attempts },
+        Cause::InvalidRecord { digest, source } => LocalError::InvalidRecord { digest, source },
+        Cause::Time(t) => LocalError::InvalidReceipt {
             reasons: vec![format!("{}: {t}", e.step)],
         },
         Cause::InvalidDocument { what, reasons } if what == "receipt" => {
-            HistoryError::InvalidReceipt { reasons }
+            LocalError::InvalidReceipt { reasons }
         }
-        cause => HistoryError::Engine {
+        cause => LocalError::Engine {
             step: e.step,
             retryable: cause.is_retryable(),
             message: error_line(&cause),

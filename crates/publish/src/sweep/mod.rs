@@ -53,7 +53,7 @@ use benchops::receipt::{
     Receipt, RequestMetrics, SkippedEntry, Stopped, ValidatedEntry, WorkflowRun,
 };
 use benchops::reconcile::{Action, HistoryRecord, Note, RenderOptions, reconcile};
-use benchops::{LaneName, SealedRecord};
+use benchops::{LaneName, SealedRecord, Sha256Digest};
 
 use crate::text::error_line;
 
@@ -424,7 +424,6 @@ async fn persist_phase<S: HistoryStore>(
                 Err(issue) => {
                     report.issues.push(issue);
                     report.outcome = RefOutcome::Quarantined;
-                    store.refuse_handoff(&report.name);
                     sealed = None;
                 }
             }
@@ -465,13 +464,22 @@ async fn persist_phase<S: HistoryStore>(
     progress.persisted = true;
     progress.commit = landed.commit.clone();
 
-    // Consumed store handoffs.
+    // Consumed store handoffs: only refs whose own verification passed
+    // (a refused ref is never deleted, even when its bytes are a record in
+    // history) and whose record is in history.
     let in_history: BTreeSet<_> = landed.persisted.iter().map(|p| p.digest).collect();
-    let consumed = store.consume(&in_history).await;
+    let consumable =
+        |r: &HandoffRefReport| r.valid() && r.digest.is_some_and(|d| in_history.contains(&d));
+    let asked: Vec<(&str, &str, Sha256Digest)> = refs
+        .iter()
+        .filter(|r| consumable(r))
+        .filter_map(|r| Some((r.name.as_str(), r.commit.as_str(), r.digest?)))
+        .collect();
+    let consumed = store.consume(&asked).await;
     for c in consumed {
         if let Some(r) = refs
             .iter_mut()
-            .find(|r| r.name == c.name && r.commit == c.commit)
+            .find(|r| r.name == c.name && r.commit == c.commit && consumable(r))
         {
             r.outcome = c.outcome;
         }

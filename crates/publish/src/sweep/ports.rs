@@ -18,7 +18,6 @@
 //! token in `begin` and revoke it in `end` (which the engine calls on
 //! failure too).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use benchops::Sha256Digest;
@@ -30,36 +29,10 @@ use serde::Serialize;
 use super::error::StepError;
 use crate::verify::IssueOut;
 
-/// The tip of the history branch and the blob at every path of its tree.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TipIndex {
-    /// The tip commit (None: the branch does not exist yet).
-    pub commit: Option<String>,
-    /// Its tree.
-    pub tree: Option<String>,
-    /// Every file of the tree: path → git blob id.
-    pub files: BTreeMap<String, String>,
-}
-
-/// The git blob id of `bytes`: the SHA-1 (or, for a repository in the
-/// SHA-256 object format, the SHA-256) of `blob <len>\0` followed by the
-/// bytes, in lowercase hex. Both history stores name blobs this way.
-pub fn git_blob_id(bytes: &[u8], sha256: bool) -> String {
-    use sha2::Digest as _;
-    let header = format!("blob {}\0", bytes.len());
-    let digest: Vec<u8> = if sha256 {
-        let mut h = sha2::Sha256::new();
-        h.update(header.as_bytes());
-        h.update(bytes);
-        h.finalize().to_vec()
-    } else {
-        let mut h = sha1::Sha1::new();
-        h.update(header.as_bytes());
-        h.update(bytes);
-        h.finalize().to_vec()
-    };
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
+/// The tip of the history branch and the blob at every path of its tree,
+/// and how git names a blob (both history stores name blobs this way):
+/// defined once, in `benchops-history`.
+pub use benchops_history::{TipIndex, git_blob_id};
 
 /// What a compare-and-swap advance of the branch did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -319,12 +292,6 @@ pub trait HistoryStore {
         Ok(Vec::new())
     }
 
-    /// A handoff the sweep refused after the store read it (its
-    /// signature): the store keeps it out of [`consume`](Self::consume),
-    /// so it stays in place as its own quarantine even when the same
-    /// record reaches history another way.
-    fn refuse_handoff(&mut self, _name: &str) {}
-
     /// The tip and its tree.
     async fn tip(&mut self) -> Result<TipIndex, StepError>;
 
@@ -386,10 +353,13 @@ pub trait HistoryStore {
     /// missing branch is created only if still missing). Never forces.
     async fn advance(&mut self, tip: &TipIndex, commit: &str) -> Result<Advance, StepError>;
 
-    /// After the persist: the store's own handoffs whose record is now in
-    /// history (`in_history`) are consumed (handoff refs deleted). Failures
-    /// are reported per handoff, never raised.
-    async fn consume(&mut self, _in_history: &BTreeSet<Sha256Digest>) -> Vec<HandoffRefReport> {
+    /// After the persist: consumes the store's own handoffs the engine
+    /// names (handoff refs deleted), each as (name, the commit it was read
+    /// at, its digest). The engine names only handoffs that passed their
+    /// own verification and whose record is now in history; a refused one
+    /// is never named, so it stays in place as its own quarantine.
+    /// Failures are reported per handoff, never raised.
+    async fn consume(&mut self, _handoffs: &[(&str, &str, Sha256Digest)]) -> Vec<HandoffRefReport> {
         Vec::new()
     }
 

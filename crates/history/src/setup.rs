@@ -24,13 +24,13 @@
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use benchops::layout::HISTORY_REF;
 
-use super::HistoryError;
+use crate::command::{bare_git, run_checked};
+use crate::error::HistoryError;
 
 /// The environment variable of the test-only pause hook (see the module
 /// documentation). Inert unless set.
@@ -212,9 +212,10 @@ pub fn remove_stale_ref_locks(git_dir: &Path) -> Result<Vec<PathBuf>, HistoryErr
 
 /// `git init --bare` of a new history repository at `dir`, whose `HEAD`
 /// names the history branch.
-pub(crate) fn git_init_bare(mut c: Command, dir: &Path) -> Command {
+pub(crate) fn git_init_bare(dir: &Path) -> Result<(), HistoryError> {
     let init_branch = format!("init.defaultBranch={}", benchops::layout::HISTORY_BRANCH);
+    let mut c = bare_git();
     c.args(["-c", &init_branch, "init", "--bare", "--quiet"])
         .arg(dir);
-    c
+    run_checked(c, &["init", "--bare"], None).map(drop)
 }

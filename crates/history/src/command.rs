@@ -1,13 +1,12 @@
 //! Running `git`: a command with no inherited repository overrides
 //! ([`bare_git`]), run with its input written from its own thread while its
 //! output is drained ([`run`]), and checked for success ([`run_checked`]).
-//! The local store ([`super::git`]), the streaming reader
-//! ([`super::stream`]) and the GitHub store's local object reads use it.
+//! Every other module of the crate runs git through these.
 
 use std::io::{self, Write as _};
 use std::process::{Command, Output, Stdio};
 
-use super::HistoryError;
+use crate::error::HistoryError;
 
 /// Variables that would point git at another repository, index or object
 /// store; they are removed from every git call.
@@ -23,12 +22,16 @@ const GIT_ENV_OVERRIDES: [&str; 9] = [
     "GIT_QUARANTINE_PATH",
 ];
 
+/// The most of what git printed on stderr that an error carries.
+pub const MAX_STDERR_BYTES: usize = 4096;
+
 /// The arguments as shown in errors.
 pub(crate) fn args_text(args: &[&str]) -> String {
     args.join(" ")
 }
 
-/// `git` with no inherited repository overrides.
+/// `git` with no inherited repository overrides, and never a prompt for
+/// credentials.
 pub(crate) fn bare_git() -> Command {
     let mut c = Command::new("git");
     for v in GIT_ENV_OVERRIDES {
@@ -36,6 +39,18 @@ pub(crate) fn bare_git() -> Command {
     }
     c.env("GIT_TERMINAL_PROMPT", "0");
     c
+}
+
+/// What git printed on stderr, as an error carries it: trimmed, at most
+/// [`MAX_STDERR_BYTES`] (cut at a character boundary).
+pub(crate) fn stderr_text(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let text = text.trim();
+    let mut end = text.len().min(MAX_STDERR_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
 }
 
 /// Runs `c` (whose arguments `args` name it in errors) with `input` on its
@@ -60,10 +75,9 @@ pub(crate) fn run(
     let stdin = child.stdin.take();
     // The input is written from its own thread while this one drains
     // stdout and stderr: git may answer before it has read all of its
-    // input (`cat-file --batch` answers as it reads, `fast-import` may
-    // report an error early), and writing it all first would then fill
-    // both pipes and block both processes for good. The writer drops stdin
-    // when done, which is git's end of input.
+    // input (`fast-import` may report an error early), and writing it all
+    // first would then fill both pipes and block both processes for good.
+    // The writer drops stdin when done, which is git's end of input.
     std::thread::scope(|s| {
         let writer = match (input, stdin) {
             (Some(bytes), Some(mut stdin)) => Some(s.spawn(move || stdin.write_all(bytes))),
@@ -98,7 +112,23 @@ pub(crate) fn run_checked(
         Err(HistoryError::Git {
             args: args_text(args),
             status: out.status.to_string(),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            stderr: stderr_text(&out.stderr),
         })
     }
+}
+
+/// A new command with `c`'s program, arguments, directory and environment.
+pub(crate) fn clone_command(c: &Command) -> Command {
+    let mut n = Command::new(c.get_program());
+    n.args(c.get_args());
+    if let Some(d) = c.get_current_dir() {
+        n.current_dir(d);
+    }
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => n.env(k, v),
+            None => n.env_remove(k),
+        };
+    }
+    n
 }
