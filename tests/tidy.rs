@@ -71,12 +71,69 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The longest a source file may be, in lines.
-const MAX_LINES: usize = 1000;
+const MAX_LINES: usize = 800;
 
 /// Source files allowed over [`MAX_LINES`]: the workspace-relative path and
 /// the reason. An entry whose file is gone or back under the limit fails the
 /// check, so the list stays true.
-const LONG_FILES: &[(&str, &str)] = &[];
+const LONG_FILES: &[(&str, &str)] = &[
+    (
+        "src/onepass/mod.rs",
+        "the one-pass decoder mirrors the whole benchmark-result schema in one place, so that the differential test holds one file to the schema; split by member, the correspondence would be scattered",
+    ),
+    (
+        "crates/github/src/oidc.rs",
+        "OIDC verification is one security boundary read top to bottom (discovery, keys, signature, claims); about half of it is the tests of each forged-token case",
+    ),
+    (
+        "crates/github/src/client.rs",
+        "one request path: build, send, classify the failure, retry and pace; split, the retry loop would be read in two places",
+    ),
+    (
+        "crates/publish/src/github.rs",
+        "GitHub mode's setup and its two adapters share the per-phase token lifecycle (mint at the phase's start, revoke at its end)",
+    ),
+    (
+        "crates/publish/src/sweep/mod.rs",
+        "the sweep engine's phase order (validate, persist, reconcile, report) is one function with its steps; the ports and errors are already beside it",
+    ),
+    (
+        "crates/publish/src/sweep/report.rs",
+        "the sweep's report and its one text rendering, kept together so that every field printed is a field reported",
+    ),
+    (
+        "crates/publish/src/provision/checks.rs",
+        "one pure function per provisioning check, each with its remedy; a table of checks reads best as one file",
+    ),
+    (
+        "crates/exec/src/backend/slurm/mod.rs",
+        "the Slurm backend's launch, snapshot and evidence rules refer to each other (grace, order, requeues); parsing and tool calls are already apart",
+    ),
+    (
+        "crates/exec/src/lane/mod.rs",
+        "the lane state machine: every phase transition in one place, so that a resume after any kill can be read in one file",
+    ),
+    (
+        "crates/exec/src/bench.rs",
+        "the library API of the bench commands (plan, submit, run a child, refresh, analyze, cancel, list), each a thin function over the same state",
+    ),
+    (
+        "crates/testkit/src/sim/mod.rs",
+        "the simulator's state and the operations a person does outside the API (open, label, close, edit), used together by every test",
+    ),
+    (
+        "crates/app/src/config.rs",
+        "every configuration key with its default and validation, one table an operator reads against docs/cli/benchops-app.md",
+    ),
+    (
+        "xtask/src/selfbench.rs",
+        "one benchmark task: set up the history, run the lanes, publish and report",
+    ),
+    (
+        "xtask/src/bench_webhooks.rs",
+        "one benchmark task: benchops-app and the Node peer side by side under wrk, each phase with its figures",
+    ),
+];
 
 /// The crates whose top-level modules must not import each other in a cycle.
 const ACYCLIC_CRATES: &[&str] = &[
