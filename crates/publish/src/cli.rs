@@ -1,5 +1,15 @@
 //! The command line of `benchops-publish` (clap types only;
 //! [`crate::commands`] maps them to library calls and exit codes).
+//!
+//! The `///` comments of the argument types are the `--help` text users
+//! read, written for a terminal (`[labels]`, `<file>.sig`, bare URLs), not
+//! as rustdoc; rustdoc's link and HTML checks are off for this module.
+#![allow(
+    rustdoc::broken_intra_doc_links,
+    rustdoc::invalid_html_tags,
+    rustdoc::bare_urls,
+    reason = "the doc comments here are clap's --help text, not rustdoc"
+)]
 
 use std::path::PathBuf;
 
