@@ -6,8 +6,7 @@
 //! issues, comments and labels. Regression tests of the defects the two
 //! former sweeps had are here too, each run in both modes.
 
-mod sim_client;
-use sim_client::sim_client;
+use crate::sim_client::sim_client;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -3,8 +3,7 @@
 //! open drift issues of the cases it covers; opened once, edited in place
 //! when the table changes, left alone when it does not, never a second one.
 
-mod sim_client;
-use sim_client::sim_client;
+use crate::sim_client::sim_client;
 
 use std::fs;
 use std::path::Path;

@@ -8,7 +8,7 @@
 //! and writes nothing, an oversize body is 413, a flood from one key is
 //! rate-limited, and each trust failure has its own reason.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -5,7 +5,7 @@
 //! phase, against the stateful GitHub simulator. The simulator's request
 //! log shows that no token outlives its phase.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::time::Duration;

@@ -13,7 +13,7 @@ use benchops_testkit::sim::auth::TEST_APP_PRIVATE_KEY_PEM;
 use serde_json::{Value, json};
 
 const PUBLISH: &str = env!("CARGO_BIN_EXE_benchops-publish");
-const WORKFLOW: &str = include_str!("../../../workflows/benchmark-publication.yml");
+const WORKFLOW: &str = include_str!("../../../../workflows/benchmark-publication.yml");
 
 async fn run(mut cmd: Command) -> Output {
     tokio::task::spawn_blocking(move || cmd.output().expect("the binary runs"))

@@ -3,7 +3,7 @@
 //! pusher's name inert; the App's own pushes and pushes to other branches
 //! open nothing; every token the worker mints is revoked.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

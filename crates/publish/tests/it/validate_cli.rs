@@ -2,8 +2,6 @@
 //! per-file verdicts. Every run of the binary has a deadline, so that a
 //! hostile file (a FIFO, a symlink loop) that hangs it fails the test.
 
-mod support;
-
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -37,7 +35,7 @@ fn reordered(s: &SealedRecord) -> Vec<u8> {
 }
 
 fn run(args: &[&std::ffi::OsStr]) -> Output {
-    support::run_bounded(args)
+    crate::support::run_bounded(args)
 }
 
 fn validate(args: &[&Path], json: bool) -> Output {
@@ -253,7 +251,7 @@ fn row<'t>(text: &'t str, name: &str) -> &'t str {
 fn a_fifo_is_reported_by_kind_and_never_hangs() {
     let (dir, s) = dir_with_valid();
     let fifo = dir.path().join("pipe.json");
-    support::mkfifo(&fifo);
+    crate::support::mkfifo(&fifo);
 
     // Met while walking a directory.
     let out = validate(&[dir.path()], false);

@@ -3,7 +3,7 @@
 //! for installation tokens minted by the stateful GitHub simulator, which
 //! enforces each token's permissions.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

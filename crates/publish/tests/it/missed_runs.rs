@@ -3,8 +3,7 @@
 //! alone when nothing changed, closed when the lane's latest slot has a good
 //! record again; none without the option.
 
-mod sim_client;
-use sim_client::sim_client;
+use crate::sim_client::sim_client;
 
 use std::fs;
 use std::path::Path;

@@ -9,7 +9,7 @@
 //! 0.3105 s; `sentinel` (covers `parse/large`) drifts twice. So
 //! `parse/large · wall_s` is open and both lanes still reproduce it.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

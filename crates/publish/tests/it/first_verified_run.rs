@@ -25,10 +25,8 @@
 //! to happen two days ahead, so step 8's record is the first one re-dated
 //! and re-sealed.
 
-mod binaries;
-mod sim_client;
-use binaries::{PUBLISH, exec_bin};
-use sim_client::sim_client;
+use crate::binaries::{PUBLISH, exec_bin};
+use crate::sim_client::sim_client;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -41,8 +39,8 @@ use benchops_testkit::sim::auth::TEST_APP_PRIVATE_KEY_PEM;
 use jiff::{SignedDuration, Timestamp, ToSpan};
 use serde_json::{Value, json};
 
-const WORKFLOW: &[u8] = include_bytes!("../../../workflows/benchmark-publication.yml");
-const WORK: &str = include_str!("../../../examples/lane/subject/work.sh");
+const WORKFLOW: &[u8] = include_bytes!("../../../../workflows/benchmark-publication.yml");
+const WORK: &str = include_str!("../../../../examples/lane/subject/work.sh");
 const OWNER: &str = "acme";
 const REPO: &str = "bench";
 const MISSED: &str = "benchmark-missed-run";

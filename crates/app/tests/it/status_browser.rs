@@ -12,7 +12,7 @@
 //! else `/usr/bin/chromium`), which `bash scripts/test-deps.sh` installs;
 //! without them the test fails and says so.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::Read as _;

@@ -14,7 +14,7 @@ use benchops_publish::provision::checks::{
 use benchops_publish::provision::{app_permissions, parse_actor};
 
 const APP: u64 = 77;
-const WORKFLOW: &str = include_str!("../../../workflows/benchmark-publication.yml");
+const WORKFLOW: &str = include_str!("../../../../workflows/benchmark-publication.yml");
 
 fn expected() -> Expected {
     Expected {

@@ -10,8 +10,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-mod binaries;
-use binaries::{PUBLISH, exec_bin, ok};
+use crate::binaries::{PUBLISH, exec_bin, ok};
 
 const MANIFEST: &str = r#"
 schema = "schedule-manifest/v2"

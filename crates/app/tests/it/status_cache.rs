@@ -2,7 +2,7 @@
 //! the history tip and the recorded facts are unchanged, and rebuilt as
 //! soon as either changes.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -3,8 +3,6 @@
 //! loops), records over the size limit and names that try to forge summary
 //! lines. Every run has a deadline, so that a hang fails the test.
 
-mod support;
-
 use std::ffi::OsStr;
 use std::fs;
 use std::path::PathBuf;
@@ -58,7 +56,7 @@ impl Env {
             self.manifest.as_os_str(),
         ];
         args.extend(extra.iter().map(|a| OsStr::new(*a)));
-        support::run_bounded(&args)
+        crate::support::run_bounded(&args)
     }
 
     fn quarantine(&self) -> Vec<String> {
@@ -99,7 +97,7 @@ fn non_regular_handoffs_are_quarantined_by_kind_and_never_read() {
     let good = clean("nightly", "2026-12-01T01:00:00Z");
     e.hand_off(&good);
     let sealed = e.sealed();
-    support::mkfifo(&sealed.join("pipe.json"));
+    crate::support::mkfifo(&sealed.join("pipe.json"));
     let _listener =
         std::os::unix::net::UnixListener::bind(sealed.join("sock.json")).expect("binds a socket");
     std::os::unix::fs::symlink("/dev/zero", sealed.join("zero.json")).expect("symlink");
@@ -221,7 +219,7 @@ fn a_fifo_in_place_of_the_manifest_or_the_ledger_stops_the_sweep_without_hanging
     let e = Env::new();
     e.hand_off(&clean("nightly", "2026-12-01T01:00:00Z"));
     fs::remove_file(&e.manifest).expect("manifest removed");
-    support::mkfifo(&e.manifest);
+    crate::support::mkfifo(&e.manifest);
     let out = e.sweep(&[]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -231,7 +229,7 @@ fn a_fifo_in_place_of_the_manifest_or_the_ledger_stops_the_sweep_without_hanging
     // The issue ledger: the sweep persists, then refuses to read it.
     let e = Env::new();
     e.hand_off(&clean("nightly", "2026-12-01T01:00:00Z"));
-    support::mkfifo(&e.dir.join("issues.json"));
+    crate::support::mkfifo(&e.dir.join("issues.json"));
     let out = e.sweep(&[]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");

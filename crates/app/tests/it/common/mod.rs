@@ -13,7 +13,7 @@ pub const SECRET: &str = "s3cret-for-tests";
 /// The App id of the tests.
 pub const APP_ID: u64 = 4242;
 /// A throwaway RSA key, also used by the GitHub layer's tests.
-pub const APP_KEY: &[u8] = include_bytes!("../../../github/tests/fixtures/test-app-key.pem");
+pub const APP_KEY: &[u8] = include_bytes!("../../../../github/tests/fixtures/test-app-key.pem");
 
 /// A configuration directory.
 #[derive(Debug)]

@@ -15,8 +15,7 @@
 //! The client's clock is a `ManualClock` that is also its sleeper, so
 //! retry and pacing waits are instant and recorded.
 
-mod sim_client;
-use sim_client::sim_client;
+use crate::sim_client::sim_client;
 
 use std::fs;
 use std::path::PathBuf;

@@ -20,7 +20,7 @@
 //!   the worker is held up (for less than the drain time) with work queued
 //!   behind it still exits 0, with that work done.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -37,7 +37,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use common::{Options, setup, sign};
 
-const EXAMPLES: &str = include_str!("fixtures/webhooks-examples/index.json");
+const EXAMPLES: &str = include_str!("../fixtures/webhooks-examples/index.json");
 
 /// The App's slug as the fake `GET /app` reports it after the restart.
 const SLUG: &str = "benchops-test";

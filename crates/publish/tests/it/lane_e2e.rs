@@ -16,8 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-mod binaries;
-use binaries::{PUBLISH, exec_bin, ok};
+use crate::binaries::{PUBLISH, exec_bin, ok};
 
 const MANIFEST: &str = r#"
 schema = "schedule-manifest/v2"
@@ -68,7 +67,7 @@ values = ["small", "large"]
 "#;
 
 /// The demo's workload: a timed wait, measured by the script itself.
-const TIMED_WORK: &str = include_str!("../../../examples/lane/subject/work.sh");
+const TIMED_WORK: &str = include_str!("../../../../examples/lane/subject/work.sh");
 
 /// The test workload: the level `speed.conf` sets for the size, with 1%
 /// noise drawn from a seed made of the benchmark digest, the child index

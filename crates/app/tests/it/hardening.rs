@@ -6,7 +6,7 @@
 //! [`PATIENCE`], a hang guard far above any timeout configured, not a
 //! speed bound.
 
-mod common;
+use crate::common;
 
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};

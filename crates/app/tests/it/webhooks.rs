@@ -2,7 +2,7 @@
 //! (`@octokit/webhooks-examples`, vendored under `fixtures/`), signed as
 //! GitHub signs them, through the real router and a real SQLite database.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
@@ -15,7 +15,7 @@ use tower::ServiceExt as _;
 
 use common::{Options, SECRET, setup, sign};
 
-const EXAMPLES: &str = include_str!("fixtures/webhooks-examples/index.json");
+const EXAMPLES: &str = include_str!("../fixtures/webhooks-examples/index.json");
 
 fn examples() -> Vec<(String, Vec<u8>)> {
     let groups: Vec<Value> = serde_json::from_str(EXAMPLES).expect("index.json parses");
