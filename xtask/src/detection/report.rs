@@ -1,9 +1,11 @@
-//! Figures of one policy over the whole corpus, and their text tables and
-//! JSON form.
+//! Figures of one policy over the corpus or a part of it (one session
+//! condition), and their text tables and JSON form.
 
 use serde_json::{Value, json};
 
-use super::corpus::{CVS, Family, Noise, STEPS};
+use super::bisection::Named;
+use super::corpus::{CVS, Family, Noise, STEPS, Session};
+use super::policies::Cost;
 use super::score::SeriesScore;
 
 /// A count out of a total.
@@ -35,6 +37,19 @@ impl Ratio {
     pub(crate) fn pct(self) -> String {
         self.value()
             .map_or_else(|| "-".into(), |v| format!("{:.1}%", v * 100.0))
+    }
+
+    /// Per 1,000 with three decimals, `-` when there is nothing to count.
+    pub(crate) fn pm(self) -> String {
+        self.value()
+            .map_or_else(|| "-".into(), |v| format!("{:.3}", v * 1000.0))
+    }
+
+    pub(crate) fn plus(self, o: Ratio) -> Ratio {
+        Ratio {
+            num: self.num + o.num,
+            den: self.den + o.den,
+        }
     }
 
     /// Per 1,000.
@@ -95,9 +110,73 @@ pub(crate) struct Figures {
     pub(crate) aa_verdicts: Vec<[usize; 5]>,
     /// Fixed regressions whose issue is still open at the end, by CV.
     pub(crate) open_after_fix_by_cv: Vec<Ratio>,
+    /// A/A issue openings (false issues) per case-run at CV ≤ 3%.
+    pub(crate) issues_le3: Ratio,
+    /// A/A issues opened again after one closed, per case-run at CV ≤ 3%.
+    pub(crate) reopens_le3: Ratio,
+    /// Share of `inconclusive` and `not_confirmed` verdicts on the A/A
+    /// series at CV ≤ 3%.
+    pub(crate) inconclusive_le3: Ratio,
+    pub(crate) not_confirmed_le3: Ratio,
+    /// Fixed regressions with an issue open at the fix, CV ≤ 5%: closed
+    /// within 2 lane runs of the fix.
+    pub(crate) close_within2_le5: Ratio,
+    /// The same, by CV.
+    pub(crate) close_within2_by_cv: Vec<Ratio>,
+    /// Extra measurement and builds over the A/A series, and their
+    /// case-runs.
+    pub(crate) cost_aa: Cost,
+    pub(crate) runs_aa: usize,
+    /// Bisections started on the A/A series, and their builds.
+    pub(crate) bisections_aa: usize,
+    /// Bisections started on a single-commit regression of 10% or more at
+    /// CV ≤ 3%, by what they named.
+    pub(crate) lane_named: [usize; 4],
+    /// Their steps and builds.
+    pub(crate) lane_steps: usize,
+    /// Bisection builds (one per step) per bisection started on a true
+    /// regression.
+    pub(crate) builds_per_regression: Option<f64>,
+    /// Samples per run.
+    pub(crate) n: usize,
 }
 
 impl Figures {
+    /// Extra runs per A/A case-run: candidate side, baseline side,
+    /// bisection.
+    pub(crate) fn extra_split(&self) -> (f64, f64, f64) {
+        let per = |x: usize| {
+            if self.runs_aa == 0 {
+                0.0
+            } else {
+                x as f64 / self.n as f64 / self.runs_aa as f64
+            }
+        };
+        (
+            per(self.cost_aa.b_side),
+            per(self.cost_aa.a_side),
+            per(self.cost_aa.bisect),
+        )
+    }
+
+    /// Builds per A/A case-run (side A and bisection midpoints).
+    pub(crate) fn builds_aa(&self) -> f64 {
+        if self.runs_aa == 0 {
+            0.0
+        } else {
+            (self.cost_aa.ab_builds + self.cost_aa.bisect_builds) as f64 / self.runs_aa as f64
+        }
+    }
+
+    /// Exact culprits among the lane's bisections of single-commit
+    /// regressions of 10% or more at CV ≤ 3%.
+    pub(crate) fn lane_exact(&self) -> Ratio {
+        Ratio {
+            num: self.lane_named[0],
+            den: self.lane_named.iter().sum(),
+        }
+    }
+
     pub(crate) fn f1(&self) -> Option<f64> {
         let p = self.precision.value()?;
         let r = self.recall_all.value()?;
@@ -119,8 +198,10 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 }
 
 /// The figures of one policy's scores; `n` samples per run.
-pub(crate) fn figures(label: String, scores: &[SeriesScore], n: usize) -> Figures {
-    let aa = || scores.iter().filter(|s| is_aa(s));
+pub(crate) fn figures(label: String, scores: &[&SeriesScore], n: usize) -> Figures {
+    let scores: Vec<&SeriesScore> = scores.to_vec();
+    let scores = &scores[..];
+    let aa = || scores.iter().copied().filter(|s| is_aa(s));
     let alarms = |s: &SeriesScore| (s.alarms, s.runs);
     let fa = Noise::ALL
         .iter()
@@ -133,7 +214,10 @@ pub(crate) fn figures(label: String, scores: &[SeriesScore], n: usize) -> Figure
     let le3 = |s: &&SeriesScore| s.cv_value() <= 0.03 + 1e-12;
     let step_events = |pred: &dyn Fn(&SeriesScore) -> bool| {
         Ratio::of(
-            scores.iter().filter(|s| is_regression_step(s) && pred(s)),
+            scores
+                .iter()
+                .copied()
+                .filter(|s| is_regression_step(s) && pred(s)),
             |s| {
                 let e = &s.events;
                 (e.iter().filter(|e| e.detected).count(), e.len())
@@ -154,7 +238,7 @@ pub(crate) fn figures(label: String, scores: &[SeriesScore], n: usize) -> Figure
         .map(|&noise| step_events(&|s| big(s) && le3p(s) && s.noise == noise))
         .collect();
     let event_ratio = |fam: Family, order: Option<usize>| {
-        Ratio::of(scores.iter().filter(|s| s.family == fam), |s| {
+        Ratio::of(scores.iter().copied().filter(|s| s.family == fam), |s| {
             let e: Vec<_> = s
                 .events
                 .iter()
@@ -163,13 +247,13 @@ pub(crate) fn figures(label: String, scores: &[SeriesScore], n: usize) -> Figure
             (e.iter().filter(|e| e.detected).count(), e.len())
         })
     };
-    let not_drift = || scores.iter().filter(|s| s.family != Family::Drift);
+    let not_drift = || scores.iter().copied().filter(|s| s.family != Family::Drift);
     let delays: Vec<f64> = not_drift()
         .flat_map(|s| s.events.iter().filter_map(|e| e.delay.map(|d| d as f64)))
         .collect();
     let extra = |it: &mut dyn Iterator<Item = &SeriesScore>| {
         let (x, r) = it.fold((0usize, 0usize), |(x, r), s| {
-            (x + s.extra_samples, r + s.runs)
+            (x + s.cost.samples(), r + s.runs)
         });
         if r == 0 {
             0.0
@@ -187,6 +271,7 @@ pub(crate) fn figures(label: String, scores: &[SeriesScore], n: usize) -> Figure
         .collect();
     let drift: Vec<_> = scores
         .iter()
+        .copied()
         .filter(|s| s.family == Family::Drift)
         .collect();
     let sum_verdicts = |it: &mut dyn Iterator<Item = &SeriesScore>| {
@@ -198,10 +283,43 @@ pub(crate) fn figures(label: String, scores: &[SeriesScore], n: usize) -> Figure
         }
         v
     };
-    let verdicts = sum_verdicts(&mut scores.iter());
+    let verdicts = sum_verdicts(&mut scores.iter().copied());
     let aa_verdicts = (0..CVS.len())
         .map(|cv| sum_verdicts(&mut aa().filter(|s| s.cv == cv)))
         .collect();
+    let close_within2 = |pred: &dyn Fn(&SeriesScore) -> bool| {
+        let eps: Vec<Option<usize>> = scores
+            .iter()
+            .copied()
+            .filter(|s| s.family == Family::RegressFix && pred(s))
+            .filter_map(|s| s.episode.and_then(|e| e.close_after_fix))
+            .collect();
+        Ratio {
+            num: eps.iter().filter(|c| c.is_some_and(|c| c <= 2)).count(),
+            den: eps.len(),
+        }
+    };
+    let mut lane_named = [0usize; 4];
+    let mut lane_steps = 0;
+    for s in scores.iter().filter(|s| {
+        matches!(s.family, Family::Step(x) if x >= 0.10 - 1e-12) && s.cv_value() <= 0.03 + 1e-12
+    }) {
+        for b in s.bisections.iter().filter(|b| b.single_culprit) {
+            if let Some(i) = Named::ALL.iter().position(|n| *n == b.named) {
+                lane_named[i] += 1;
+            }
+            lane_steps += b.steps;
+        }
+    }
+    let builds_per_regression = {
+        let (steps, count) = scores
+            .iter()
+            .filter(|s| s.family != Family::AA && s.family != Family::Drift)
+            .flat_map(|s| s.bisections.iter())
+            .filter(|b| b.single_culprit)
+            .fold((0, 0), |(x, n), b| (x + b.steps, n + 1));
+        (count > 0).then(|| steps as f64 / count as f64)
+    };
     let open_after_fix_by_cv = (0..CVS.len())
         .map(|cv| {
             let eps: Vec<_> = scores
@@ -238,7 +356,7 @@ pub(crate) fn figures(label: String, scores: &[SeriesScore], n: usize) -> Figure
         precision: Ratio::of(not_drift(), |s| (s.true_opens, s.opens)),
         median_delay: median(delays),
         extra_aa: extra(&mut aa()),
-        extra_all: extra(&mut scores.iter()),
+        extra_all: extra(&mut scores.iter().copied()),
         confirm_share_aa: Ratio::of(aa(), |s| (s.confirmations, s.runs)),
         episodes: eps.len(),
         with_issue: with_issue.len(),
@@ -274,6 +392,28 @@ pub(crate) fn figures(label: String, scores: &[SeriesScore], n: usize) -> Figure
         verdicts,
         aa_verdicts,
         open_after_fix_by_cv,
+        issues_le3: Ratio::of(aa().filter(le3), |s| (s.opens, s.runs)),
+        reopens_le3: Ratio::of(aa().filter(le3), |s| (s.reopens, s.runs)),
+        inconclusive_le3: Ratio::of(aa().filter(le3), |s| {
+            (s.verdicts[1], s.verdicts.iter().sum())
+        }),
+        not_confirmed_le3: Ratio::of(aa().filter(le3), |s| {
+            (s.verdicts[2], s.verdicts.iter().sum())
+        }),
+        close_within2_le5: close_within2(&|s| s.cv_value() <= 0.05 + 1e-12),
+        close_within2_by_cv: (0..CVS.len())
+            .map(|cv| close_within2(&|s| s.cv == cv))
+            .collect(),
+        cost_aa: aa().fold(Cost::default(), |mut c, s| {
+            c.add(&s.cost);
+            c
+        }),
+        runs_aa: aa().map(|s| s.runs).sum(),
+        bisections_aa: aa().map(|s| s.bisections.len()).sum(),
+        lane_named,
+        lane_steps,
+        builds_per_regression,
+        n,
     }
 }
 
@@ -281,16 +421,34 @@ fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{v:.digits$}"))
 }
 
+/// The name of a CV inside a session.
+pub(crate) fn cv_name(cv: f64) -> String {
+    if cv == 0.0 {
+        "none".into()
+    } else {
+        format!("{}%", cv * 100.0)
+    }
+}
+
 fn cv_header() -> String {
     CVS.iter()
-        .map(|c| format!("{:>9}", format!("cv {}%", c * 100.0)))
+        .map(|&c| {
+            format!(
+                "{:>9}",
+                if c == 0.0 {
+                    "cv none".into()
+                } else {
+                    format!("cv {}%", c * 100.0)
+                }
+            )
+        })
         .collect()
 }
 
 /// The summary table over the given policies.
 pub(crate) fn summary(figs: &[&Figures]) -> String {
     let mut s = format!(
-        "{:<18}{:>9}{:>9}{:>9}{:>9}{:>9}{:>8}{:>8}{:>7}{:>7}{:>8}{:>8}\n",
+        "{:<22}{:>9}{:>9}{:>9}{:>9}{:>9}{:>8}{:>8}{:>7}{:>7}{:>8}{:>8}\n",
         "policy",
         "FA<=3%",
         "FA all",
@@ -305,12 +463,12 @@ pub(crate) fn summary(figs: &[&Figures]) -> String {
         "true"
     );
     s += &format!(
-        "{:<18}{:>9}{:>9}{:>9}{:>9}{:>9}{:>8}{:>8}{:>7}{:>7}{:>8}{:>8}\n",
+        "{:<22}{:>9}{:>9}{:>9}{:>9}{:>9}{:>8}{:>8}{:>7}{:>7}{:>8}{:>8}\n",
         "", "/1000", "/1000", "", "cv<=3%", "cv<=1%", "", "", "runs", "A/A", "", ""
     );
     for f in figs {
         s += &format!(
-            "{:<18}{:>9.3}{:>9.3}{:>9}{:>9}{:>9}{:>8}{:>8}{:>7}{:>7.3}{:>8}{:>8}\n",
+            "{:<22}{:>9.3}{:>9.3}{:>9}{:>9}{:>9}{:>8}{:>8}{:>7}{:>7.3}{:>8}{:>8}\n",
             f.label,
             f.fa_le3.per_mille(),
             f.fa_all.per_mille(),
@@ -331,7 +489,7 @@ pub(crate) fn summary(figs: &[&Figures]) -> String {
 /// A/A false alarms per 1,000 case-runs by noise kind and CV.
 pub(crate) fn false_alarms(figs: &[&Figures]) -> String {
     let mut s = format!(
-        "{:<18}{:<12}{}{:>10}\n",
+        "{:<22}{:<12}{}{:>10}\n",
         "policy",
         "noise",
         cv_header(),
@@ -340,15 +498,16 @@ pub(crate) fn false_alarms(figs: &[&Figures]) -> String {
     for f in figs {
         for (i, noise) in Noise::ALL.iter().enumerate() {
             let row = &f.fa[i];
-            let le3 = row.iter().take(3).fold(Ratio::default(), |a, r| Ratio {
-                num: a.num + r.num,
-                den: a.den + r.den,
-            });
-            s += &format!("{:<18}{:<12}", f.label, noise.name());
+            let le3 = row
+                .iter()
+                .zip(CVS)
+                .filter(|(_, c)| *c <= 0.03 + 1e-12)
+                .fold(Ratio::default(), |a, (r, _)| a.plus(*r));
+            s += &format!("{:<22}{:<12}", f.label, noise.name());
             for r in row {
-                s += &format!("{:>9.3}", r.per_mille());
+                s += &format!("{:>9}", r.pm());
             }
-            s += &format!("{:>10.3}\n", le3.per_mille());
+            s += &format!("{:>10}\n", le3.pm());
         }
     }
     s
@@ -356,10 +515,10 @@ pub(crate) fn false_alarms(figs: &[&Figures]) -> String {
 
 /// Recall of regression steps by size and CV.
 pub(crate) fn recall(figs: &[&Figures]) -> String {
-    let mut s = format!("{:<18}{:<8}{}\n", "policy", "step", cv_header());
+    let mut s = format!("{:<22}{:<8}{}\n", "policy", "step", cv_header());
     for f in figs {
         for (k, step) in STEPS.iter().enumerate() {
-            s += &format!("{:<18}{:<8}", f.label, format!("+{}%", step * 100.0));
+            s += &format!("{:<22}{:<8}", f.label, format!("+{}%", step * 100.0));
             for r in &f.recall[k] {
                 s += &format!("{:>9}", r.pct());
             }
@@ -371,13 +530,13 @@ pub(crate) fn recall(figs: &[&Figures]) -> String {
 
 /// Recall by noise kind (steps ≥ 10%, CV ≤ 3%) and of the other families.
 pub(crate) fn recall_more(figs: &[&Figures]) -> String {
-    let mut s = format!("{:<18}", "policy");
+    let mut s = format!("{:<22}", "policy");
     for n in Noise::ALL {
         s += &format!("{:>11}", n.name());
     }
     s += &format!("{:>10}{:>10}{:>10}\n", "2nd:1st", "2nd:2nd", "reg+fix");
     for f in figs {
-        s += &format!("{:<18}", f.label);
+        s += &format!("{:<22}", f.label);
         for r in &f.recall_noise {
             s += &format!("{:>11}", r.pct());
         }
@@ -394,7 +553,7 @@ pub(crate) fn recall_more(figs: &[&Figures]) -> String {
 /// Lifecycle and slow-drift figures.
 pub(crate) fn lifecycle(figs: &[&Figures]) -> String {
     let mut s = format!(
-        "{:<18}{:>9}{:>9}{:>10}{:>6}{:>9}{:>9}{:>11}{:>10}{:>10}\n",
+        "{:<22}{:>9}{:>9}{:>10}{:>6}{:>9}{:>9}{:>11}{:>10}{:>10}\n",
         "policy",
         "episodes",
         "w/issue",
@@ -408,7 +567,7 @@ pub(crate) fn lifecycle(figs: &[&Figures]) -> String {
     );
     for f in figs {
         s += &format!(
-            "{:<18}{:>9}{:>9}{:>10.3}{:>6}{:>9}{:>9}{:>11}{:>10}{:>10}\n",
+            "{:<22}{:>9}{:>9}{:>10.3}{:>6}{:>9}{:>9}{:>11}{:>10}{:>10}\n",
             f.label,
             f.episodes,
             f.with_issue,
@@ -448,7 +607,7 @@ pub(crate) fn verdict_mix(f: &Figures) -> String {
         };
         s += &format!(
             "{:<9}{:>12}{:>14}{:>15}{:>14}{:>14}{:>18}\n",
-            format!("{}%", CVS[cv] * 100.0),
+            cv_name(CVS[cv]),
             pct(0),
             pct(1),
             pct(2),
@@ -457,6 +616,175 @@ pub(crate) fn verdict_mix(f: &Figures) -> String {
             {
                 let r = f.open_after_fix_by_cv[cv];
                 format!("{} ({}/{})", r.pct(), r.num, r.den)
+            }
+        );
+    }
+    s
+}
+
+/// The figures of each policy on each session condition, and pooled over
+/// all of them: `rows` holds a policy's label, its figures by session (in
+/// [`Session::ALL`] order) and pooled.
+pub(crate) fn by_session(rows: &[(String, Vec<Figures>, Figures)]) -> String {
+    let mut s = format!(
+        "{:<22}{:<8}{:>16}{:>14}{:>9}{:>9}{:>8}{:>8}{:>14}{:>8}\n",
+        "policy",
+        "session",
+        "FA<=3% /1000",
+        "R>=10%",
+        "issues",
+        "reopens",
+        "inconc",
+        "not-cf",
+        "close<=2",
+        "extra"
+    );
+    s += &format!(
+        "{:<22}{:<8}{:>16}{:>14}{:>9}{:>9}{:>8}{:>8}{:>14}{:>8}\n",
+        "", "", "(alarms/runs)", "cv<=3%", "/1000", "/1000", "A/A", "A/A", "cv<=5%", "A/A"
+    );
+    for (label, per, pooled) in rows {
+        let names = Session::ALL.iter().map(|x| x.name()).chain(["all".into()]);
+        for (f, name) in per.iter().chain([pooled]).zip(names) {
+            s += &format!(
+                "{:<22}{:<8}{:>16}{:>14}{:>9}{:>9}{:>8}{:>8}{:>14}{:>8.3}\n",
+                label,
+                name.replace("cv ", ""),
+                format!("{} ({}/{})", f.fa_le3.pm(), f.fa_le3.num, f.fa_le3.den),
+                format!(
+                    "{} ({}/{})",
+                    f.recall_ge10_le3.pct(),
+                    f.recall_ge10_le3.num,
+                    f.recall_ge10_le3.den
+                ),
+                f.issues_le3.pm(),
+                f.reopens_le3.pm(),
+                f.inconclusive_le3.pct(),
+                f.not_confirmed_le3.pct(),
+                format!(
+                    "{} ({}/{})",
+                    f.close_within2_le5.pct(),
+                    f.close_within2_le5.num,
+                    f.close_within2_le5.den
+                ),
+                f.extra_aa,
+            );
+        }
+    }
+    s
+}
+
+/// A/A alarms per 1,000 case-runs and recall of steps of 10% or more, by
+/// session condition and noise cell inside the session, of each policy.
+pub(crate) fn session_cells(
+    policies: &[(String, &[SeriesScore])],
+    cells: &[(Noise, f64)],
+) -> String {
+    let mut s = format!("{:<22}{:<8}{:<8}", "policy", "session", "figure");
+    for (noise, cv) in cells {
+        let name = if *cv == 0.0 {
+            "none".to_owned()
+        } else {
+            format!(
+                "{} {}",
+                &noise.name()[..4.min(noise.name().len())],
+                cv_name(*cv)
+            )
+        };
+        s += &format!("{name:>11}");
+    }
+    s += "\n";
+    for (label, scores) in policies {
+        for (si, session) in Session::ALL.iter().enumerate().skip(1) {
+            for fig in ["FA/1000", "R>=10%"] {
+                s += &format!(
+                    "{:<22}{:<8}{:<8}",
+                    label,
+                    session.name().replace("cv ", ""),
+                    fig
+                );
+                for (noise, cv) in cells {
+                    let here = scores.iter().filter(|x| {
+                        x.session == si && x.noise == *noise && (x.cv_value() - cv).abs() < 1e-12
+                    });
+                    let cell = if fig == "FA/1000" {
+                        Ratio::of(here.filter(|x| is_aa(x)), |x| (x.alarms, x.runs)).pm()
+                    } else {
+                        Ratio::of(
+                            here.filter(|x| {
+                                x.step_index().is_some_and(|k| STEPS[k] >= 0.10 - 1e-12)
+                                    && is_regression_step(x)
+                            }),
+                            |x| {
+                                (
+                                    x.events.iter().filter(|e| e.detected).count(),
+                                    x.events.len(),
+                                )
+                            },
+                        )
+                        .pct()
+                    };
+                    s += &format!("{cell:>11}");
+                }
+                s += "\n";
+            }
+        }
+    }
+    s
+}
+
+/// Fixed regressions whose issue closed within 2 lane runs of the fix, by
+/// CV inside the session.
+pub(crate) fn closes(figs: &[&Figures]) -> String {
+    let mut s = format!("{:<22}{}\n", "policy", cv_header());
+    for f in figs {
+        s += &format!("{:<22}", f.label);
+        for r in &f.close_within2_by_cv {
+            s += &format!("{:>9}", r.pct());
+        }
+        s += "\n";
+    }
+    s
+}
+
+/// What the extra measurement costs on the A/A series, and the lane's
+/// bisections of single-commit regressions.
+pub(crate) fn costs(figs: &[&Figures]) -> String {
+    let mut s = format!(
+        "{:<22}{:>8}{:>8}{:>8}{:>8}{:>10}{:>10}{:>12}{:>18}{:>8}\n",
+        "policy",
+        "B side",
+        "A side",
+        "bisect",
+        "total",
+        "builds",
+        "bisect.",
+        "bisection",
+        "lane culprit",
+        "steps"
+    );
+    s += &format!(
+        "{:<22}{:>8}{:>8}{:>8}{:>8}{:>10}{:>10}{:>12}{:>18}{:>8}\n",
+        "", "runs", "runs", "runs", "runs", "per run", "on A/A", "builds", "exact >=10%", "mean"
+    );
+    for f in figs {
+        let (b, a, x) = f.extra_split();
+        let exact = f.lane_exact();
+        s += &format!(
+            "{:<22}{:>8.3}{:>8.3}{:>8.3}{:>8.3}{:>10.3}{:>10}{:>12}{:>18}{:>8}\n",
+            f.label,
+            b,
+            a,
+            x,
+            b + a + x,
+            f.builds_aa(),
+            f.bisections_aa,
+            opt(f.builds_per_regression, 2),
+            format!("{} ({}/{})", exact.pct(), exact.num, exact.den),
+            if exact.den == 0 {
+                "-".into()
+            } else {
+                format!("{:.2}", f.lane_steps as f64 / exact.den as f64)
             }
         );
     }
@@ -511,6 +839,23 @@ pub(crate) fn to_json(f: &Figures) -> Value {
         },
         "benchops_aa_verdicts_by_cv": f.aa_verdicts.iter().map(|v| v.to_vec()).collect::<Vec<_>>(),
         "open_at_end_after_fix_by_cv": f.open_after_fix_by_cv.iter().map(|r| r.json()).collect::<Vec<_>>(),
+        "same_session_figures": {
+            "false_issues_aa_cv_le_3pct": f.issues_le3.json(),
+            "reopens_aa_cv_le_3pct": f.reopens_le3.json(),
+            "inconclusive_aa_cv_le_3pct": f.inconclusive_le3.json(),
+            "not_confirmed_aa_cv_le_3pct": f.not_confirmed_le3.json(),
+            "closed_within_2_runs_of_fix_cv_le_5pct": f.close_within2_le5.json(),
+            "closed_within_2_runs_of_fix_by_cv": f.close_within2_by_cv.iter().map(|r| r.json()).collect::<Vec<_>>(),
+            "extra_runs_per_aa_case_run": {
+                "b_side": f.extra_split().0,
+                "a_side": f.extra_split().1,
+                "bisection": f.extra_split().2,
+            },
+            "builds_per_aa_case_run": f.builds_aa(),
+            "bisections_on_aa": f.bisections_aa,
+            "builds_per_regression": f.builds_per_regression,
+            "lane_bisection_exact_ge_10pct_cv_le_3pct": f.lane_exact().json(),
+        },
         "benchops_verdicts": {
             "within_band": f.verdicts[0],
             "inconclusive": f.verdicts[1],

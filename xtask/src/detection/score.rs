@@ -16,10 +16,12 @@
 //! - **Lifecycle**, over the regression episode (the runs where the level
 //!   is above where the series started): issues opened in it, whether one
 //!   was closed while it held (wrong close), and whether one was opened
-//!   again after such a close (flap).
+//!   again after such a close (flap). Over the whole series: issues opened
+//!   again after an earlier one closed (re-opens), and for a fixed
+//!   regression how many runs after the fix its issue closed.
 
 use super::corpus::{CVS, Family, Noise, STEPS, Series};
-use super::policies::{Alarm, Outcome, Timing};
+use super::policies::{Alarm, Cost, LaneBisection, Outcome, Timing};
 
 /// Runs after a regression's start within which an alarm detects it.
 pub(crate) const K: usize = 5;
@@ -47,6 +49,10 @@ pub(crate) struct EpisodeScore {
     /// For a regression that is fixed: the issue was still open at the end
     /// of the series.
     pub(crate) left_open_after_fix: bool,
+    /// For a regression that is fixed with its issue open at the fix: the
+    /// lane runs from the fix to the close, the fixed run counting as 1
+    /// (`None`: never closed).
+    pub(crate) close_after_fix: Option<Option<usize>>,
 }
 
 /// A policy over one series, scored.
@@ -55,13 +61,18 @@ pub(crate) struct SeriesScore {
     pub(crate) family: Family,
     pub(crate) noise: Noise,
     pub(crate) cv: usize,
+    /// Index in [`super::corpus::Session::ALL`].
+    pub(crate) session: usize,
     pub(crate) runs: usize,
     pub(crate) alarms: usize,
     pub(crate) opens: usize,
     pub(crate) true_opens: usize,
     pub(crate) duplicates: usize,
     pub(crate) confirmations: usize,
-    pub(crate) extra_samples: usize,
+    pub(crate) cost: Cost,
+    /// Issues opened after an earlier issue of the series closed.
+    pub(crate) reopens: usize,
+    pub(crate) bisections: Vec<LaneBisection>,
     pub(crate) events: Vec<EventScore>,
     pub(crate) episode: Option<EpisodeScore>,
     pub(crate) first_alarm: Option<usize>,
@@ -136,10 +147,16 @@ pub(crate) fn score(series: &Series, timing: Timing, out: &Outcome) -> SeriesSco
     }
     let episode = series
         .episode()
-        .map(|(s, e)| lifecycle(out, series.runs, s, e));
+        .map(|(s, e)| lifecycle(out, series.runs, s, e, series.fix_run()));
+    let reopens = out
+        .opens
+        .iter()
+        .filter(|&&o| out.closes.iter().any(|&c| c <= o))
+        .count();
     SeriesScore {
         family: series.family,
         noise: series.noise,
+        session: series.session.index(),
         cv: CVS
             .iter()
             .position(|c| (c - series.cv).abs() < 1e-12)
@@ -150,7 +167,9 @@ pub(crate) fn score(series: &Series, timing: Timing, out: &Outcome) -> SeriesSco
         true_opens,
         duplicates: out.duplicates,
         confirmations: out.confirmations,
-        extra_samples: out.extra_samples,
+        cost: out.cost,
+        reopens,
+        bisections: out.bisections.clone(),
         events,
         episode,
         first_alarm: out.alarms.iter().map(|a| a.at).min(),
@@ -159,7 +178,7 @@ pub(crate) fn score(series: &Series, timing: Timing, out: &Outcome) -> SeriesSco
     }
 }
 
-fn lifecycle(out: &Outcome, runs: usize, s: usize, e: usize) -> EpisodeScore {
+fn lifecycle(out: &Outcome, runs: usize, s: usize, e: usize, fix: Option<usize>) -> EpisodeScore {
     let mut open = false;
     let mut state = vec![false; runs];
     for (t, slot) in state.iter_mut().enumerate() {
@@ -179,5 +198,65 @@ fn lifecycle(out: &Outcome, runs: usize, s: usize, e: usize) -> EpisodeScore {
         wrong_closed: first_wrong_close.is_some(),
         flapped: first_wrong_close.is_some_and(|c| out.opens.iter().any(|&o| o > c && o < e)),
         left_open_after_fix: e < runs && state[runs - 1],
+        close_after_fix: fix.filter(|&f| f > 0 && state[f - 1]).map(|f| {
+            out.closes
+                .iter()
+                .filter(|&&c| c >= f)
+                .min()
+                .map(|c| c - f + 1)
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::corpus::{SHAPE, Session};
+    use super::*;
+
+    fn fix_series() -> Series {
+        Series::new(
+            Family::RegressFix,
+            Noise::Normal,
+            0.01,
+            Session::Shift(0.02),
+            SHAPE,
+            3,
+        )
+    }
+
+    fn outcome(opens: &[usize], closes: &[usize]) -> Outcome {
+        Outcome {
+            alarms: opens.iter().map(|&t| Alarm { at: t, pos: t }).collect(),
+            opens: opens.to_vec(),
+            closes: closes.to_vec(),
+            ..Outcome::default()
+        }
+    }
+
+    #[test]
+    fn runs_to_close_count_the_fixed_run_as_one() {
+        let s = fix_series();
+        let (on, fix) = (SHAPE.onset, SHAPE.fix);
+        let close = |closes: &[usize]| {
+            score(&s, Timing::Online, &outcome(&[on], closes))
+                .episode
+                .and_then(|e| e.close_after_fix)
+        };
+        assert_eq!(close(&[fix]), Some(Some(1)));
+        assert_eq!(close(&[fix + 1]), Some(Some(2)));
+        assert_eq!(close(&[fix + 4]), Some(Some(5)));
+        assert_eq!(close(&[]), Some(None), "never closed");
+        // Closed before the fix: no issue was open at the fix.
+        assert_eq!(close(&[on + 2]), None);
+    }
+
+    #[test]
+    fn an_issue_opened_after_a_close_is_a_reopen() {
+        let s = fix_series();
+        let sc = score(&s, Timing::Online, &outcome(&[3, 9, 30], &[5, 12]));
+        assert_eq!(sc.opens, 3);
+        assert_eq!(sc.reopens, 2);
+        let once = score(&s, Timing::Online, &outcome(&[3], &[5]));
+        assert_eq!(once.reopens, 0);
     }
 }
