@@ -126,6 +126,14 @@ const LONG_FILES: &[(&str, &str)] = &[
         "every configuration key with its default and validation, one table an operator reads against docs/cli/benchops-app.md",
     ),
     (
+        "xtask/src/detection.rs",
+        "the detection benchmark's driver: every policy in both modes over one seeded corpus, and the targets table that compares them in the same run",
+    ),
+    (
+        "xtask/src/detection/report.rs",
+        "the figures of every policy in both modes and their one text and JSON rendering, kept together so that every figure printed is a figure scored",
+    ),
+    (
         "xtask/src/selfbench.rs",
         "one benchmark task: set up the history, run the lanes, publish and report",
     ),
