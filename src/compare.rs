@@ -465,6 +465,8 @@ pub fn decide(settings: &Settings, look: FirstLook, reruns: Option<Reruns>) -> K
         confirmation,
         verdict,
         reason,
+        decided_by: None,
+        same_session: None,
     }
 }
 
