@@ -128,7 +128,34 @@ pub struct Lane {
     /// v2: how a lane run compares and confirms; every key has a default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comparison: Option<LaneComparison>,
+    /// v3: how suspects and clears are confirmed; `same-session` when
+    /// absent (a lane run falls back to `stored-baseline`, and records why,
+    /// when the subject cannot be measured at the baseline commit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<crate::record::ConfirmModeKind>,
+    /// v3: the culprit bisection's budget; every key has a default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bisect: Option<LaneBisect>,
 }
+
+/// A lane's culprit bisection (v3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LaneBisect {
+    /// Whether a confirmed regression is bisected (default true).
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// Most steps; default ⌈log2 N⌉ + 2 for a range of N candidate commits.
+    #[serde(default)]
+    pub max_steps: Option<u32>,
+    /// Most wall time, in minutes; default half the completion window.
+    #[serde(default)]
+    pub max_minutes: Option<u32>,
+}
+
+/// Extra steps a bisection may take beyond ⌈log2 N⌉, for steps that do
+/// not decide and are measured again.
+pub const BISECT_SPARE_STEPS: usize = 2;
 
 /// Band settings of one metric (v2).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
@@ -183,6 +210,35 @@ pub struct LaneComparison {
 }
 
 impl Lane {
+    /// How this lane asks for suspects and clears to be confirmed.
+    pub fn confirm_mode(&self) -> crate::record::ConfirmModeKind {
+        self.confirm
+            .unwrap_or(crate::record::ConfirmModeKind::SameSession)
+    }
+
+    /// Whether a confirmed regression is bisected.
+    pub fn bisects(&self) -> bool {
+        self.bisect.and_then(|b| b.enabled).unwrap_or(true)
+    }
+
+    /// The bisection's budget of steps for a range of `len` commits (the
+    /// good bound, the candidates and the bad bound).
+    pub fn bisect_steps(&self, len: usize) -> usize {
+        self.bisect.and_then(|b| b.max_steps).map_or(
+            crate::bisect::Bisection::steps_needed(len) + BISECT_SPARE_STEPS,
+            |n| n as usize,
+        )
+    }
+
+    /// The bisection's budget of wall time, in seconds.
+    pub fn bisect_seconds(&self) -> u64 {
+        self.bisect
+            .and_then(|b| b.max_minutes)
+            .map_or(u64::from(self.completion_window_minutes) * 30, |m| {
+                u64::from(m) * 60
+            })
+    }
+
     /// The comparison settings of this lane: defaults, then the manifest's.
     pub fn comparison_settings(&self) -> crate::compare::Settings {
         let mut s = crate::compare::Settings::default();

@@ -203,6 +203,8 @@ fn lane_def(name: &str, cron: &str, cases: &[&str]) -> Lane {
         cases: cases.iter().map(|c| (*c).to_owned()).collect(),
         baseline: BaselinePolicy::LastClean,
         comparison: None,
+        confirm: None,
+        bisect: None,
     }
 }
 

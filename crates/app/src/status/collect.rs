@@ -182,6 +182,8 @@ fn inferred_manifest(records: &[SealedRecord]) -> Manifest {
                 .collect(),
             baseline: BaselinePolicy::Pinned,
             comparison: None,
+            confirm: None,
+            bisect: None,
         })
         .collect();
     Manifest {
