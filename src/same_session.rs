@@ -234,14 +234,31 @@ pub fn decide(
 /// so that a drift during the session reaches both sides alike and no side
 /// always runs first. The same seed gives the same order.
 pub fn interleaved_order(pairs: u32, seed: u64) -> Vec<Side> {
+    block_order(2, pairs, seed)
+        .into_iter()
+        .map(|i| if i == 0 { Side::A } else { Side::B })
+        .collect()
+}
+
+/// Randomised blocks of `sides` sides (a bisection step measures three
+/// commits): `rounds` rounds, each a permutation of `0..sides` drawn from
+/// `seed`, concatenated. Two sides draw one bit per round.
+pub fn block_order(sides: usize, rounds: u32, seed: u64) -> Vec<usize> {
     let mut rng = crate::stats::SplitMix64::new(seed);
-    let mut out = Vec::with_capacity(2 * pairs as usize);
-    for _ in 0..pairs {
-        if rng.next_u64() & 1 == 0 {
-            out.extend([Side::A, Side::B]);
+    let mut out = Vec::with_capacity(sides * rounds as usize);
+    for _ in 0..rounds {
+        let mut round: Vec<usize> = (0..sides).collect();
+        if sides == 2 {
+            if rng.next_u64() & 1 == 1 {
+                round.swap(0, 1);
+            }
         } else {
-            out.extend([Side::B, Side::A]);
+            for i in (1..sides).rev() {
+                let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+                round.swap(i, j);
+            }
         }
+        out.extend(round);
     }
     out
 }

@@ -4,12 +4,14 @@
 //! 1. a demo subject (a git repository built from `examples/lane/subject/`)
 //!    gets its first lane run, which seals with no baseline and proposes
 //!    one; the publisher's local sweep persists it to the history branch;
-//! 2. a commit slows the `large` case by 30%: the lane run suspects it,
-//!    re-runs it, confirms the drift and seals it; the sweep opens an issue
-//!    in the local ledger;
-//! 3. a commit fixes it: the lane run re-runs the drifting case to confirm
-//!    the clear; the sweep closes the issue and prints health and the
-//!    watchdog.
+//! 2. three commits land, the second of which slows the `large` case by
+//!    30%: the lane run suspects it, measures the baseline commit and this
+//!    one interleaved in the same session, confirms the drift, bisects the
+//!    three commits to the culprit and seals it; the sweep opens an issue
+//!    in the local ledger that names the culprit commit;
+//! 3. a commit fixes it: the lane run measures both commits again to
+//!    confirm the clear; the sweep closes the issue and prints health and
+//!    the watchdog.
 //!
 //! The runs fill the lane's last three nightly slots, replayed now: the
 //! watchdog calls them late (each finished after its completion window),
@@ -26,12 +28,29 @@ use crate::{capture, run, target_dir};
 const DEMO: &str = ".benchops/lane-demo";
 const MANIFEST: &str = "examples/lane/schedule.toml";
 
-/// Writes the subject's speed and commits it.
-fn commit_speed(subject: &Path, small_ms: u32, large_ms: u32, message: &str) -> Result<()> {
+/// Writes the subject's speed and commits it; returns the commit.
+fn commit_speed(subject: &Path, small_ms: u32, large_ms: u32, message: &str) -> Result<String> {
     std::fs::write(
         subject.join("speed.conf"),
         format!("SMALL_MS={small_ms}\nLARGE_MS={large_ms}\n"),
     )?;
+    commit(subject, message)
+}
+
+/// Appends `line` to the subject's notes (a commit that changes no speed)
+/// and commits it; returns the commit.
+fn commit_note(subject: &Path, line: &str) -> Result<String> {
+    use std::io::Write as _;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(subject.join("NOTES"))?
+        .write_all(format!("{line}\n").as_bytes())?;
+    commit(subject, line)
+}
+
+/// Commits everything in the subject; returns the commit.
+fn commit(subject: &Path, message: &str) -> Result<String> {
     let git = |args: &[&str]| -> Result<()> {
         let st = std::process::Command::new("git")
             .arg("-C")
@@ -54,7 +73,13 @@ fn commit_speed(subject: &Path, small_ms: u32, large_ms: u32, message: &str) -> 
     };
     git(&["add", "-A"])?;
     git(&["commit", "--quiet", "-m", message])?;
-    Ok(())
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(subject)
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .context("failed to run git")?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 /// The `comprehensive` lane's slot `days_back` days ago: the latest firing
@@ -145,16 +170,27 @@ pub fn pipeline() -> Result<()> {
     lane_run(&nightly_slot(2)?)?;
     sweep()?;
 
-    eprintln!("\nxtask: 2/3 a commit makes the large case 30% slower");
-    commit_speed(&subject, 50, 130, "widgets: a slower large path")?;
+    eprintln!("\nxtask: 2/3 three commits land; the second makes the large case 30% slower");
+    commit_note(&subject, "widgets: document the sizes")?;
+    let culprit = commit_speed(&subject, 50, 130, "widgets: a slower large path")?;
+    commit_note(&subject, "widgets: tidy the notes")?;
     let out = lane_run(&nightly_slot(1)?)?;
     if !out.contains("confirmed_regression") {
         bail!("the lane run did not confirm the injected regression");
+    }
+    if !out.contains(&format!("culprit commit {culprit}")) {
+        bail!("the lane run did not name the culprit commit {culprit}");
     }
     let report = sweep()?;
     if !report.contains("opened 1") {
         bail!("the sweep did not open an issue for the confirmed drift");
     }
+    let ledger = std::fs::read_to_string(demo.join("issues.json"))
+        .context("failed to read the issue ledger")?;
+    if !ledger.contains(&culprit) {
+        bail!("the drift issue does not name the culprit commit {culprit}");
+    }
+    eprintln!("xtask: the drift issue names the culprit commit {culprit}");
 
     eprintln!("\nxtask: 3/3 a commit fixes it; the lane run confirms the clear");
     commit_speed(&subject, 50, 100, "widgets: the large path is fast again")?;
@@ -164,7 +200,7 @@ pub fn pipeline() -> Result<()> {
         bail!("the sweep did not close the issue after the fix");
     }
     eprintln!("xtask: pipeline done: a confirmed drift was opened and, after the fix, closed");
-    eprintln!("xtask:   subject          {subject_s} (git log shows the three commits)");
+    eprintln!("xtask:   subject          {subject_s} (git log shows the five commits)");
     eprintln!(
         "xtask:   lane executions  {state}/lanes/ (`benchops-exec --state {state} lane list`)"
     );

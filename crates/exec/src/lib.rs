@@ -22,6 +22,7 @@ pub mod result;
 pub mod seal;
 pub mod signing;
 pub mod state;
+pub mod subject;
 pub mod watch;
 
 /// The Slurm backend, also reachable as [`backend::slurm`].

@@ -375,6 +375,20 @@ pub fn lane_verdicts(r: &benchops::seal::SealedRecord) -> String {
             "{} key(s) compared, {within} within the band on the first look\n",
             c.keys.len()
         ));
+        if let Some(m) = &c.confirm {
+            o.push_str(&format!("confirmation: {}", m.mode.as_str()));
+            if let Some(why) = &m.fallback_reason {
+                o.push_str(&format!(
+                    " (asked for {}: {})",
+                    m.requested.as_str(),
+                    escape_line(why)
+                ));
+            }
+            o.push('\n');
+        }
+        if let Some(b) = &c.bisection {
+            o.push_str(&bisection(b));
+        }
     }
     let p = &rec.publication;
     o.push_str(&format!(
@@ -388,6 +402,44 @@ pub fn lane_verdicts(r: &benchops::seal::SealedRecord) -> String {
             "no"
         }
     ));
+    o
+}
+
+/// A bisection: what it named, then one line per step.
+pub fn bisection(b: &benchops::record::BisectionRecord) -> String {
+    use benchops::record::StepFindingKind;
+    let short = |c: &str| escape_line(&c.chars().take(12).collect::<String>());
+    let mut o = match &b.culprit {
+        Some(c) => format!(
+            "culprit commit {} of {} {}, bisected over {} commit(s) in {} step(s)\n",
+            escape_line(c),
+            escape_line(b.case.as_str()),
+            escape_line(&b.metric),
+            b.commits.len().saturating_sub(1),
+            b.steps.len()
+        ),
+        None => format!(
+            "culprit not named: one of the commits after {} up to {} ({})\n",
+            short(&b.good),
+            short(&b.bad),
+            escape_line(b.reason.as_deref().unwrap_or("the bisection stopped"))
+        ),
+    };
+    for (n, s) in b.steps.iter().enumerate() {
+        let finding = match s.finding {
+            StepFindingKind::Good => "good",
+            StepFindingKind::Bad => "bad",
+            StepFindingKind::Undecided => "undecided",
+            StepFindingKind::BuildFailed => "build failed",
+        };
+        o.push_str(&format!(
+            "  step {:>2}  {}  {:<12} {}\n",
+            n + 1,
+            short(&s.commit),
+            finding,
+            escape_line(&s.reason)
+        ));
+    }
     o
 }
 

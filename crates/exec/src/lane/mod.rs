@@ -14,9 +14,12 @@
 //! dependency job (`--dependency=afterany:<arrays>`) that runs `lane
 //! advance --follow-up`, so a lane completes with nobody waiting.
 
+pub mod bisect;
+pub mod confirm;
 pub mod history;
 pub mod seal;
 pub mod select;
+pub mod sides;
 pub mod slot;
 mod types;
 
@@ -375,10 +378,19 @@ pub fn start(
             stage: "measure",
             repetitions: None,
             subject: Some((&subject_dir_text, &commit)),
+            interleave: None,
         };
         if let Some(sel) = select::select(plan, |c| lane.covers(c.as_str()), spec, name)? {
             measuring.push(persist(state, name, &sel)?);
         }
+    }
+    let baseline_commit = view
+        .baseline
+        .as_ref()
+        .map(|b| b.record.record().subject.commit.clone());
+    let confirm = confirm::choose_mode(&lane, &subject_dir, baseline_commit.as_deref(), &commit);
+    if let Some(why) = &confirm.fallback_reason {
+        notes.push(format!("confirming against the stored baseline: {why}"));
     }
     let manifest_path = std::path::absolute(&opts.manifest)
         .unwrap_or_else(|_| opts.manifest.clone())
@@ -408,6 +420,9 @@ pub fn start(
         follow_ups: Vec::new(),
         sealed: None,
         sign_key,
+        confirm: Some(confirm),
+        ab: None,
+        bisect: None,
     };
     save(state, &exec)?;
     drop(_guard);
@@ -452,6 +467,7 @@ fn persist(
         benchmark: digest,
         children: sel.plan.len(),
         cases: sel.cases.clone(),
+        runs: sel.runs.clone(),
     })
 }
 
@@ -517,11 +533,30 @@ fn advance_inner(
                     sealed,
                 });
             }
-            Phase::Measuring | Phase::Confirming => {
-                let stage = match exec.phase {
-                    Phase::Measuring => exec.measuring.clone(),
-                    _ => exec.confirming.clone().unwrap_or_default(),
-                };
+            Phase::Bisecting if exec.bisect.as_ref().is_some_and(|b| b.current.is_none()) => {
+                let settings = settings_of(state, &exec)?;
+                let mut done = true;
+                if let Some(mut b) = exec.bisect.take() {
+                    bisect::plan_next(state, &exec, &settings, &mut b)?;
+                    if !b.done {
+                        notes.push(bisect::describe(&b));
+                    }
+                    done = b.done;
+                    exec.bisect = Some(b);
+                }
+                if done {
+                    let outcome = seal_now(state, &exec, scheduler)?;
+                    push_sealed_notes(&mut notes, &outcome);
+                    exec.sealed = Some(SealedRef {
+                        digest: outcome.digest,
+                        path: outcome.path.clone(),
+                    });
+                    exec.phase = Phase::Sealed;
+                }
+                save(state, &exec)?;
+            }
+            Phase::Measuring | Phase::Confirming | Phase::Bisecting => {
+                let stage = current_stage(&exec);
                 let (submitted, newly) =
                     ensure_submitted(state, &stage, &backend, &mut notes, &mut processes)?;
                 let mut done = Vec::new();
@@ -574,41 +609,129 @@ fn advance_inner(
                 }
                 match exec.phase {
                     Phase::Measuring => {
-                        let confirming = plan_confirmation(state, &exec, &done)?;
-                        notes.push(if confirming.is_empty() {
-                            "measured: nothing to re-run".to_owned()
-                        } else {
-                            format!(
-                                "measured: re-running {} case(s) to confirm",
-                                confirming.iter().map(|s| s.cases.len()).sum::<usize>()
-                            )
+                        let (confirming, ab) = plan_confirmation(state, &exec, &done)?;
+                        let cases = confirming.iter().map(|s| s.cases.len()).sum::<usize>();
+                        notes.push(match (&ab, cases) {
+                            (_, 0) => "measured: nothing to re-run".to_owned(),
+                            (Some(ab), _) => format!(
+                                "measured: re-measuring {cases} case(s) on the baseline commit {} and this commit, interleaved",
+                                &ab.baseline_commit[..12.min(ab.baseline_commit.len())]
+                            ),
+                            (None, _) => format!("measured: re-running {cases} case(s) to confirm"),
                         });
                         exec.confirming = Some(confirming.clone());
+                        exec.ab = ab;
                         // An empty confirming stage is finished at once.
                         exec.phase = Phase::Confirming;
                         save(state, &exec)?;
                     }
-                    _ => {
-                        let measured = finished(state, &exec.measuring, scheduler)?;
-                        let outcome = seal_execution(state, &exec, &measured, &done)?;
-                        notes.push(format!(
-                            "sealed {} ({})",
-                            outcome.path.display(),
-                            outcome.digest
-                        ));
-                        if let Some(sig) = &outcome.signature {
-                            notes.push(format!("signed {}", sig.display()));
+                    Phase::Confirming => {
+                        let begun = match exec.ab {
+                            Some(_) => {
+                                let settings = settings_of(state, &exec)?;
+                                let measured = finished(state, &exec.measuring, scheduler)?;
+                                let baseline = baseline_of(state, &exec)?;
+                                let keys = seal::decide_keys(
+                                    state,
+                                    &exec,
+                                    &settings,
+                                    baseline.as_ref(),
+                                    &measured,
+                                    &done,
+                                );
+                                let (m, _) = load_manifest(
+                                    &lane_dir(state, &exec.id).join("manifest.toml"),
+                                )?;
+                                let lane =
+                                    find_lane(&m, Path::new("manifest.toml"), exec.lane.as_str())?;
+                                let begun = bisect::begin(&exec, lane, &keys);
+                                if let (Err(why), true) = (
+                                    &begun,
+                                    keys.iter().any(|k| {
+                                        k.verdict
+                                            == benchops::record::KeyVerdict::ConfirmedRegression
+                                    }),
+                                ) {
+                                    notes.push(format!("no bisection: {why}"));
+                                }
+                                begun.ok()
+                            }
+                            None => None,
+                        };
+                        match begun {
+                            Some(b) => {
+                                notes.push(format!(
+                                    "confirmed a regression of {} {}: bisecting the {} commit(s) since the baseline commit",
+                                    b.case,
+                                    b.metric,
+                                    b.commits.len() - 1
+                                ));
+                                exec.bisect = Some(b);
+                                exec.phase = Phase::Bisecting;
+                            }
+                            None => {
+                                let outcome = seal_now(state, &exec, scheduler)?;
+                                push_sealed_notes(&mut notes, &outcome);
+                                exec.sealed = Some(SealedRef {
+                                    digest: outcome.digest,
+                                    path: outcome.path.clone(),
+                                });
+                                exec.phase = Phase::Sealed;
+                            }
                         }
-                        exec.sealed = Some(SealedRef {
-                            digest: outcome.digest,
-                            path: outcome.path.clone(),
-                        });
-                        exec.phase = Phase::Sealed;
+                        save(state, &exec)?;
+                    }
+                    _ => {
+                        let settings = settings_of(state, &exec)?;
+                        if let Some(b) = exec.bisect.as_mut() {
+                            bisect::finish_step(state, &settings, b, &done);
+                        }
                         save(state, &exec)?;
                     }
                 }
             }
         }
+    }
+}
+
+/// The benchmarks of the stage the execution is in.
+fn current_stage(exec: &LaneExecution) -> Vec<StageBenchmark> {
+    match exec.phase {
+        Phase::Measuring => exec.measuring.clone(),
+        Phase::Confirming => exec.confirming.clone().unwrap_or_default(),
+        Phase::Bisecting => exec
+            .bisect
+            .as_ref()
+            .and_then(|b| b.current.as_ref())
+            .map(|c| c.stage.clone())
+            .unwrap_or_default(),
+        Phase::Sealed => Vec::new(),
+    }
+}
+
+/// Seals the execution from its finished stages and its bisection.
+fn seal_now(
+    state: &StateDir,
+    exec: &LaneExecution,
+    scheduler: &SchedulerOptions,
+) -> Result<SealOutcome, LaneError> {
+    let measured = finished(state, &exec.measuring, scheduler)?;
+    let confirmed = finished(
+        state,
+        &exec.confirming.clone().unwrap_or_default(),
+        scheduler,
+    )?;
+    seal_execution(state, exec, &measured, &confirmed)
+}
+
+fn push_sealed_notes(notes: &mut Vec<String>, outcome: &SealOutcome) {
+    notes.push(format!(
+        "sealed {} ({})",
+        outcome.path.display(),
+        outcome.digest
+    ));
+    if let Some(sig) = &outcome.signature {
+        notes.push(format!("signed {}", sig.display()));
     }
 }
 
@@ -729,13 +852,15 @@ fn finished(
         .collect()
 }
 
-/// Plans (and persists) the confirmation benchmarks: for each measuring
-/// benchmark, the cases with a key to re-run, `confirm_runs` times.
+/// Plans (and persists) the confirmation benchmarks: in the same-session
+/// mode the interleaved A/B stage ([`confirm::plan_ab`]); otherwise, for
+/// each measuring benchmark, the cases with a key to re-run,
+/// `confirm_runs` times.
 fn plan_confirmation(
     state: &StateDir,
     exec: &LaneExecution,
     measured: &[StageResult],
-) -> Result<Vec<StageBenchmark>, LaneError> {
+) -> Result<(Vec<StageBenchmark>, Option<AbSides>), LaneError> {
     let settings = settings_of(state, exec)?;
     let baseline = baseline_of(state, exec)?;
     let drifting: BTreeSet<(benchops::CaseId, String)> = exec
@@ -746,10 +871,17 @@ fn plan_confirmation(
     let cases = seal::measured_cases(measured);
     seal::check_compared_metrics(&settings, exec.lane.as_str(), &cases)?;
     let looks = seal::first_looks(&settings, &cases, baseline.as_ref(), &drifting);
+    let same_session = exec
+        .confirm
+        .as_ref()
+        .is_some_and(|c| c.mode == benchops::record::ConfirmModeKind::SameSession);
+    if let (true, Some(b)) = (same_session, &baseline) {
+        return confirm::plan_ab(state, exec, &settings, &looks, &b.subject.commit);
+    }
     let rerun = seal::cases_to_rerun(&looks);
     let mut out = Vec::new();
     if rerun.is_empty() {
-        return Ok(out);
+        return Ok((out, None));
     }
     for s in &exec.measuring {
         let (_, plan) = state.load_plan(&s.benchmark)?;
@@ -759,12 +891,13 @@ fn plan_confirmation(
             stage: "confirm",
             repetitions: Some(settings.confirm_runs),
             subject: Some((&dir, &exec.commit)),
+            interleave: None,
         };
         if let Some(sel) = select::select(&plan, |c| rerun.contains(c), spec, &s.intent)? {
             out.push(persist(state, &s.intent, &sel)?);
         }
     }
-    Ok(out)
+    Ok((out, None))
 }
 
 fn seal_execution(
@@ -780,6 +913,7 @@ fn seal_execution(
         &seal::measured_cases(measured),
     )?;
     let baseline = baseline_of(state, exec)?;
+    let bisection = exec.bisect.as_ref().map(bisect::record).transpose()?;
     let record = seal::build(
         state,
         exec,
@@ -787,6 +921,7 @@ fn seal_execution(
         baseline.as_ref(),
         measured,
         confirmed,
+        bisection,
     );
     let sealed = benchops::seal::seal(&record)?;
     let signer = match &exec.sign_key {
@@ -825,11 +960,7 @@ pub fn status(
     scheduler: &SchedulerOptions,
 ) -> Result<LaneStatus, LaneError> {
     let exec = load(state, id)?;
-    let stage = match exec.phase {
-        Phase::Measuring => exec.measuring.clone(),
-        Phase::Confirming => exec.confirming.clone().unwrap_or_default(),
-        Phase::Sealed => Vec::new(),
-    };
+    let stage = current_stage(&exec);
     let mut looks = Vec::new();
     for s in &stage {
         match bench::refresh(state, &s.benchmark, scheduler) {

@@ -7,9 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use benchops::analysis::Analysis;
 use benchops::compare::{self, FirstLook, Reruns, Settings};
 use benchops::record::{
-    BaselineProposal, BaselineRef, Case, CaseCounts, Comparison, DriftReport, Environment,
-    Executor, KeyComparison, KeyVerdict, Outcome, PublicationPlan, RESULT_SCHEMA_V2, ResultRecord,
-    RunCounts, Subject,
+    BaselineProposal, BaselineRef, BisectionRecord, Case, CaseCounts, Comparison, ConfirmationRole,
+    DecidedBy, DriftReport, Environment, Executor, KeyComparison, KeyVerdict, Outcome,
+    PublicationPlan, RESULT_SCHEMA_V2, RESULT_SCHEMA_V3, ResultRecord, RunCounts, Subject,
 };
 use benchops::{CaseId, Sha256Digest};
 
@@ -144,6 +144,27 @@ fn pct(v: f64) -> String {
 
 /// The one-line summary of a confirmed regression.
 fn summary(k: &KeyComparison, baseline_slot: &str) -> String {
+    if let Some(ab) = &k.same_session {
+        let e = &ab.effect;
+        let n = |side| {
+            ab.runs
+                .iter()
+                .filter(|r| r.side == side && r.value.is_some())
+                .count()
+        };
+        return format!(
+            "{} {} ({:.0}% interval {} to {}) measured in this run: the baseline commit {} ({} runs) against this commit ({} runs), interleaved; band ±{:.1}% from this run's samples",
+            k.metric,
+            pct(e.estimate.get()),
+            e.level.get() * 100.0,
+            pct(e.low.get()),
+            pct(e.high.get()),
+            &ab.baseline_commit[..ab.baseline_commit.len().min(12)],
+            n(benchops::record::RunSide::A),
+            n(benchops::record::RunSide::B),
+            ab.band.relative.get() * 100.0
+        );
+    }
     let pooled = k.confirmation.as_ref().map(|c| &c.pooled);
     let mut s = format!(
         "{} {} ({:.0}% interval {} to {}) against the baseline of {baseline_slot}",
@@ -165,6 +186,20 @@ fn summary(k: &KeyComparison, baseline_slot: &str) -> String {
         ));
     }
     s
+}
+
+/// What a bisection named, appended to its key's drift summary.
+fn culprit_text(b: &BisectionRecord) -> String {
+    let steps = b.steps.len();
+    match &b.culprit {
+        Some(c) => format!("; culprit commit {c}, named by bisection in {steps} step(s)"),
+        None => format!(
+            "; the culprit is one of the commits after {} up to {} ({})",
+            b.good,
+            b.bad,
+            b.reason.as_deref().unwrap_or("the bisection stopped")
+        ),
+    }
 }
 
 /// Whether a key lets its record become the baseline: within the band or
@@ -190,28 +225,46 @@ fn benchmark_digest(measured: &[StageResult]) -> Sha256Digest {
     }
 }
 
-/// Builds the record of a lane execution from its finished stages.
-pub fn build(
+/// The verdict on every compared key of a lane execution from its
+/// finished measuring and confirming stages, in the execution's mode.
+pub fn decide_keys(
     state: &StateDir,
     exec: &LaneExecution,
     settings: &Settings,
     baseline: Option<&ResultRecord>,
     measured: &[StageResult],
     confirmed: &[StageResult],
-) -> ResultRecord {
+) -> Vec<KeyComparison> {
     let drifting: BTreeSet<(CaseId, String)> = exec
         .drifting
         .iter()
         .map(|k| (k.case.clone(), k.metric.clone()))
         .collect();
-    let mut cases = measured_cases(measured);
+    let cases = measured_cases(measured);
     let looks = first_looks(settings, &cases, baseline, &drifting);
+    let v3 = exec.confirm.is_some();
+    if let Some(ab) = &exec.ab {
+        let planned = exec.confirming.clone().unwrap_or_default();
+        let runs = super::confirm::ab_runs(state, confirmed, &planned);
+        return looks
+            .into_iter()
+            .map(|look| {
+                if super::confirm::role_of(&look) == ConfirmationRole::None {
+                    let mut k = compare::decide(settings, look, None);
+                    k.decided_by = Some(DecidedBy::FirstLook);
+                    return k;
+                }
+                let key = (look.case.to_string(), look.metric.clone());
+                super::confirm::decide_ab(settings, look, runs.get(&key), ab, &exec.commit)
+            })
+            .collect();
+    }
     // The re-runs: per case, their samples and run counts.
     let mut rerun_cases: BTreeMap<CaseId, Case> = BTreeMap::new();
     for c in measured_cases(confirmed) {
         rerun_cases.insert(c.id.clone(), c);
     }
-    let keys: Vec<KeyComparison> = looks
+    looks
         .into_iter()
         .map(|look| {
             let reruns = look.needs_confirmation().then(|| {
@@ -225,9 +278,32 @@ pub fn build(
                     runs: c.runs,
                 })
             });
-            compare::decide(settings, look, reruns.flatten())
+            let mut k = compare::decide(settings, look, reruns.flatten());
+            if v3 {
+                k.decided_by = Some(if k.confirmation.is_some() {
+                    DecidedBy::StoredBaseline
+                } else {
+                    DecidedBy::FirstLook
+                });
+            }
+            k
         })
-        .collect();
+        .collect()
+}
+
+/// Builds the record of a lane execution from its finished stages and its
+/// bisection, if one ran.
+pub fn build(
+    state: &StateDir,
+    exec: &LaneExecution,
+    settings: &Settings,
+    baseline: Option<&ResultRecord>,
+    measured: &[StageResult],
+    confirmed: &[StageResult],
+    bisection: Option<BisectionRecord>,
+) -> ResultRecord {
+    let mut cases = measured_cases(measured);
+    let keys = decide_keys(state, exec, settings, baseline, measured, confirmed);
     let regressing: BTreeSet<&CaseId> = keys
         .iter()
         .filter(|k| k.verdict == KeyVerdict::ConfirmedRegression)
@@ -245,7 +321,12 @@ pub fn build(
         .map(|k| DriftReport {
             case: k.case.clone(),
             metric: k.metric.clone(),
-            summary: summary(k, &baseline_slot),
+            summary: summary(k, &baseline_slot)
+                + &bisection
+                    .as_ref()
+                    .filter(|b| b.case == k.case && b.metric == k.metric)
+                    .map(culprit_text)
+                    .unwrap_or_default(),
         })
         .collect();
     let mut by_case: BTreeMap<&CaseId, Vec<KeyVerdict>> = BTreeMap::new();
@@ -325,7 +406,12 @@ pub fn build(
     let started_at = start.unwrap_or_else(|| exec.created_at.clone());
     let finished_at = end.unwrap_or_else(|| started_at.clone());
     ResultRecord {
-        schema: RESULT_SCHEMA_V2.into(),
+        schema: if exec.confirm.is_some() {
+            RESULT_SCHEMA_V3
+        } else {
+            RESULT_SCHEMA_V2
+        }
+        .into(),
         lane: exec.lane.clone(),
         slot: exec.slot.clone(),
         subject: Subject {
@@ -362,8 +448,8 @@ pub fn build(
                     != Environment::from_facts(crate::state::machine_facts()).fingerprint
             }),
             keys,
-            confirm: None,
-            bisection: None,
+            confirm: exec.confirm.clone(),
+            bisection,
         }),
     }
 }

@@ -50,6 +50,10 @@ pub struct StageSpec<'a> {
     /// The subject checkout and commit, exported to the children as
     /// `BENCHOPS_SUBJECT_DIR` and `BENCHOPS_SUBJECT_COMMIT`.
     pub subject: Option<(&'a str, &'a str)>,
+    /// Sides measured interleaved (same-session A/B, a bisection step):
+    /// each kept case runs once per token, in token order, with its side's
+    /// subject ([`super::sides`]).
+    pub interleave: Option<&'a super::sides::Interleave>,
 }
 
 /// Plans `base` restricted to the cases `keep` accepts, for `spec`; `None`
@@ -130,6 +134,21 @@ pub fn select(
     if let Some(r) = spec.repetitions {
         obj.insert("repetitions".into(), json!(r));
     }
+    if let Some(i) = spec.interleave {
+        // One measured run per token: the order of the tokens is the order
+        // of the runs (the last axis varies fastest), and a warm-up belongs
+        // to the tokens, not to each run.
+        obj.insert("repetitions".into(), json!(1));
+        obj.insert("warmup".into(), json!(0));
+        if let Some(Value::Array(list)) = obj.get_mut("parameters") {
+            list.push(json!({"name": super::sides::RUN_PARAM, "values": i.tokens}));
+        } else {
+            obj.insert(
+                "parameters".into(),
+                json!([{"name": super::sides::RUN_PARAM, "values": i.tokens}]),
+            );
+        }
+    }
     let env = obj
         .entry("env")
         .or_insert_with(|| Value::Object(serde_json::Map::new()));
@@ -140,9 +159,17 @@ pub fn select(
             env.insert("BENCHOPS_SUBJECT_DIR".into(), json!(dir));
             env.insert("BENCHOPS_SUBJECT_COMMIT".into(), json!(commit));
         }
+        if let Some(i) = spec.interleave {
+            for (name, value) in i.env() {
+                env.insert(name, json!(value));
+            }
+        }
     }
     let derived = intent::from_json_value(&value, source_name)?;
     let planned = plan::plan(derived)?;
+    if let Some(i) = spec.interleave {
+        return super::sides::selection(planned, &chosen, i, source_name).map(Some);
+    }
     let got: std::collections::BTreeSet<String> =
         planned.cases().map(ToString::to_string).collect();
     let expected: Vec<String> = chosen.iter().map(|(c, _)| c.to_string()).collect();
@@ -156,6 +183,7 @@ pub fn select(
     Ok(Some(Selection {
         plan: planned,
         cases: expected,
+        runs: Vec::new(),
     }))
 }
 
@@ -167,6 +195,9 @@ pub struct Selection {
     pub plan: Plan,
     /// The cases asked for, in expansion order.
     pub cases: Vec<String>,
+    /// For an interleaved stage: each planned case that measures a case
+    /// asked for, with that case and its run token.
+    pub runs: Vec<super::types::InterleavedRun>,
 }
 
 #[cfg(test)]
@@ -201,6 +232,7 @@ values = ["a", "b"]
             stage: "confirm",
             repetitions: Some(7),
             subject: None,
+            interleave: None,
         };
         let sel = select(&base, |c| keep.contains(&c.to_string()), spec, "demo.toml")
             .expect("select")
@@ -243,6 +275,7 @@ values = ["a", "b"]
                     stage,
                     repetitions: None,
                     subject: None,
+                    interleave: None,
                 },
                 "demo.toml",
             )
@@ -263,6 +296,7 @@ values = ["a", "b"]
             stage: "measure",
             repetitions: None,
             subject: None,
+            interleave: None,
         };
         assert!(
             select(&base(), |_| false, spec, "demo.toml")

@@ -32,6 +32,8 @@ pub enum Phase {
     Measuring,
     /// Suspects (and drifting keys) are being re-run.
     Confirming,
+    /// A confirmed regression's culprit is being bisected.
+    Bisecting,
     /// The record is sealed.
     Sealed,
 }
@@ -41,6 +43,7 @@ impl std::fmt::Display for Phase {
         f.write_str(match self {
             Phase::Measuring => "measuring",
             Phase::Confirming => "confirming",
+            Phase::Bisecting => "bisecting",
             Phase::Sealed => "sealed",
         })
     }
@@ -59,6 +62,22 @@ pub struct StageBenchmark {
     /// The cases it was planned for (its plan may hold more points of
     /// their grid; only these are read).
     pub cases: Vec<String>,
+    /// An interleaved stage's runs: which planned case measures which case
+    /// asked for, on which side.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<InterleavedRun>,
+}
+
+/// One planned case of an interleaved stage: one run of one side of a case.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InterleavedRun {
+    /// The planned case id (the case, with its run token).
+    pub planned: String,
+    /// The case it measures.
+    pub case: String,
+    /// The run token: round and side (`003-b`).
+    pub token: String,
 }
 
 /// The backend a lane execution runs on.
@@ -146,6 +165,71 @@ pub struct LaneExecution {
     /// The key file that signs the record (the file, never the key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sign_key: Option<PathBuf>,
+    /// How suspects and clears are confirmed, decided at the start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<benchops::record::ConfirmMode>,
+    /// The same-session sides, once the confirming stage is planned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ab: Option<AbSides>,
+    /// The culprit bisection, once started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bisect: Option<BisectState>,
+}
+
+/// The two sides of a same-session confirmation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AbSides {
+    /// The baseline commit (side A).
+    pub baseline_commit: String,
+    /// Its materialised tree.
+    pub a_dir: PathBuf,
+    /// The candidate's materialised tree (side B).
+    pub b_dir: PathBuf,
+    /// The seed of the interleaved order.
+    pub order_seed: u64,
+}
+
+/// A bisection in progress: the range, its budget, the steps so far and
+/// the step being measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BisectState {
+    /// The case of the key it follows.
+    pub case: String,
+    /// Its metric.
+    pub metric: String,
+    /// The first-parent range, good bound first.
+    pub commits: Vec<String>,
+    /// The budget of steps.
+    pub budget_steps: u64,
+    /// The budget of wall time, in seconds.
+    pub budget_seconds: u64,
+    /// When it started (RFC 3339).
+    pub started_at: String,
+    /// The steps measured, in order.
+    pub steps: Vec<benchops::record::BisectionStep>,
+    /// The step being measured: its midpoint and its stage.
+    pub current: Option<CurrentStep>,
+    /// Why it stopped before its planner finished (the wall-time budget),
+    /// once it did.
+    pub stopped: Option<String>,
+    /// Whether it is finished.
+    pub done: bool,
+}
+
+/// The bisection step being measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CurrentStep {
+    /// The midpoint's index in the range.
+    pub index: u64,
+    /// The bounds it is measured against.
+    pub good: u64,
+    /// The bad bound.
+    pub bad: u64,
+    /// Its stage benchmarks.
+    pub stage: Vec<StageBenchmark>,
 }
 
 /// Where the sealed record is.
