@@ -74,12 +74,13 @@ pub fn choose_mode(
     }
 }
 
-/// A seed for `what` of execution `id`.
+/// A seed for `what` of execution `id`, below 2^53 so that the record
+/// holds it exactly (canonical JSON numbers are doubles).
 pub fn seed_of(id: &str, what: &str) -> u64 {
     let d = Sha256Digest::of(format!("{id}/{what}").as_bytes());
     let mut b = [0u8; 8];
     b.copy_from_slice(&d.as_bytes()[..8]);
-    u64::from_le_bytes(b)
+    u64::from_le_bytes(b) & ((1 << 53) - 1)
 }
 
 /// The role a key is re-measured in: a key drifting in history is asked
