@@ -73,6 +73,7 @@ pub(super) fn begin(
         started_at: now_rfc3339(),
         steps: Vec::new(),
         current: None,
+        stages: Vec::new(),
         stopped: None,
         done: false,
     })
@@ -225,6 +226,7 @@ pub(super) fn finish_step(
         return;
     };
     let runs = super::confirm::ab_runs(state, done, &cur.stage);
+    b.stages.extend(cur.stage.iter().cloned());
     let key = runs.get(&(b.case.clone(), b.metric.clone()));
     let n = b.steps.len() + 1;
     let step = match (key, CaseId::new(b.case.clone())) {

@@ -211,6 +211,9 @@ pub struct BisectState {
     pub steps: Vec<benchops::record::BisectionStep>,
     /// The step being measured: its midpoint and its stage.
     pub current: Option<CurrentStep>,
+    /// The stage benchmarks of the steps measured, in order.
+    #[serde(default)]
+    pub stages: Vec<StageBenchmark>,
     /// Why it stopped before its planner finished (the wall-time budget),
     /// once it did.
     pub stopped: Option<String>,

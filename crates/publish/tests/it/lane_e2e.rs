@@ -128,14 +128,36 @@ impl Demo {
         self.root.join("pub")
     }
 
-    fn commit(&self, small_ms: u32, large_ms: u32, message: &str) {
+    /// Sets the subject's speed in a commit; returns the commit.
+    fn commit(&self, small_ms: u32, large_ms: u32, message: &str) -> String {
         std::fs::write(
             self.subject().join("speed.conf"),
             format!("SMALL_MS={small_ms}\nLARGE_MS={large_ms}\n"),
         )
         .expect("speed.conf");
+        self.commit_all(message)
+    }
+
+    /// A commit that changes no speed; returns the commit.
+    fn note(&self, message: &str) -> String {
+        let path = self.subject().join("NOTES");
+        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+        text.push_str(message);
+        text.push('\n');
+        std::fs::write(&path, text).expect("NOTES");
+        self.commit_all(message)
+    }
+
+    fn commit_all(&self, message: &str) -> String {
         git(&self.subject(), &["add", "-A"]);
         git(&self.subject(), &["commit", "--quiet", "-m", message]);
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(self.subject())
+            .args(["rev-parse", "HEAD"])
+            .output()
+            .expect("git rev-parse");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
     }
 
     fn exec(&self, args: &[&str]) -> Output {
@@ -230,6 +252,16 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(st.success(), "git {args:?}");
 }
 
+fn git_head(dir: &Path) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .expect("git rev-parse");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
 fn verdict(record: &Value, case: &str) -> String {
     record["comparison"]["keys"]
         .as_array()
@@ -263,7 +295,8 @@ fn a_regression_is_confirmed_published_held_by_the_full_lane_and_closed_by_its_f
     d.commit(50, 100, "first");
     let out = d.lane_run("comprehensive", "2026-11-01T01:00:00Z");
     let first = d.record(&out);
-    assert_eq!(first["schema"], "benchmark-result/v2");
+    assert_eq!(first["schema"], "benchmark-result/v3");
+    assert_eq!(first["comparison"]["confirm"]["mode"], "same-session");
     assert!(first["baseline"].is_null());
     assert!(
         first["comparison"]["no_baseline_reason"]
@@ -276,8 +309,13 @@ fn a_regression_is_confirmed_published_held_by_the_full_lane_and_closed_by_its_f
     d.lane_run("sentinel", "2026-11-01T01:00:00Z");
     d.sweep();
 
-    // 2. The large case slowed by 30%: confirmed, sealed, announced.
-    d.commit(50, 130, "slower large");
+    // 2. Three commits land, the second slows the large case by 30%:
+    //    confirmed in the same session, bisected to the culprit, sealed,
+    //    announced with the culprit named.
+    let baseline_commit = git_head(&d.subject());
+    d.note("document the sizes");
+    let culprit = d.commit(50, 130, "slower large");
+    d.note("tidy the notes");
     let out = d.lane_run("comprehensive", "2026-11-02T01:00:00Z");
     let rec = d.record(&out);
     assert_eq!(
@@ -293,11 +331,25 @@ fn a_regression_is_confirmed_published_held_by_the_full_lane_and_closed_by_its_f
         .expect("large key")
         .clone();
     assert_eq!(key["role"], "suspect_regression");
-    assert_eq!(
-        key["confirmation"]["samples"].as_array().map(Vec::len),
-        Some(8)
-    );
-    assert!(key["initial"]["estimate"].as_f64().expect("estimate") > 0.15);
+    assert_eq!(key["decided_by"], "same_session", "{key}");
+    assert!(key["confirmation"].is_null(), "{key}");
+    let ab = &key["same_session"];
+    assert_eq!(ab["baseline_commit"], baseline_commit.as_str());
+    let side = |s: &str| {
+        ab["runs"]
+            .as_array()
+            .expect("runs")
+            .iter()
+            .filter(|r| r["side"] == s && r["value"].is_number() && r["node"].is_string())
+            .count()
+    };
+    assert_eq!((side("a"), side("b")), (8, 8), "{ab}");
+    assert!(ab["effect"]["estimate"].as_f64().expect("estimate") > 0.15);
+    let b = &rec["comparison"]["bisection"];
+    assert_eq!(b["culprit"], culprit.as_str(), "{b}");
+    assert_eq!(b["commits"].as_array().map(Vec::len), Some(4), "{b}");
+    assert_eq!(b["steps"].as_array().map(Vec::len), Some(2), "{b}");
+    assert!(out.contains(&format!("culprit commit {culprit}")), "{out}");
     assert!(rec["publication"]["baseline_proposal"].is_null());
     assert_eq!(rec["baseline"]["slot"], "2026-11-01T01:00:00Z");
     let report = d.sweep();
@@ -308,6 +360,14 @@ fn a_regression_is_confirmed_published_held_by_the_full_lane_and_closed_by_its_f
             "Benchmark drift: widgets/size=large work_s".to_owned(),
             "open".to_owned()
         )]
+    );
+    let body = d.ledger()["issues"][0]["body"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        body.contains(&culprit),
+        "the issue names the culprit: {body}"
     );
 
     // 3. The fix, seen by the sentinel alone, cannot close it: the sentinel
@@ -332,6 +392,13 @@ fn a_regression_is_confirmed_published_held_by_the_full_lane_and_closed_by_its_f
     assert_eq!(key["drifting_in_history"], true);
     assert_eq!(key["role"], "confirm_clear", "{key}");
     assert_eq!(key["verdict"], "within_band", "{key}");
+    assert_eq!(key["decided_by"], "same_session", "{key}");
+    // A clear measures twice the runs on each side.
+    assert_eq!(
+        key["same_session"]["runs"].as_array().map(Vec::len),
+        Some(32),
+        "{key}"
+    );
     let report = d.sweep();
     assert!(report.contains("closed 1"), "{report}");
     assert_eq!(issues(&d.ledger())[0].1, "closed");
@@ -398,13 +465,16 @@ fn kill_group(child: &mut std::process::Child) {
 const SLOT: &str = "2026-11-02T01:00:00Z";
 
 #[test]
-fn a_lane_killed_while_measuring_and_while_confirming_resumes_and_reruns_nothing() {
+fn a_lane_killed_while_measuring_confirming_and_bisecting_resumes_and_reruns_nothing() {
     let d = Demo::new();
     d.sweep();
     d.commit(50, 100, "first");
     d.lane_run("comprehensive", "2026-11-01T01:00:00Z");
     d.sweep();
-    d.commit(50, 130, "slower large");
+    d.note("document the sizes");
+    d.note("more notes");
+    let culprit = d.commit(50, 130, "slower large");
+    d.note("tidy the notes");
 
     let spawn_driver = || {
         let mut args = d.lane_args("comprehensive", SLOT);
@@ -442,26 +512,51 @@ fn a_lane_killed_while_measuring_and_while_confirming_resumes_and_reruns_nothing
     assert_eq!(l["id"], id.as_str(), "the same execution resumed");
     assert_eq!(l["phase"], "confirming", "a 30% slowdown is re-run: {l}");
 
+    // Again, killed once it bisects, in the middle of a step.
+    let mut driver = spawn_driver();
+    while lane_json(&d, SLOT).expect("lane")["phase"] == "confirming" {
+        assert!(Instant::now() < deadline, "confirming never finished");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    kill_group(&mut driver);
+    let l = lane_json(&d, SLOT).expect("lane");
+    assert_eq!(
+        l["phase"], "bisecting",
+        "a confirmed regression is bisected: {l}"
+    );
+
     // Fresh `lane advance` processes finish it.
     loop {
         let out = ok(&d.exec(&["lane", "advance", &id]));
         if out.contains(" sealed") {
             break;
         }
-        assert!(
-            Instant::now() < deadline,
-            "confirming never finished: {out}"
-        );
+        assert!(Instant::now() < deadline, "bisecting never finished: {out}");
         std::thread::sleep(Duration::from_millis(200));
     }
     // Advancing a sealed execution again changes nothing.
     let again = ok(&d.exec(&["lane", "advance", &id]));
     assert!(again.contains(" sealed"), "{again}");
 
+    assert!(
+        again.contains(&format!("culprit commit {culprit}")),
+        "{again}"
+    );
+
     // Every stage benchmark was submitted once, and each child ran once.
     let l = lane_json(&d, SLOT).expect("lane");
-    for stage in ["measuring", "confirming"] {
-        for b in l[stage].as_array().expect("stage") {
+    assert!(
+        l["bisect"]["stages"]
+            .as_array()
+            .is_some_and(|s| s.len() >= 2),
+        "{l}"
+    );
+    for stage in ["measuring", "confirming", "bisecting"] {
+        let list = match stage {
+            "bisecting" => &l["bisect"]["stages"],
+            _ => &l[stage],
+        };
+        for b in list.as_array().expect("stage") {
             let digest = b["benchmark"].as_str().expect("digest");
             let hex = digest.trim_start_matches("sha256:");
             let subs =
@@ -644,14 +739,21 @@ fn on_slurm_a_lane_measures_confirms_and_seals_with_nobody_waiting() {
     assert!(rec["publication"]["baseline_proposal"].is_object());
     d.sweep();
 
-    // 30% slower, in the metric the subject reports: the verdict does not
-    // depend on Slurm's scheduling or the machine's load.
-    d.commit(50, 130, "slower large");
+    // Eight commits, the fourth 30% slower, in the metric the subject
+    // reports: the verdict does not depend on Slurm's scheduling or the
+    // machine's load.
+    for n in 1..=3 {
+        d.note(&format!("note {n}"));
+    }
+    let culprit = d.commit(50, 130, "slower large");
+    for n in 4..=7 {
+        d.note(&format!("note {n}"));
+    }
     let l = slurm_lane(&d, "2026-11-02T01:00:00Z");
-    // One follow-up after the measuring array, one after the confirming
-    // array (more only when accounting lagged).
+    // A follow-up after the measuring array, the A/B array and each
+    // bisection step's array (more only when accounting lagged).
     assert!(
-        l["follow_ups"].as_array().is_some_and(|f| f.len() >= 2),
+        l["follow_ups"].as_array().is_some_and(|f| f.len() >= 5),
         "{l:#}"
     );
     assert!(l["confirming"].as_array().is_some_and(|c| !c.is_empty()));
@@ -662,6 +764,25 @@ fn on_slurm_a_lane_measures_confirms_and_seals_with_nobody_waiting() {
         "{rec:#}"
     );
     assert_eq!(rec["executor"]["kind"], "slurm");
+    let b = &rec["comparison"]["bisection"];
+    assert_eq!(b["culprit"], culprit.as_str(), "{b:#}");
+    assert!(b["steps"].as_array().is_some_and(|s| s.len() >= 3), "{b:#}");
+    // Every run of both sides names the node it ran on.
+    let key = rec["comparison"]["keys"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .find(|k| k["case"] == "widgets/size=large")
+        .expect("large key")
+        .clone();
+    assert!(
+        key["same_session"]["runs"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty()
+                && r.iter()
+                    .all(|r| r["node"].as_str().is_some_and(|n| !n.is_empty()))),
+        "{key:#}"
+    );
     let report = d.sweep();
     assert!(report.contains("opened 1"), "{report}");
 }
@@ -675,7 +796,7 @@ fn smoke_the_timed_demo_workload_runs_seals_and_publishes() {
     d.commit(50, 100, "first");
     let out = d.lane_run("comprehensive", "2026-11-01T01:00:00Z");
     let first = d.record(&out);
-    assert_eq!(first["schema"], "benchmark-result/v2");
+    assert_eq!(first["schema"], "benchmark-result/v3");
     assert_eq!(first["runs"]["succeeded"], first["runs"]["total"], "{out}");
     let report = d.sweep();
     assert!(report.contains("persist: 1 new record(s)"), "{report}");
@@ -751,4 +872,49 @@ fn a_lane_run_whose_children_all_failed_seals_the_errors_and_does_not_exit_0() {
     let rec = d.record(&String::from_utf8_lossy(&o.stdout));
     assert_eq!(rec["runs"]["succeeded"], 0);
     assert!(rec["publication"]["baseline_proposal"].is_null());
+}
+
+#[test]
+fn a_subject_that_is_not_a_git_checkout_falls_back_to_the_stored_baseline_and_says_why() {
+    let d = Demo::new();
+    d.sweep();
+    d.commit(50, 100, "first");
+    d.lane_run("comprehensive", "2026-11-01T01:00:00Z");
+    d.sweep();
+    // The subject becomes a plain directory, slower: its commit is given.
+    std::fs::remove_dir_all(d.subject().join(".git")).expect("un-git");
+    std::fs::write(
+        d.subject().join("speed.conf"),
+        "SMALL_MS=50\nLARGE_MS=130\n",
+    )
+    .expect("speed.conf");
+    let mut args = d.lane_args("comprehensive", "2026-11-02T01:00:00Z");
+    args.extend(["--commit".into(), "c".repeat(40), "--wait".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = ok(&d.exec(&args));
+    assert!(
+        out.contains("confirmation: stored-baseline (asked for same-session"),
+        "{out}"
+    );
+    let rec = d.record(&out);
+    let confirm = &rec["comparison"]["confirm"];
+    assert_eq!(confirm["mode"], "stored-baseline", "{confirm}");
+    assert_eq!(confirm["requested"], "same-session", "{confirm}");
+    assert!(
+        confirm["fallback_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("not a git checkout")),
+        "{confirm}"
+    );
+    let key = rec["comparison"]["keys"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .find(|k| k["case"] == "widgets/size=large")
+        .expect("large key")
+        .clone();
+    assert_eq!(key["verdict"], "confirmed_regression", "{key}");
+    assert_eq!(key["decided_by"], "stored_baseline", "{key}");
+    assert!(key["same_session"].is_null(), "{key}");
+    assert!(rec["comparison"]["bisection"].is_null());
 }
