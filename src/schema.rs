@@ -26,11 +26,14 @@ pub enum Contract {
     /// `benchmark-result/v3`: v2 plus how each key was decided, the
     /// same-session A/B evidence and the culprit bisection (ADR 0008).
     BenchmarkResultV3,
+    /// `schedule-manifest/v3`: v2 plus each lane's confirmation mode and
+    /// bisection budget.
+    ScheduleManifestV3,
 }
 
 impl Contract {
     /// Every contract.
-    pub const ALL: [Contract; 8] = [
+    pub const ALL: [Contract; 9] = [
         Contract::BenchmarkResultV1,
         Contract::ReceiptV1,
         Contract::BaselinePointerV1,
@@ -39,6 +42,7 @@ impl Contract {
         Contract::BenchmarkResultV2,
         Contract::ScheduleManifestV2,
         Contract::BenchmarkResultV3,
+        Contract::ScheduleManifestV3,
     ];
 
     /// The schema id the document carries in its `schema` member.
@@ -52,6 +56,7 @@ impl Contract {
             Contract::BenchmarkResultV2 => "benchmark-result/v2",
             Contract::ScheduleManifestV2 => "schedule-manifest/v2",
             Contract::BenchmarkResultV3 => "benchmark-result/v3",
+            Contract::ScheduleManifestV3 => "schedule-manifest/v3",
         }
     }
 
@@ -79,6 +84,9 @@ impl Contract {
             }
             Contract::BenchmarkResultV3 => {
                 include_str!("../schemas/benchmark-result.v3.schema.json")
+            }
+            Contract::ScheduleManifestV3 => {
+                include_str!("../schemas/schedule-manifest.v3.schema.json")
             }
         }
     }
