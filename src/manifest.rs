@@ -1,5 +1,7 @@
 //! `schedule-manifest/v1`: the repository-owned schedule (lanes, cron, time
-//! zone, completion window, covered cases, baseline policy, labels).
+//! zone, completion window, covered cases, baseline policy, labels); v2
+//! adds the suite and each lane's comparison settings, v3 each lane's
+//! confirmation mode and bisection budget. Every version stays readable.
 //!
 //! Loading follows the same path as intents: TOML → JSON data model →
 //! canonical form → schema → typed value → semantic checks. The manifest
@@ -20,7 +22,7 @@ use crate::schema::Contract;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
-    /// Always `schedule-manifest/v1`.
+    /// `schedule-manifest/v1`, `/v2` or `/v3`.
     pub schema: String,
     /// `owner/name`, when the manifest names its repository.
     #[serde(default)]
@@ -33,7 +35,7 @@ pub struct Manifest {
     pub signing: Option<Signing>,
     /// The lanes.
     pub lanes: Vec<Lane>,
-    /// v2: the benchmark intent files of the suite a lane run measures,
+    /// v2 and v3: the benchmark intent files of the suite a lane run measures,
     /// relative to the manifest file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suite: Option<Vec<String>>,
@@ -360,11 +362,12 @@ pub fn from_toml(text: &str, source_name: &str) -> Result<LoadedManifest, Manife
     })?;
     let contract = match crate::schema::schema_tag(&canonical) {
         Some(("schedule-manifest", 2)) => Contract::ScheduleManifestV2,
+        Some(("schedule-manifest", 3)) => Contract::ScheduleManifestV3,
         Some(("schedule-manifest", v)) if v != 1 => {
             return Err(invalid(vec![ManifestIssue {
                 path: JsonPath::root().key("schema"),
                 reason: format!(
-                    "schedule-manifest/v{v} is not known to this build (it reads v1 and v2)"
+                    "schedule-manifest/v{v} is not known to this build (it reads v1, v2 and v3)"
                 ),
             }]));
         }
@@ -393,6 +396,23 @@ pub fn from_toml(text: &str, source_name: &str) -> Result<LoadedManifest, Manife
             issues.push(ManifestIssue {
                 path: JsonPath::root().key("lanes").index(i).key("name"),
                 reason: format!("lane `{}` is declared more than once", lane.name),
+            });
+        }
+        // The bisection runs inside the lane run, before its record is
+        // sealed: its budget must leave the run time to finish in the window.
+        if let Some(max) = lane.bisect.and_then(|b| b.max_minutes)
+            && max >= lane.completion_window_minutes
+        {
+            issues.push(ManifestIssue {
+                path: JsonPath::root()
+                    .key("lanes")
+                    .index(i)
+                    .key("bisect")
+                    .key("max_minutes"),
+                reason: format!(
+                    "lane `{}`: bisect.max_minutes ({max}) must be less than its completion_window_minutes ({}); the bisection runs inside the lane run, before the record is sealed, so lower max_minutes (default: half the window) or widen the window",
+                    lane.name, lane.completion_window_minutes
+                ),
             });
         }
     }
@@ -501,6 +521,135 @@ baseline = "last-clean"
                 other => panic!("{bad}: expected invalid, got {other:?}"),
             }
         }
+    }
+
+    const V3: &str = r#"
+schema = "schedule-manifest/v3"
+suite = ["bench.toml"]
+[[lanes]]
+name = "nightly"
+cron = "0 1 * * *"
+timezone = "UTC"
+completion_window_minutes = 180
+cases = ["*"]
+baseline = "last-clean"
+confirm = "stored-baseline"
+bisect = { enabled = false, max_steps = 8, max_minutes = 60 }
+[[lanes]]
+name = "sentinel"
+cron = "0 * * * *"
+timezone = "UTC"
+completion_window_minutes = 50
+cases = ["*"]
+baseline = "last-clean"
+"#;
+
+    /// The paths and reasons of a manifest's issues.
+    fn issues(text: &str) -> Vec<(String, String)> {
+        match from_toml(text, "m.toml") {
+            Err(ManifestError::Invalid { issues, .. }) => issues
+                .into_iter()
+                .map(|i| (i.path.to_string(), i.reason))
+                .collect(),
+            other => panic!("expected invalid, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn v3_reads_each_lanes_confirmation_and_bisection_with_defaults() {
+        use crate::record::ConfirmModeKind;
+        let m = from_toml(V3, "m.toml").expect("valid").manifest;
+        let (nightly, sentinel) = (&m.lanes[0], &m.lanes[1]);
+        assert_eq!(nightly.confirm_mode(), ConfirmModeKind::StoredBaseline);
+        assert!(!nightly.bisects());
+        assert_eq!(nightly.bisect_steps(100), 8);
+        assert_eq!(nightly.bisect_seconds(), 3600);
+        // Absent: same-session, bisected, ⌈log2 N⌉ + 2 steps for N commits
+        // after the baseline commit, half the completion window.
+        assert_eq!(sentinel.confirm_mode(), ConfirmModeKind::SameSession);
+        assert!(sentinel.bisects());
+        assert_eq!(sentinel.bisect_steps(65), 6 + BISECT_SPARE_STEPS);
+        assert_eq!(sentinel.bisect_seconds(), 25 * 60);
+        // v3 needs the suite, as v2 does.
+        let no_suite = V3.replace("suite = [\"bench.toml\"]\n", "");
+        assert_eq!(issues(&no_suite)[0].0, "$");
+        // v1 and v2 know neither member.
+        for old in ["schedule-manifest/v1", "schedule-manifest/v2"] {
+            let text = V3.replace("schedule-manifest/v3", old);
+            let found = issues(&text);
+            assert!(
+                found.iter().any(|(p, r)| p == "$.lanes[0]"
+                    && r.contains("confirm")
+                    && r.contains("bisect")),
+                "{old}: {found:?}"
+            );
+        }
+        let v4 = V3.replace("schedule-manifest/v3", "schedule-manifest/v4");
+        assert_eq!(
+            issues(&v4),
+            [(
+                "$.schema".to_owned(),
+                "schedule-manifest/v4 is not known to this build (it reads v1, v2 and v3)"
+                    .to_owned()
+            )]
+        );
+    }
+
+    #[test]
+    fn v3_bounds_the_bisection_budget() {
+        for (from, to, at) in [
+            (
+                "max_steps = 8",
+                "max_steps = 0",
+                "$.lanes[0].bisect.max_steps",
+            ),
+            (
+                "max_steps = 8",
+                "max_steps = 65",
+                "$.lanes[0].bisect.max_steps",
+            ),
+            (
+                "max_minutes = 60",
+                "max_minutes = 0",
+                "$.lanes[0].bisect.max_minutes",
+            ),
+            (
+                "enabled = false",
+                "enabled = 1",
+                "$.lanes[0].bisect.enabled",
+            ),
+            ("enabled = false", "every = 1", "$.lanes[0].bisect"),
+            (
+                "confirm = \"stored-baseline\"",
+                "confirm = \"sometimes\"",
+                "$.lanes[0].confirm",
+            ),
+        ] {
+            let text = V3.replace(from, to);
+            let found = issues(&text);
+            assert_eq!(found.len(), 1, "{to}: {found:?}");
+            assert_eq!(found[0].0, at, "{to}: {found:?}");
+        }
+        let ok = V3.replace("max_steps = 8", "max_steps = 64");
+        from_toml(&ok, "m.toml").expect("64 steps is the most");
+    }
+
+    #[test]
+    fn the_bisection_must_end_inside_the_completion_window() {
+        for minutes in [180, 500] {
+            let text = V3.replace("max_minutes = 60", &format!("max_minutes = {minutes}"));
+            assert_eq!(
+                issues(&text),
+                [(
+                    "$.lanes[0].bisect.max_minutes".to_owned(),
+                    format!(
+                        "lane `nightly`: bisect.max_minutes ({minutes}) must be less than its completion_window_minutes (180); the bisection runs inside the lane run, before the record is sealed, so lower max_minutes (default: half the window) or widen the window"
+                    )
+                )]
+            );
+        }
+        let text = V3.replace("max_minutes = 60", "max_minutes = 179");
+        from_toml(&text, "m.toml").expect("a minute short of the window");
     }
 
     #[test]

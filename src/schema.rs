@@ -23,11 +23,17 @@ pub enum Contract {
     BenchmarkResultV2,
     /// `schedule-manifest/v2`: v1 plus the suite and comparison settings.
     ScheduleManifestV2,
+    /// `benchmark-result/v3`: v2 plus how each key was decided, the
+    /// same-session A/B evidence and the culprit bisection (ADR 0008).
+    BenchmarkResultV3,
+    /// `schedule-manifest/v3`: v2 plus each lane's confirmation mode and
+    /// bisection budget.
+    ScheduleManifestV3,
 }
 
 impl Contract {
     /// Every contract.
-    pub const ALL: [Contract; 7] = [
+    pub const ALL: [Contract; 9] = [
         Contract::BenchmarkResultV1,
         Contract::ReceiptV1,
         Contract::BaselinePointerV1,
@@ -35,6 +41,8 @@ impl Contract {
         Contract::BenchmarkIntentV1,
         Contract::BenchmarkResultV2,
         Contract::ScheduleManifestV2,
+        Contract::BenchmarkResultV3,
+        Contract::ScheduleManifestV3,
     ];
 
     /// The schema id the document carries in its `schema` member.
@@ -47,6 +55,8 @@ impl Contract {
             Contract::BenchmarkIntentV1 => "benchmark-intent/v1",
             Contract::BenchmarkResultV2 => "benchmark-result/v2",
             Contract::ScheduleManifestV2 => "schedule-manifest/v2",
+            Contract::BenchmarkResultV3 => "benchmark-result/v3",
+            Contract::ScheduleManifestV3 => "schedule-manifest/v3",
         }
     }
 
@@ -72,19 +82,18 @@ impl Contract {
             Contract::ScheduleManifestV2 => {
                 include_str!("../schemas/schedule-manifest.v2.schema.json")
             }
+            Contract::BenchmarkResultV3 => {
+                include_str!("../schemas/benchmark-result.v3.schema.json")
+            }
+            Contract::ScheduleManifestV3 => {
+                include_str!("../schemas/schedule-manifest.v3.schema.json")
+            }
         }
     }
 
     fn slot(self) -> &'static OnceLock<jsonschema::Validator> {
-        static SLOTS: [OnceLock<jsonschema::Validator>; 7] = [
-            OnceLock::new(),
-            OnceLock::new(),
-            OnceLock::new(),
-            OnceLock::new(),
-            OnceLock::new(),
-            OnceLock::new(),
-            OnceLock::new(),
-        ];
+        static SLOTS: [OnceLock<jsonschema::Validator>; Contract::ALL.len()] =
+            [const { OnceLock::new() }; Contract::ALL.len()];
         &SLOTS[self as usize]
     }
 

@@ -5,7 +5,7 @@
 //!
 //! The pass is a proof, not a report: [`decode`] returns the record only
 //! when the bytes are the RFC 8785 canonical form of a document that the
-//! v1 or v2 schema accepts and the typed layer can hold. At the first doubt
+//! v1, v2 or v3 schema accepts and the typed layer can hold. At the first doubt
 //! it returns `None`, and [`crate::seal::verify`] runs the reporting path
 //! (`crate::scan`, `jsonschema`, the typed decoder), which names every
 //! problem with its path and kind. Valid records, the case that has to be
@@ -15,7 +15,8 @@
 //! Because the bytes must be canonical, the pass can be strict where a
 //! general parser cannot: there is no whitespace to skip, the members of
 //! every object come in one fixed order (the schema requires all of them,
-//! forbids others, and canonical form sorts them), and every string and
+//! forbids others, and canonical form sorts them; the few optional ones of
+//! v3 are tried where they sort), and every string and
 //! number has exactly one spelling. Each struct is read as a fixed
 //! sequence of member names. Numbers are checked against the ECMAScript
 //! spelling of the double they denote: spellings that are plainly
@@ -39,7 +40,7 @@ mod comparison;
 use crate::record::{
     BaselineMetric, BaselineProposal, BaselineRef, Case, CaseCounts, CaseError, ConfidenceInterval,
     Direction, DriftEvidence, DriftReport, Environment, Executor, Metric, Outcome, PublicationPlan,
-    RESULT_SCHEMA, RESULT_SCHEMA_V2, ResultRecord, RunCounts, Subject, Summary, Verdict,
+    RESULT_SCHEMA, ResultRecord, RunCounts, Subject, Summary, Verdict,
 };
 
 /// The record the bytes hold, when they are canonical and valid under the
@@ -460,9 +461,11 @@ impl<'a> Pass<'a> {
         let runs = self.run_counts()?;
         self.next(b"schema")?;
         let schema = self.owned()?;
-        // v1 forbids `comparison`; v2 requires it.
+        // v1 forbids `comparison`; v2 and v3 require it, each with its
+        // own members.
         match (schema.as_str(), &comparison) {
-            (RESULT_SCHEMA, None) | (RESULT_SCHEMA_V2, Some(_)) => {}
+            (RESULT_SCHEMA, None) => {}
+            (_, Some(c)) if comparison::fits(c, &schema) => {}
             _ => return None,
         }
         self.next(b"slot")?;
@@ -824,15 +827,18 @@ impl<'a> Pass<'a> {
         })
     }
 
-    fn subject(&mut self) -> Option<Subject> {
-        self.first(b"commit")?;
+    /// `^([0-9a-f]{40}|[0-9a-f]{64})$`: a commit id.
+    fn commit(&mut self) -> Option<String> {
         let commit = self.owned()?;
         let hex = commit
             .bytes()
             .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-        if !(hex && matches!(commit.len(), 40 | 64)) {
-            return None;
-        }
+        (hex && matches!(commit.len(), 40 | 64)).then_some(commit)
+    }
+
+    fn subject(&mut self) -> Option<Subject> {
+        self.first(b"commit")?;
+        let commit = self.commit()?;
         self.next(b"repository")?;
         let repository = self.owned()?;
         let part = |s: &str| {

@@ -110,11 +110,14 @@ pub fn verify_reported(
     match scan.schema_tag.as_deref().and_then(split_schema_tag) {
         Some(("benchmark-result", "1")) => {}
         Some(("benchmark-result", "2")) => contract = Contract::BenchmarkResultV2,
+        Some(("benchmark-result", "3")) => contract = Contract::BenchmarkResultV3,
         Some(("benchmark-result", v)) => {
             issues.push(issue(
                 IssueKind::UnknownSchemaVersion,
                 JsonPath::root().key("schema"),
-                format!("benchmark-result/v{v} is not known to this build (it reads v1 and v2)"),
+                format!(
+                    "benchmark-result/v{v} is not known to this build (it reads v1, v2 and v3)"
+                ),
             ));
             return fail(issues);
         }

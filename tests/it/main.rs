@@ -10,6 +10,7 @@ mod lane_records;
 mod plan_golden;
 mod provenance_openssh;
 mod reconcile_scenarios;
+mod result_v3;
 mod schedule_dst;
 mod skipped_by_command;
 mod stats_changepoint;

@@ -20,6 +20,7 @@ fn reference(bytes: &[u8]) -> Option<ResultRecord> {
     let contract = match value.get("schema").and_then(Value::as_str) {
         Some("benchmark-result/v1") => Contract::BenchmarkResultV1,
         Some("benchmark-result/v2") => Contract::BenchmarkResultV2,
+        Some("benchmark-result/v3") => Contract::BenchmarkResultV3,
         _ => return None,
     };
     contract.validate(&value).ok()?;
@@ -83,6 +84,34 @@ fn seeds() -> Vec<(&'static str, Value)> {
     let read = |text: &str| -> Value { serde_json::from_str(text).expect("seed is JSON") };
     let v1 = read(include_str!("../../examples/result.draft.json"));
     let v2 = read(include_str!("../../examples/result-v2.draft.json"));
+    let v3 = read(include_str!("../../examples/result-v3.draft.json"));
+    // A v3 record that fell back to the stored baseline: no same-session
+    // evidence, no bisection (both members absent).
+    let mut v3_fallback = v3.clone();
+    v3_fallback["comparison"]["confirm"] = json!({
+        "mode": "stored-baseline",
+        "requested": "same-session",
+        "fallback_reason": "the baseline commit is not in the subject's checkout"
+    });
+    let comparison = v3_fallback["comparison"].as_object_mut().expect("object");
+    comparison.remove("bisection");
+    let large_key = &mut comparison["keys"][1];
+    large_key["decided_by"] = json!("stored_baseline");
+    large_key
+        .as_object_mut()
+        .expect("object")
+        .remove("same_session");
+    // A v3 bisection that proved a range and named no culprit.
+    let mut v3_range = v3.clone();
+    let bisection = &mut v3_range["comparison"]["bisection"];
+    bisection["culprit"] = Value::Null;
+    bisection["good"] = bisection["commits"][0].clone();
+    bisection["reason"] = json!("step at commit 2 did not decide: noise");
+    bisection["steps"][0]["finding"] = json!("undecided");
+    bisection["steps"]
+        .as_array_mut()
+        .expect("steps")
+        .truncate(1);
     let large = read(include_str!("../fixtures/records/large.draft.json"));
     // A v1 record run on Slurm, with no baseline and nothing proposed.
     let mut slurm = v1.clone();
@@ -96,6 +125,9 @@ fn seeds() -> Vec<(&'static str, Value)> {
     let seeds = vec![
         ("v1 example", v1),
         ("v2 example", v2),
+        ("v3 example", v3),
+        ("v3 stored-baseline fallback", v3_fallback),
+        ("v3 bisection without a culprit", v3_range),
         ("large v1", large),
         ("v1 on slurm", slurm),
         ("v1 with one failed case", failed),
@@ -221,6 +253,22 @@ fn edge_values() -> Vec<Value> {
         json!("benchmark-result/v1"),
         json!("benchmark-result/v2"),
         json!("benchmark-result/v3"),
+        json!("benchmark-result/v4"),
+        json!("same-session"),
+        json!("stored-baseline"),
+        json!("first_look"),
+        json!("stored_baseline"),
+        json!("same_session"),
+        json!("a"),
+        json!("b"),
+        json!("good"),
+        json!("mid"),
+        json!("bad"),
+        json!("undecided"),
+        json!("build_failed"),
+        json!("57fb74194eeeafe994b9eaff7ed5e48f00b50c51"),
+        json!("x".repeat(255)),
+        json!("x".repeat(256)),
         json!([]),
         json!([1]),
         json!(["1"]),
@@ -302,7 +350,18 @@ fn mutate(rng: &mut SplitMix64, doc: &mut Value, edges: &[Value]) {
             Value::Object(m) => {
                 let name = pick(
                     rng,
-                    &["aaa", "zzz", "comparison", "drift", "\u{1F600}", "\u{FB01}"],
+                    &[
+                        "aaa",
+                        "zzz",
+                        "comparison",
+                        "drift",
+                        "confirm",
+                        "bisection",
+                        "decided_by",
+                        "same_session",
+                        "\u{1F600}",
+                        "\u{FB01}",
+                    ],
                 );
                 m.insert((*name).to_owned(), pick(rng, edges).clone());
             }
@@ -373,13 +432,14 @@ fn schema_place(pointer: &str) -> String {
 /// One change at every place of the schema that `seed` fills: each edge
 /// value of the same JSON type (and `null` and one of another type) in
 /// place of a leaf, each member of an object removed, an unknown member
-/// added, an array emptied and its first element doubled.
-fn exhaustive(name: &str, seed: &Value, tally: &mut Tally) {
+/// added, an array emptied and its first element doubled. `within` keeps
+/// the places it accepts (every place: `|_| true`).
+fn exhaustive(name: &str, seed: &Value, within: fn(&str) -> bool, tally: &mut Tally) {
     let edges = edge_values();
     let mut all = Vec::new();
     pointers(seed, String::new(), &mut all);
     let mut seen = std::collections::BTreeSet::new();
-    all.retain(|p| seen.insert(schema_place(p)));
+    all.retain(|p| within(p) && seen.insert(schema_place(p)));
     let same_type = |a: &Value, b: &Value| {
         std::mem::discriminant(a) == std::mem::discriminant(b) || (a.is_number() && b.is_number())
     };
@@ -435,7 +495,7 @@ fn every_single_change_to_the_v1_example_gets_the_same_verdict() {
     let mut tally = Tally::default();
     for (name, seed) in seeds() {
         if name.starts_with("v1") {
-            exhaustive(name, &seed, &mut tally);
+            exhaustive(name, &seed, |_| true, &mut tally);
         }
     }
     assert!(tally.accepted >= 100 && tally.refused >= 1000, "{tally:?}");
@@ -449,9 +509,33 @@ fn every_single_change_to_the_v2_example_gets_the_same_verdict() {
         .into_iter()
         .find(|(n, _)| *n == "v2 example")
         .expect("the v2 seed");
-    exhaustive(name, &seed, &mut tally);
+    exhaustive(name, &seed, |_| true, &mut tally);
     assert!(tally.accepted >= 100 && tally.refused >= 1000, "{tally:?}");
     eprintln!("single changes (v2): {tally:?}");
+}
+
+/// The v3 seeds share every place outside `comparison` with the v2 seed,
+/// which the test above changes one at a time. Here: for the v3 example,
+/// the root's members, the schema tag and every place of the comparison;
+/// for the other v3 seeds, the places where they differ from it.
+#[test]
+fn every_single_change_to_the_v3_examples_gets_the_same_verdict() {
+    let mut tally = Tally::default();
+    for (name, seed) in seeds() {
+        let within: fn(&str) -> bool = match name {
+            "v3 example" => |p| p.is_empty() || p == "/schema" || p.starts_with("/comparison"),
+            _ if name.starts_with("v3") => |p| {
+                p == "/comparison"
+                    || p.starts_with("/comparison/confirm")
+                    || p.starts_with("/comparison/bisection")
+                    || p.starts_with("/comparison/keys/1/decided_by")
+            },
+            _ => continue,
+        };
+        exhaustive(name, &seed, within, &mut tally);
+    }
+    assert!(tally.accepted >= 100 && tally.refused >= 1000, "{tally:?}");
+    eprintln!("single changes (v3): {tally:?}");
 }
 
 // ---- mutations of the bytes ---------------------------------------------
@@ -528,6 +612,7 @@ fn mutate_bytes(rng: &mut SplitMix64, canonical: &[u8]) -> Vec<u8> {
             for tag in [
                 ",\"schema\":\"benchmark-result/v1\"",
                 ",\"schema\":\"benchmark-result/v2\"",
+                ",\"schema\":\"benchmark-result/v3\"",
             ] {
                 if let Some(i) = text.find(tag) {
                     let mut moved = String::from("{");
