@@ -918,3 +918,58 @@ fn a_subject_that_is_not_a_git_checkout_falls_back_to_the_stored_baseline_and_sa
     assert!(key["same_session"].is_null(), "{key}");
     assert!(rec["comparison"]["bisection"].is_null());
 }
+
+#[test]
+fn a_bisection_over_a_merge_whose_budget_runs_out_names_the_smallest_range() {
+    let d = Demo::new();
+    let v3 = MANIFEST.replace("schedule-manifest/v2", "schedule-manifest/v3")
+        + "\n[lanes.bisect]\nmax_steps = 1\n";
+    std::fs::write(d.root.join("schedule.toml"), v3).expect("manifest");
+    d.sweep();
+    d.commit(50, 100, "first");
+    d.lane_run("comprehensive", "2026-11-01T01:00:00Z");
+    d.sweep();
+    // A topic branch merged with a merge commit, then the slowdown, then
+    // a note: the first-parent range holds the merge as one commit.
+    git(&d.subject(), &["checkout", "--quiet", "-b", "topic"]);
+    for n in 1..=2 {
+        std::fs::write(d.subject().join("TOPIC"), format!("{n}\n")).expect("TOPIC");
+        d.commit_all(&format!("topic {n}"));
+    }
+    git(&d.subject(), &["checkout", "--quiet", "-"]);
+    d.note("main 1");
+    git(
+        &d.subject(),
+        &["merge", "--quiet", "--no-ff", "-m", "merge topic", "topic"],
+    );
+    let merge = git_head(&d.subject());
+    let culprit = d.commit(50, 130, "slower large");
+    d.note("main 2");
+    let out = d.lane_run("comprehensive", "2026-11-02T01:00:00Z");
+    let rec = d.record(&out);
+    let b = &rec["comparison"]["bisection"];
+    let commits: Vec<&str> = b["commits"]
+        .as_array()
+        .expect("commits")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(commits.len(), 5, "first parents only: {b:#}");
+    assert!(commits.contains(&merge.as_str()) && commits.contains(&culprit.as_str()));
+    assert_eq!(b["budget_steps"], 1);
+    assert_eq!(b["steps"].as_array().map(Vec::len), Some(1), "{b:#}");
+    assert!(b["culprit"].is_null(), "{b:#}");
+    assert!(
+        b["reason"].as_str().is_some_and(|r| r.contains("budget")),
+        "{b:#}"
+    );
+    // The range it proved holds the culprit.
+    let at = |c: &Value| commits.iter().position(|x| Some(*x) == c.as_str());
+    let (good, bad, truth) = (
+        at(&b["good"]).expect("good"),
+        at(&b["bad"]).expect("bad"),
+        commits.iter().position(|c| *c == culprit).expect("culprit"),
+    );
+    assert!(good < truth && truth <= bad, "{good} < {truth} <= {bad}");
+    assert!(out.contains("culprit not named"), "{out}");
+}
