@@ -186,7 +186,7 @@ pub(super) fn plan_next(
         let case = CaseId::new(b.case.clone()).map_err(|e| LaneError::Subject(e.to_string()))?;
         let mut stage = Vec::new();
         for s in &exec.measuring {
-            if !s.cases.iter().any(|c| *c == b.case) {
+            if !s.cases.contains(&b.case) {
                 continue;
             }
             let (_, plan) = state.load_plan(&s.benchmark)?;
