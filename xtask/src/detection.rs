@@ -154,11 +154,38 @@ fn sweep_grid(base: &Settings) -> Vec<(String, Settings)> {
         f(&mut s);
         out.push((name.to_owned(), s));
     };
-    add("confirm_level 0.995", &|s| s.confirm_level = 0.995);
-    add("fence 1.5 MAD", &|s| s.band.noise_fence_mads = 1.5);
-    add("level 0.99", &|s| s.level = 0.99);
-    add("confirm_runs 20", &|s| s.confirm_runs = 20);
+    add("cl 0.995", &|s| s.confirm_level = 0.995);
+    add("fence 1.5", &|s| s.band.noise_fence_mads = 1.5);
     out
+}
+
+/// Alternative lane-side rules of the same-session mode tried by
+/// `--sweep` (with the settings under test), each with a name.
+fn lane_grid() -> Vec<(&'static str, SsRule)> {
+    vec![
+        (
+            "clear x1",
+            SsRule {
+                clear_factor: 1,
+                ..SsRule::LANE
+            },
+        ),
+        (
+            "clear x2",
+            SsRule {
+                clear_factor: 2,
+                ..SsRule::LANE
+            },
+        ),
+        (
+            "clear x2 1-sided",
+            SsRule {
+                clear_factor: 2,
+                one_sided_clear: true,
+                ..SsRule::LANE
+            },
+        ),
+    ]
 }
 
 fn describe(s: &Settings) -> String {
@@ -552,7 +579,10 @@ pub(crate) fn main(raw: &[String]) -> Result<()> {
             let label = if name.is_empty() {
                 format!("benchops {}", mode.name())
             } else {
-                format!("{} [{name}]", mode.name())
+                format!(
+                    "{} [{name}]",
+                    if mode.is_same_session() { "ss" } else { "stored" }
+                )
             };
             policies.push(Policy::Benchops {
                 id,
@@ -571,6 +601,16 @@ pub(crate) fn main(raw: &[String]) -> Result<()> {
         settings: Box::new(args.settings.clone()),
         mode: Mode::SameSession(SsRule::PLAIN),
     });
+    let lanes = if args.sweep { lane_grid() } else { Vec::new() };
+    let lanes_at = policies.len();
+    for (name, rule) in &lanes {
+        policies.push(Policy::Benchops {
+            id: 0,
+            name: format!("ss [{name}]"),
+            settings: Box::new(args.settings.clone()),
+            mode: Mode::SameSession(*rule),
+        });
+    }
     let pinpoint_at = policies.len();
     policies.push(Policy::Pinpoint {
         alpha: PINPOINT_ALPHA,
@@ -615,7 +655,7 @@ pub(crate) fn main(raw: &[String]) -> Result<()> {
                 if name.is_empty() {
                     "benchops same-session".to_owned()
                 } else {
-                    format!("same-session [{name}]")
+                    format!("ss [{name}]")
                 },
                 StepRule::Benchops(s, StepVariant::CORE),
             )
@@ -821,6 +861,23 @@ pub(crate) fn main(raw: &[String]) -> Result<()> {
                 "targets": targets_json(&ts),
             }));
         }
+    }
+    for (i, (name, _)) in lanes.iter().enumerate() {
+        let pf = &figs[lanes_at + i];
+        let ts = session_targets(
+            &pf.all,
+            Some(bisection::exact_in_target(&trials[0].1)),
+            None,
+        );
+        println!("\n== Targets: {} (lane-side variant)", pf.all.label);
+        print_targets(&ts);
+        json_variants.push(json!({
+            "name": pf.all.label,
+            "mode": "same-session",
+            "lane_rule": name,
+            "figures": report::to_json(&pf.all),
+            "targets": targets_json(&ts),
+        }));
     }
     let pinpoint_rule = rules
         .iter()
