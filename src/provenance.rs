@@ -46,8 +46,8 @@ pub const MAX_ALLOWED_SIGNERS_BYTES: u64 = 1024 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SignError {
     /// The key file is not an OpenSSH private key.
-    #[error("not an unencrypted OpenSSH Ed25519 private key: {0}")]
-    Parse(String),
+    #[error("not an unencrypted OpenSSH Ed25519 private key")]
+    Parse(#[source] ssh_key::Error),
     /// The key is passphrase-protected.
     #[error(
         "the key is encrypted with a passphrase; benchops signs unattended, so use a key without one (`benchops-exec keygen`, or `ssh-keygen -t ed25519 -N ''`) and protect the file instead"
@@ -57,14 +57,14 @@ pub enum SignError {
     #[error("the key is {0}; benchops signs with Ed25519 keys only")]
     Algorithm(String),
     /// Signing failed.
-    #[error("signing failed: {0}")]
-    Sign(String),
+    #[error("signing failed")]
+    Sign(#[source] ssh_key::Error),
 }
 
 /// Reads an OpenSSH Ed25519 private key (`-----BEGIN OPENSSH PRIVATE
 /// KEY-----`, unencrypted).
 pub fn private_key(text: &str) -> Result<PrivateKey, SignError> {
-    let key = PrivateKey::from_openssh(text).map_err(|e| SignError::Parse(e.to_string()))?;
+    let key = PrivateKey::from_openssh(text).map_err(SignError::Parse)?;
     if key.is_encrypted() {
         return Err(SignError::Encrypted);
     }
@@ -82,10 +82,8 @@ pub fn sign(record: &[u8], key: &PrivateKey) -> Result<String, SignError> {
     }
     let sig = key
         .sign(NAMESPACE, HashAlg::Sha512, record)
-        .map_err(|e| SignError::Sign(e.to_string()))?;
-    let mut pem = sig
-        .to_pem(LineEnding::LF)
-        .map_err(|e| SignError::Sign(e.to_string()))?;
+        .map_err(SignError::Sign)?;
+    let mut pem = sig.to_pem(LineEnding::LF).map_err(SignError::Sign)?;
     if !pem.ends_with('\n') {
         pem.push('\n');
     }
@@ -175,13 +173,37 @@ fn unquote(v: &str) -> &str {
         .unwrap_or(v)
 }
 
+/// Why a `valid-after`/`valid-before` value is not a time.
+#[derive(Debug, thiserror::Error)]
+enum TimeError {
+    /// Not digits of one of the three lengths.
+    #[error("{0:?} is not a time of the form YYYYMMDD[HHMM[SS]][Z]")]
+    Form(String),
+    /// Digits of the form, but no calendar time (month 13, hour 25).
+    #[error("{value:?} is not a valid time")]
+    Invalid {
+        /// The value.
+        value: String,
+        /// jiff's reason.
+        #[source]
+        source: jiff::Error,
+    },
+    /// A calendar time with no UTC instant (out of range).
+    #[error("{value:?}")]
+    Instant {
+        /// The value.
+        value: String,
+        /// jiff's reason.
+        #[source]
+        source: jiff::Error,
+    },
+}
+
 /// `YYYYMMDD[HHMM[SS]][Z]`, read as UTC.
-fn parse_time(v: &str) -> Result<Timestamp, String> {
+fn parse_time(v: &str) -> Result<Timestamp, TimeError> {
     let digits = v.strip_suffix('Z').unwrap_or(v);
     if !digits.bytes().all(|b| b.is_ascii_digit()) || ![8, 12, 14].contains(&digits.len()) {
-        return Err(format!(
-            "{v:?} is not a time of the form YYYYMMDD[HHMM[SS]][Z]"
-        ));
+        return Err(TimeError::Form(v.to_owned()));
     }
     let n = |r: std::ops::Range<usize>| digits[r].parse::<i16>().unwrap_or(0);
     let (hh, mi, ss) = match digits.len() {
@@ -199,10 +221,16 @@ fn parse_time(v: &str) -> Result<Timestamp, String> {
         ss as i8,
         0,
     )
-    .map_err(|e| format!("{v:?} is not a valid time: {e}"))?;
+    .map_err(|source| TimeError::Invalid {
+        value: v.to_owned(),
+        source,
+    })?;
     dt.to_zoned_datetime(jiff::tz::TimeZone::UTC)
         .map(|z| z.timestamp())
-        .map_err(|e| format!("{v:?}: {e}"))
+        .map_err(|source| TimeError::Instant {
+            value: v.to_owned(),
+            source,
+        })
 }
 
 /// Whether a key type names a key (the field that starts the key).
@@ -221,6 +249,7 @@ impl AllowedSigners {
         for (i, raw) in text.lines().enumerate() {
             let line = i + 1;
             let err = |reason: String| AllowedSignersError { line, reason };
+            let time_err = |e: TimeError| err(crate::excerpt::error_chain(&e));
             let l = raw.trim();
             if l.is_empty() || l.starts_with('#') {
                 continue;
@@ -257,10 +286,10 @@ impl AllowedSigners {
                         signer.namespaces = Some(v.split(',').map(str::to_owned).collect());
                     }
                     ("valid-after", Some(v)) => {
-                        signer.valid_after = Some(parse_time(v).map_err(err)?)
+                        signer.valid_after = Some(parse_time(v).map_err(time_err)?)
                     }
                     ("valid-before", Some(v)) => {
-                        signer.valid_before = Some(parse_time(v).map_err(err)?);
+                        signer.valid_before = Some(parse_time(v).map_err(time_err)?);
                     }
                     ("cert-authority", None) => {
                         return Err(err(

@@ -19,6 +19,12 @@ pub const RESULT_SCHEMA: &str = "benchmark-result/v1";
 /// comparison ([`Comparison`]) that decided its drift verdicts.
 pub const RESULT_SCHEMA_V2: &str = "benchmark-result/v2";
 
+/// The schema id of a v3 record: a v2 record whose comparison also says
+/// how each key was decided, with the same-session A/B evidence and the
+/// culprit bisection ([`ConfirmMode`], [`SameSession`], [`BisectionRecord`];
+/// ADR 0008).
+pub const RESULT_SCHEMA_V3: &str = "benchmark-result/v3";
+
 /// One sealed execution of one lane.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -60,9 +66,15 @@ pub struct ResultRecord {
 }
 
 impl ResultRecord {
-    /// Whether this is a `benchmark-result/v2` record.
+    /// Whether this record carries a lane comparison: a
+    /// `benchmark-result/v2` or `/v3` record.
     pub fn is_v2(&self) -> bool {
-        self.schema == RESULT_SCHEMA_V2
+        self.schema == RESULT_SCHEMA_V2 || self.is_v3()
+    }
+
+    /// Whether this is a `benchmark-result/v3` record.
+    pub fn is_v3(&self) -> bool {
+        self.schema == RESULT_SCHEMA_V3
     }
 }
 
@@ -416,6 +428,183 @@ pub struct Comparison {
     /// One entry per compared case and metric, in case order, then metric
     /// order.
     pub keys: Vec<KeyComparison>,
+    /// v3 only (required there): how suspects and clears were confirmed in
+    /// this run. Absent in v2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<ConfirmMode>,
+    /// v3 only: the culprit bisection of this run's confirmed regression,
+    /// when one ran. Absent when none ran, and always in v2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bisection: Option<BisectionRecord>,
+}
+
+/// How a lane run confirmed its suspects and clears (v3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfirmMode {
+    /// The mode that decided: `same-session` or `stored-baseline`.
+    pub mode: ConfirmModeKind,
+    /// What the manifest asked for.
+    pub requested: ConfirmModeKind,
+    /// Why the mode differs from the one requested (a subject that is not
+    /// a git checkout, a baseline commit the checkout lacks); null when it
+    /// does not.
+    pub fallback_reason: Option<String>,
+}
+
+/// A confirmation mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConfirmModeKind {
+    /// The baseline commit (side A) and the candidate (side B) re-measured
+    /// interleaved in this run; their comparison decides.
+    SameSession,
+    /// The candidate re-run in this run and pooled against the stored
+    /// baseline's samples from another session.
+    StoredBaseline,
+}
+
+impl ConfirmModeKind {
+    /// `same-session` or `stored-baseline`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfirmModeKind::SameSession => "same-session",
+            ConfirmModeKind::StoredBaseline => "stored-baseline",
+        }
+    }
+}
+
+/// What decided a key's verdict (v3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecidedBy {
+    /// The first look alone (nothing was re-measured).
+    FirstLook,
+    /// The candidate's re-runs pooled against the stored baseline.
+    StoredBaseline,
+    /// Side A against side B, measured in this run.
+    SameSession,
+}
+
+/// A side of a same-session comparison, or the role of a commit in a
+/// bisection step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunSide {
+    /// The baseline commit.
+    A,
+    /// The candidate.
+    B,
+    /// A bisection step's good bound.
+    Good,
+    /// A bisection step's midpoint.
+    Mid,
+    /// A bisection step's bad bound.
+    Bad,
+}
+
+impl RunSide {
+    /// The side's name as the record spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunSide::A => "a",
+            RunSide::B => "b",
+            RunSide::Good => "good",
+            RunSide::Mid => "mid",
+            RunSide::Bad => "bad",
+        }
+    }
+}
+
+/// One measured run of an interleaved comparison, in the order the runs
+/// started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SideRun {
+    /// Which side (or bisection role) it measured.
+    pub side: RunSide,
+    /// The host it ran on.
+    pub node: String,
+    /// The metric's value; null when the run failed or did not report it.
+    pub value: Option<Finite>,
+}
+
+/// The same-session A/B evidence of one key (v3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SameSession {
+    /// The commit side A measured (the key's baseline commit).
+    pub baseline_commit: String,
+    /// The commit side B measured (the record's subject commit).
+    pub candidate_commit: String,
+    /// The seed of the interleaved order.
+    pub order_seed: u64,
+    /// Every measured run of both sides, in the order they started.
+    pub runs: Vec<SideRun>,
+    /// The band, from this session's samples of both sides.
+    pub band: Band,
+    /// B against A: at `confirm_level` for a suspect, at `level` for a
+    /// clear.
+    pub effect: EffectEstimate,
+}
+
+/// What one bisection step found about its midpoint (v3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepFindingKind {
+    /// The midpoint measures like the good bound.
+    Good,
+    /// The midpoint measures like the bad bound.
+    Bad,
+    /// The measurements did not decide.
+    Undecided,
+    /// The midpoint could not be built.
+    BuildFailed,
+}
+
+/// One bisection step (v3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BisectionStep {
+    /// The midpoint's index in [`BisectionRecord::commits`].
+    pub index: u64,
+    /// The midpoint commit.
+    pub commit: String,
+    /// What the step found.
+    pub finding: StepFindingKind,
+    /// One line saying why.
+    pub reason: String,
+    /// The good bound, the midpoint and the bad bound, measured
+    /// interleaved, in the order the runs started.
+    pub runs: Vec<SideRun>,
+}
+
+/// A culprit bisection over the first-parent range from the baseline
+/// commit to the candidate (v3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BisectionRecord {
+    /// The case of the key it followed (the largest confirmed regression).
+    pub case: CaseId,
+    /// Its metric.
+    pub metric: String,
+    /// The first-parent range: index 0 the baseline commit (good), the
+    /// last the candidate (bad).
+    pub commits: Vec<String>,
+    /// The budget of steps.
+    pub budget_steps: u64,
+    /// The budget of wall time, in seconds.
+    pub budget_seconds: u64,
+    /// Every step, in order.
+    pub steps: Vec<BisectionStep>,
+    /// The culprit commit, when one was named.
+    pub culprit: Option<String>,
+    /// The last commit proved good.
+    pub good: String,
+    /// The first commit proved bad.
+    pub bad: String,
+    /// Why no single commit was named; null when one was.
+    pub reason: Option<String>,
 }
 
 /// The settings a comparison used (defaults merged with the manifest's
@@ -514,6 +703,12 @@ pub struct KeyComparison {
     pub verdict: KeyVerdict,
     /// One line saying why.
     pub reason: String,
+    /// v3 only (required there): what decided the verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<DecidedBy>,
+    /// v3 only: side A and side B measured in this run, when they decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_session: Option<SameSession>,
 }
 
 /// Why a key was re-run.

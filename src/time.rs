@@ -9,14 +9,17 @@
 //! `.` (0x2E) sorts before `Z` (0x5A) byte by byte.
 //!
 //! The core reads no clock: [`Utc::from_system`] converts a
-//! [`std::time::SystemTime`] that the caller read.
+//! [`std::time::SystemTime`] that the caller read, and [`Clock`] is the one
+//! definition of a clock that the crates which read time implement and
+//! inject (`benchops-github` for JWT claims, rate-limit resets and pacing,
+//! `benchops-platform` for every duration of a platform run).
 //!
 //! History paths use the compact form `YYYYMMDDTHHMMSSZ` ([`Utc::compact`]),
 //! which drops the fraction; the digest in the file name keeps paths
 //! unique.
 
 use std::fmt;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// A timestamp is not in the contracts' RFC 3339 UTC form.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -184,6 +187,18 @@ pub fn order_key(s: &str) -> (Option<Utc>, &str) {
         Ok(t) => (Some(t), ""),
         Err(_) => (None, s),
     }
+}
+
+/// A source of time, injected: the core never reads one. Implementations
+/// live in the crates that read time, with a test clock beside each that
+/// moves only when told. How a crate waits is its own (an async sleeper, a
+/// blocking pause on the same clock).
+pub trait Clock: Send + Sync + fmt::Debug {
+    /// Wall-clock time, for timestamps (JWT claims, `x-ratelimit-reset`,
+    /// run ids).
+    fn now(&self) -> SystemTime;
+    /// Monotonic time since a fixed, arbitrary origin, for every duration.
+    fn monotonic(&self) -> Duration;
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@
 //!
 //! Each check is its own test, so a failure names the rule it breaks:
 //!
-//! - [`code_map_names_every_module`]: ARCHITECTURE.md's code map and the
-//!   source tree name the same modules, crate by crate.
+//! - [`code_map_names_every_crate_and_directory`]: ARCHITECTURE.md's code
+//!   map has a section per crate, naming every directory of its `src/`.
 //! - [`every_source_file_has_a_module_doc`]: every file opens with `//!`.
 //! - [`no_source_file_is_too_long`]: at most [`MAX_LINES`] lines, unless
 //!   [`LONG_FILES`] gives the file and the reason.
@@ -23,15 +23,11 @@
 //! headings name it: `src/` for the root package, `crates/<name>/` for the
 //! crates under `crates/`, and `xtask/`.
 //!
-//! The module name of a file is its path relative to the crate's `src/`,
-//! without `.rs`, with a trailing `/mod` dropped and every `/` written as
-//! `::`: `src/reconcile/plan.rs` is `reconcile::plan`,
-//! `crates/publish/src/sweep/mod.rs` is `sweep`,
-//! `crates/exec/src/backend/slurm/parse.rs` is `backend::slurm::parse`.
-//! `lib.rs` is the crate itself, not a module. Binary roots keep their file
-//! name: `main.rs` is `main.rs` and `src/bin/x.rs` is `bin/x.rs`. A module
-//! that only a binary declares (such as a `cli.rs` declared by `main.rs`) is
-//! still named by its path (`cli`).
+//! The module name of a file (used by the import-cycle check) is its path
+//! relative to the crate's `src/`, without `.rs`, with a trailing `/mod`
+//! dropped and every `/` written as `::`: `src/reconcile/plan.rs` is
+//! `reconcile::plan`. `lib.rs` is the crate itself; binary roots keep their
+//! file name (`main.rs`).
 //!
 //! # The code map
 //!
@@ -39,17 +35,14 @@
 //! heading and the next `## ` heading. In it, a `### ` heading whose first
 //! backticked word ends in `/` (`` ### `crates/exec/` — `benchops-exec` ``)
 //! opens the section of that crate; a `### ` heading without one (such as
-//! "Other folders") opens a section this test ignores. In a crate section,
-//! every table row except the header and the `|---|` separator is a row of
-//! the map, and its first cell lists one or more module names, each in
-//! backticks, separated by commas (`` `retry`, `pacing`, `time` ``).
-//!
-//! Nested modules are not implied by their parent: every file is named by
-//! its full module name, so `reconcile`, `reconcile::markers`,
-//! `reconcile::plan`, … each have a row (or share one). The check reports,
-//! per crate, the modules with a file but no row (missing), the names in the
-//! map with no file (stale), names listed twice, malformed rows, crates with
-//! no section and sections of crates that do not exist.
+//! "Other folders") opens a section this test ignores. The map is a map of
+//! crates and directories, not of files (each file's `//!` doc says what it
+//! is): every directory under a crate's `src/` that holds a source file must
+//! be named in backticks in the crate's section, with a trailing `/`
+//! (`backend/`, `backend/slurm/`), and every such name must exist. The
+//! check reports crates with no section, directories not named, names of
+//! directories that do not exist, repeated sections and sections of crates
+//! that do not exist.
 //!
 //! # Module docs
 //!
@@ -78,15 +71,87 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The longest a source file may be, in lines.
-const MAX_LINES: usize = 1000;
+const MAX_LINES: usize = 800;
 
 /// Source files allowed over [`MAX_LINES`]: the workspace-relative path and
 /// the reason. An entry whose file is gone or back under the limit fails the
 /// check, so the list stays true.
-const LONG_FILES: &[(&str, &str)] = &[];
+const LONG_FILES: &[(&str, &str)] = &[
+    (
+        "src/onepass/mod.rs",
+        "the one-pass decoder mirrors the whole benchmark-result schema in one place, so that the differential test holds one file to the schema; split by member, the correspondence would be scattered",
+    ),
+    (
+        "crates/github/src/oidc.rs",
+        "OIDC verification is one security boundary read top to bottom (discovery, keys, signature, claims); about half of it is the tests of each forged-token case",
+    ),
+    (
+        "crates/github/src/client.rs",
+        "one request path: build, send, classify the failure, retry and pace; split, the retry loop would be read in two places",
+    ),
+    (
+        "crates/publish/src/github.rs",
+        "GitHub mode's setup and its two adapters share the per-phase token lifecycle (mint at the phase's start, revoke at its end)",
+    ),
+    (
+        "crates/publish/src/sweep/mod.rs",
+        "the sweep engine's phase order (validate, persist, reconcile, report) is one function with its steps; the ports and errors are already beside it",
+    ),
+    (
+        "crates/publish/src/sweep/report.rs",
+        "the sweep's report and its one text rendering, kept together so that every field printed is a field reported",
+    ),
+    (
+        "crates/publish/src/provision/checks.rs",
+        "one pure function per provisioning check, each with its remedy; a table of checks reads best as one file",
+    ),
+    (
+        "crates/exec/src/backend/slurm/mod.rs",
+        "the Slurm backend's launch, snapshot and evidence rules refer to each other (grace, order, requeues); parsing and tool calls are already apart",
+    ),
+    (
+        "crates/exec/src/lane/mod.rs",
+        "the lane state machine: every phase transition in one place, so that a resume after any kill can be read in one file",
+    ),
+    (
+        "crates/exec/src/bench.rs",
+        "the library API of the bench commands (plan, submit, run a child, refresh, analyze, cancel, list), each a thin function over the same state",
+    ),
+    (
+        "crates/testkit/src/sim/mod.rs",
+        "the simulator's state and the operations a person does outside the API (open, label, close, edit), used together by every test",
+    ),
+    (
+        "crates/app/src/config.rs",
+        "every configuration key with its default and validation, one table an operator reads against docs/cli/benchops-app.md",
+    ),
+    (
+        "xtask/src/detection.rs",
+        "the detection benchmark's driver: every policy in both modes over one seeded corpus, and the targets table that compares them in the same run",
+    ),
+    (
+        "xtask/src/detection/report.rs",
+        "the figures of every policy in both modes and their one text and JSON rendering, kept together so that every figure printed is a figure scored",
+    ),
+    (
+        "xtask/src/selfbench.rs",
+        "one benchmark task: set up the history, run the lanes, publish and report",
+    ),
+    (
+        "xtask/src/bench_webhooks.rs",
+        "one benchmark task: benchops-app and the Node peer side by side under wrk, each phase with its figures",
+    ),
+];
 
 /// The crates whose top-level modules must not import each other in a cycle.
-const ACYCLIC_CRATES: &[&str] = &["crates/exec/", "crates/github/"];
+const ACYCLIC_CRATES: &[&str] = &[
+    "crates/app/",
+    "crates/exec/",
+    "crates/github/",
+    "crates/history/",
+    "crates/publish/",
+    "crates/platform/",
+];
 
 /// The map this test holds the tree to, relative to the workspace root.
 const ARCHITECTURE: &str = "ARCHITECTURE.md";
@@ -95,54 +160,41 @@ const ARCHITECTURE: &str = "ARCHITECTURE.md";
 // The checks
 
 #[test]
-fn code_map_names_every_module() {
+fn code_map_names_every_crate_and_directory() {
     let ws = Workspace::load();
     let md = fs::read_to_string(ws.root.join(ARCHITECTURE)).expect("ARCHITECTURE.md is readable");
     let map = parse_code_map(&md);
     let mut report = map.problems.clone();
 
     for krate in &ws.crates {
-        let in_tree: BTreeSet<String> = krate
-            .files
-            .iter()
-            .filter_map(|f| module_name(&f.in_src))
-            .collect();
+        let in_tree = krate.directories();
         let Some(section) = map.sections.get(&krate.label) else {
             report.push(format!(
-                "{}: no `### ` section names this crate; its modules: {}",
+                "{}: no `### ` section names this crate; its directories: {}",
                 krate.label,
                 join(&in_tree)
             ));
             continue;
         };
-        let mut in_map = BTreeSet::new();
-        let mut twice = BTreeSet::new();
-        for (name, _) in &section.names {
-            if !in_map.insert(name.clone()) {
-                twice.insert(name.clone());
-            }
-        }
-        let missing: BTreeSet<_> = in_tree.difference(&in_map).cloned().collect();
-        let stale: BTreeSet<_> = in_map.difference(&in_tree).cloned().collect();
+        let named: BTreeSet<String> = backticked(&section.text)
+            .into_iter()
+            .filter(|w| w.ends_with('/') && *w != krate.label)
+            .collect();
+        let missing: BTreeSet<_> = in_tree.difference(&named).cloned().collect();
+        let stale: BTreeSet<_> = named.difference(&in_tree).cloned().collect();
         if !missing.is_empty() {
             report.push(format!(
-                "{}: missing (a file with no row): {}",
+                "{}: directories the section does not name: {}",
                 krate.label,
                 join(&missing)
             ));
         }
         if !stale.is_empty() {
             report.push(format!(
-                "{}: stale (a row with no file): {}",
+                "{ARCHITECTURE}:{}: `{}` names directories that do not exist: {}",
+                section.line,
                 krate.label,
                 join(&stale)
-            ));
-        }
-        if !twice.is_empty() {
-            report.push(format!(
-                "{}: listed more than once: {}",
-                krate.label,
-                join(&twice)
             ));
         }
     }
@@ -158,8 +210,8 @@ fn code_map_names_every_module() {
 
     assert!(
         report.is_empty(),
-        "the code map in {ARCHITECTURE} does not match the source tree \
-         (module name = path under the crate's src/ without `.rs` and `/mod`, `/` as `::`):\n{}",
+        "the code map in {ARCHITECTURE} does not match the source tree (a section per crate, \
+         naming every directory under its src/ as `dir/`):\n{}",
         report.join("\n")
     );
 }
@@ -273,36 +325,25 @@ fn tidy_module_names_follow_the_documented_rule() {
 }
 
 #[test]
-fn tidy_code_map_parser_reads_sections_and_rows() {
+fn tidy_code_map_parser_reads_sections_and_their_text() {
     let md = "\
 # A
-| module | what |
-|---|---|
-| `ignored` | before the code map |
+`ignored/` before the code map
 ## Code map
 ### `src/` — crate `core`
-| module | what |
-|---|---|
-| `a` | one |
-| `b`, `b::c` | two |
-| d | not backticked |
+The core; `seal/` seals, `reconcile/` reconciles.
 ### Other folders
-| path | what |
-|---|---|
-| `docs/` | ignored |
+`docs/` is ignored
+### `src/` again
 ## Invariants
-| `x` | after the code map |
+`x/` after the code map
 ";
     let map = parse_code_map(md);
-    let names: Vec<&str> = map.sections["src/"]
-        .names
-        .iter()
-        .map(|(n, _)| n.as_str())
-        .collect();
-    assert_eq!(names, ["a", "b", "b::c"]);
     assert_eq!(map.sections.len(), 1);
+    let words = backticked(&map.sections["src/"].text);
+    assert_eq!(words, ["seal/", "reconcile/"]);
     assert_eq!(map.problems.len(), 1, "{:?}", map.problems);
-    assert!(map.problems[0].contains(":11:"), "{:?}", map.problems);
+    assert!(map.problems[0].contains(":8:"), "{:?}", map.problems);
 }
 
 #[test]
@@ -431,6 +472,15 @@ impl Workspace {
 }
 
 impl Crate {
+    /// Every directory under the crate's `src/` that holds a source file,
+    /// relative to `src/`, with a trailing `/` (`backend/`, `backend/slurm/`).
+    fn directories(&self) -> BTreeSet<String> {
+        self.files
+            .iter()
+            .filter_map(|f| f.in_src.rsplit_once('/').map(|(dir, _)| format!("{dir}/")))
+            .collect()
+    }
+
     fn load(root: &Path, label: String, src: &str) -> Self {
         let mut paths = Vec::new();
         walk(&root.join(src), &mut paths);
@@ -506,15 +556,15 @@ fn module_name(in_src: &str) -> Option<String> {
 struct CodeMap {
     /// Crate label -> its section.
     sections: BTreeMap<String, Section>,
-    /// Malformed rows, repeated sections, a missing `## Code map`.
+    /// Repeated sections, a missing `## Code map`.
     problems: Vec<String>,
 }
 
 struct Section {
     /// 1-based line of the heading.
     line: usize,
-    /// Every module name of every row, with its 1-based line.
-    names: Vec<(String, usize)>,
+    /// The section's text, up to the next heading.
+    text: String,
 }
 
 fn parse_code_map(md: &str) -> CodeMap {
@@ -542,50 +592,23 @@ fn parse_code_map(md: &str) -> CodeMap {
                         "{ARCHITECTURE}:{number}: a second section for `{label}`"
                     ));
                 }
-                map.sections.insert(
-                    label.clone(),
-                    Section {
-                        line: number,
-                        names: Vec::new(),
-                    },
-                );
+                map.sections.entry(label.clone()).or_insert(Section {
+                    line: number,
+                    text: String::new(),
+                });
             }
             continue;
         }
-        let Some(label) = &current else { continue };
-        let row = line.trim();
-        if !row.starts_with('|') || is_separator(row) {
-            continue;
-        }
-        if lines
-            .get(i + 1)
-            .is_some_and(|next| is_separator(next.trim()))
-        {
-            continue; // the header row
-        }
-        let first = row[1..].split('|').next().unwrap_or("").trim();
-        match parse_name_list(first) {
-            Some(names) => {
-                let section = map
-                    .sections
-                    .get_mut(label)
-                    .expect("the current section exists");
-                section.names.extend(names.into_iter().map(|n| (n, number)));
-            }
-            None => map.problems.push(format!(
-                "{ARCHITECTURE}:{number}: in `{label}`, the first cell `{first}` is not a \
-                 comma-separated list of backticked module names"
-            )),
+        if let Some(label) = &current {
+            let section = map
+                .sections
+                .get_mut(label)
+                .expect("the current section exists");
+            section.text.push_str(line);
+            section.text.push('\n');
         }
     }
     map
-}
-
-/// A table separator row such as `|---|:--|`.
-fn is_separator(row: &str) -> bool {
-    row.starts_with('|')
-        && row.contains('-')
-        && row.chars().all(|c| matches!(c, '|' | '-' | ':' | ' '))
 }
 
 /// The words of `text` written in single backticks.
@@ -594,18 +617,6 @@ fn backticked(text: &str) -> Vec<String> {
         .skip(1)
         .step_by(2)
         .map(str::to_owned)
-        .collect()
-}
-
-/// `` `a`, `b::c` `` -> `["a", "b::c"]`; `None` unless every item is one
-/// non-empty backticked name.
-fn parse_name_list(cell: &str) -> Option<Vec<String>> {
-    cell.split(',')
-        .map(|item| {
-            let name = item.trim().strip_prefix('`')?.strip_suffix('`')?;
-            (!name.is_empty() && !name.contains('`') && !name.contains(' '))
-                .then(|| name.to_owned())
-        })
         .collect()
 }
 

@@ -49,6 +49,8 @@ impl Pass<'_> {
             no_baseline_reason,
             environment_differs,
             keys,
+            confirm: None,
+            bisection: None,
         })
     }
 
@@ -138,6 +140,8 @@ impl Pass<'_> {
             confirmation,
             verdict,
             reason,
+            decided_by: None,
+            same_session: None,
         })
     }
 

@@ -24,7 +24,7 @@
 //! the nearest double); anything else is converted by the standard library
 //! and formatted back with `ryu-js`, as the canonicalizer does.
 //!
-//! The JSON Schema files stay the contract: `tests/verify_differential.rs`
+//! The JSON Schema files stay the contract: `tests/it/verify_differential.rs`
 //! runs this pass and `jsonschema` over a corpus of valid and near-valid
 //! records and requires the same verdict on each (ADR 0007).
 

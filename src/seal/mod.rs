@@ -1,13 +1,14 @@
 //! Sealing and verification of `benchmark-result` records.
 //!
 //! A sealed record is the RFC 8785 canonical bytes of the document; its
-//! identity is the SHA-256 of exactly those bytes. [`verify`] re-checks all of
+//! identity is the SHA-256 of exactly those bytes. [`verify`](fn@verify) re-checks all of
 //! it and reports every problem it can find, each with a JSON path.
 //!
 //! One concern a file: sealing a record or a draft (here); the problem
 //! report (`report`: kinds, issues, errors); verifying bytes (`verify`: the
 //! one pass and the reporting path); and the semantic rules that the schema
-//! cannot express (`semantic`).
+//! cannot express (`semantic`, and `comparison` for a v2 record's
+//! comparison).
 
 use serde_json::Value;
 
@@ -17,6 +18,7 @@ use crate::path::{JsonPath, Segment};
 use crate::record::ResultRecord;
 use crate::{jcs, scan};
 
+mod comparison;
 mod report;
 mod semantic;
 mod verify;

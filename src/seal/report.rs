@@ -68,7 +68,7 @@ impl fmt::Display for VerifyIssue {
     }
 }
 
-/// Every problem [`verify`] found.
+/// Every problem [`verify`](fn@super::verify) found.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{} problem(s); first: {}", .issues.len(), .issues.first().map(ToString::to_string).unwrap_or_default())]
 pub struct VerifyError {

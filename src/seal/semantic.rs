@@ -10,7 +10,7 @@ use crate::record::{CaseCounts, Outcome, ResultRecord, RunCounts, Verdict};
 
 use super::{IssueKind, VerifyIssue, parse_utc};
 
-/// The most semantic problems [`verify`] lists for one record; the rest are
+/// The most semantic problems [`verify`](fn@super::verify) lists for one record; the rest are
 /// counted in one last issue, so a small hostile record cannot make reports
 /// and receipts many times its size.
 pub const MAX_SEMANTIC_ISSUES: usize = 100;
@@ -296,7 +296,7 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
         }
     }
     if let Some(c) = &r.comparison {
-        crate::compare::check_comparison(r, c, &mut push);
+        super::comparison::check_comparison(r, c, &mut push);
     }
     out
 }

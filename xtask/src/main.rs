@@ -16,6 +16,11 @@
 //!   --backend slurm` and `bench status` on the local cluster (default
 //!   1,000 children), with the scheduler calls, and the refresh side by
 //!   side with submitit's on the same held array (see `bench_slurm.rs`).
+//! - `bench-local [CHILDREN]`: the local backend's workers as a user sees
+//!   them: peak processes and memory of a 10,000-child submit, the wall
+//!   time of 1,000 trivial children against `xargs -P2` and GNU
+//!   `parallel -j2`, and the spread of a CPU-bound command against
+//!   `hyperfine` (see `bench_local.rs`).
 //! - `pipeline`: the local pipeline on the embedded default, ending in a
 //!   lane run with a confirmed drift published to a local history and
 //!   issue ledger, then its fix and the issue's close (see `pipeline.rs`).
@@ -30,6 +35,7 @@
 //!   `benchops-app` against a Node `@octokit/webhooks` receiver under `wrk`,
 //!   with a bad-signature flood (see `bench_webhooks.rs`).
 
+mod bench_local;
 mod bench_slurm;
 mod bench_webhooks;
 mod detection;
@@ -57,6 +63,7 @@ fn main() -> Result<()> {
                 .map_err(|_| anyhow::anyhow!("usage: cargo xtask bench-slurm [CHILDREN]"))?
                 .unwrap_or(1000),
         ),
+        Some("bench-local") => bench_local::main(&args[1..]),
         Some("python") => python::check(),
         Some("bench-python") => python::bench_submit(
             args.get(1)
@@ -69,7 +76,7 @@ fn main() -> Result<()> {
         Some("bench-webhooks") => bench_webhooks::main(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci|python|bench|bench-slurm|bench-python|bench-webhooks|pipeline|selfbench|detection-bench>"
+                "usage: cargo xtask <ci|python|bench|bench-local|bench-slurm|bench-python|bench-webhooks|pipeline|selfbench|detection-bench>"
             );
             eprintln!("       cargo xtask selfbench --help");
             bail!("unknown or missing task")

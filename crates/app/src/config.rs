@@ -18,6 +18,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+/// The largest `/token` or `/token/revoke` request body read.
+pub const MAX_TOKEN_REQUEST_BYTES: usize = 64 * 1024;
+
 /// The largest configuration, key or secret file read.
 const MAX_FILE_BYTES: u64 = 64 * 1024;
 /// GitHub caps webhook payloads at 25 MB.
@@ -609,7 +612,7 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         raw.handoff
             .as_ref()
             .map_or(0, |h| h.max_body_bytes)
-            .max(crate::token::MAX_TOKEN_REQUEST_BYTES),
+            .max(MAX_TOKEN_REQUEST_BYTES),
     );
     let max_buffered_body_bytes = raw
         .max_buffered_body_bytes

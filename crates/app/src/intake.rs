@@ -14,19 +14,33 @@
 //! The writer stops when the last [`Intake`] is dropped, after answering
 //! what it had taken.
 
+use std::sync::Arc;
 use std::sync::mpsc as std_mpsc;
 use std::thread;
 
 use tokio::sync::oneshot;
 
-use crate::store::{Accepted, Delivery, Store};
+use crate::store::{Accepted, Delivery, Store, StoreError};
 
 /// The most deliveries recorded in one transaction.
 pub const MAX_BATCH: usize = 256;
 
+/// Why a delivery was not recorded: nothing of it was (the handler answers
+/// 503 and GitHub redelivers).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum IntakeError {
+    /// The writer thread is gone (the server is stopping).
+    #[error("the intake writer has stopped")]
+    Stopped,
+    /// The transaction holding the delivery failed (shared by every
+    /// delivery in it).
+    #[error(transparent)]
+    Record(Arc<StoreError>),
+}
+
 struct Job {
     delivery: Delivery,
-    reply: oneshot::Sender<Result<Accepted, String>>,
+    reply: oneshot::Sender<Result<Accepted, IntakeError>>,
 }
 
 /// The handlers' end of the writer.
@@ -55,14 +69,12 @@ impl Intake {
 
     /// Records `delivery` (see [`Store::accept`]); resolves once its
     /// transaction committed or failed.
-    pub async fn accept(&self, delivery: Delivery) -> Result<Accepted, String> {
+    pub async fn accept(&self, delivery: Delivery) -> Result<Accepted, IntakeError> {
         let (reply, answer) = oneshot::channel();
         self.jobs
             .send(Job { delivery, reply })
-            .map_err(|_| "the intake writer has stopped".to_owned())?;
-        answer
-            .await
-            .map_err(|_| "the intake writer has stopped".to_owned())?
+            .map_err(|_| IntakeError::Stopped)?;
+        answer.await.map_err(|_| IntakeError::Stopped)?
     }
 }
 
@@ -88,7 +100,7 @@ fn writer(store: &Store, rx: &std_mpsc::Receiver<Job>) {
                 }
             }
             Err(e) => {
-                let e = e.to_string();
+                let e = IntakeError::Record(Arc::new(e));
                 for job in batch.drain(..) {
                     let _ = job.reply.send(Err(e.clone()));
                 }
@@ -139,6 +151,19 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_stopped_writer_is_an_error_not_a_hang() {
+        let (jobs, rx) = std_mpsc::channel::<Job>();
+        drop(rx);
+        let intake = Intake { jobs };
+        let e = intake
+            .accept(delivery("a", None))
+            .await
+            .expect_err("not recorded");
+        assert!(matches!(e, IntakeError::Stopped), "{e:?}");
+        assert_eq!(e.to_string(), "the intake writer has stopped");
+    }
+
+    #[tokio::test]
     async fn a_failed_transaction_records_nothing_and_answers_every_delivery() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path()).expect("open");
@@ -151,7 +176,7 @@ mod tests {
         let (a, b) = tokio::join!(a, b);
         // Whether they shared the failing transaction or not, `b` fails and
         // leaves no trace; `a` is recorded only if it committed on its own.
-        assert!(b.is_err(), "{b:?}");
+        assert!(matches!(b, Err(IntakeError::Record(_))), "{b:?}");
         assert!(!store.has_delivery("b").expect("lookup"));
         assert_eq!(a.is_ok(), store.has_delivery("a").expect("lookup"));
     }

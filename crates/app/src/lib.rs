@@ -27,6 +27,7 @@
 //! # let _ = (app, worker); Ok(()) }
 //! ```
 
+pub mod cli;
 pub mod config;
 pub mod events;
 pub mod handoff;

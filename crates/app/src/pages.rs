@@ -19,16 +19,19 @@
 //!   page cannot make the server read history again and again.
 
 use std::os::unix::fs::PermissionsExt as _;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use benchops_history::{HistoryError, LocalHistory};
 use rusqlite::params;
 
 use crate::AppState;
-use crate::status::{self, IssueDecision, StatusInputs, WorkflowRunFact};
+use crate::status::{self, IssueDecision, StatusError, StatusInputs, WorkflowRunFact};
+use crate::store::StoreError;
 
 /// `GET /healthz`.
 pub async fn healthz() -> &'static str {
@@ -84,7 +87,40 @@ pub async fn metrics(State(app): State<Arc<AppState>>) -> Response {
 /// How many recorded issue decisions and workflow runs the page reads.
 const FACTS: usize = 200;
 
-fn facts(app: &AppState) -> Result<(Vec<IssueDecision>, Vec<WorkflowRunFact>), String> {
+/// Why the status could not be built: logged, and the page answers 500
+/// without saying more.
+#[derive(Debug, thiserror::Error)]
+enum PageError {
+    /// The recorded facts could not be read.
+    #[error(transparent)]
+    Facts(StoreError),
+    /// What the cache key needs from the database could not be read.
+    #[error(transparent)]
+    Key(StoreError),
+    /// The configured history is not a git repository.
+    #[error("history {} is not a git repository", .0.display())]
+    NotARepository(PathBuf),
+    /// The history repository could not be opened.
+    #[error("history {}: {source}", path.display())]
+    History {
+        /// The configured repository.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: HistoryError,
+    },
+    /// The history's tip could not be read.
+    #[error("history tip: {0}")]
+    Tip(#[source] HistoryError),
+    /// The status could not be collected from the history and the facts.
+    #[error(transparent)]
+    Collect(#[from] StatusError),
+    /// The blocking task that builds it panicked or was cancelled.
+    #[error("the status task failed")]
+    Task(#[source] tokio::task::JoinError),
+}
+
+fn facts(app: &AppState) -> Result<(Vec<IssueDecision>, Vec<WorkflowRunFact>), PageError> {
     app.store
         .read(|c| {
             let mut s = c.prepare(
@@ -132,7 +168,7 @@ fn facts(app: &AppState) -> Result<(Vec<IssueDecision>, Vec<WorkflowRunFact>), S
                 .collect::<Result<Vec<_>, _>>()?;
             Ok((decisions, runs))
         })
-        .map_err(|e| e.to_string())
+        .map_err(PageError::Facts)
 }
 
 /// How long a built status is reused while nothing it depends on changed
@@ -149,24 +185,24 @@ pub struct StatusCache {
     last: tokio::sync::Mutex<Option<(StatusKey, Instant, Arc<status::Status>)>>,
 }
 
-fn open_history(app: &AppState) -> Result<Option<benchops_publish::history::LocalHistory>, String> {
+fn open_history(app: &AppState) -> Result<Option<LocalHistory>, PageError> {
     match &app.config.history {
-        Some(path) if path.join("HEAD").exists() || path.join(".git").exists() => Some(
-            benchops_publish::history::LocalHistory::open_or_init(path)
-                .map_err(|e| format!("history {}: {e}", path.display())),
-        )
-        .transpose(),
-        Some(path) => Err(format!(
-            "history {} is not a git repository",
-            path.display()
-        )),
+        Some(path) if path.join("HEAD").exists() || path.join(".git").exists() => {
+            LocalHistory::open(path)
+                .map(Some)
+                .map_err(|source| PageError::History {
+                    path: path.clone(),
+                    source,
+                })
+        }
+        Some(path) => Err(PageError::NotARepository(path.clone())),
         None => Ok(None),
     }
 }
 
-fn status_key(app: &AppState) -> Result<StatusKey, String> {
+fn status_key(app: &AppState) -> Result<StatusKey, PageError> {
     let tip = match open_history(app)? {
-        Some(h) => h.tip().map_err(|e| format!("history tip: {e}"))?,
+        Some(h) => h.tip().map_err(PageError::Tip)?,
         None => None,
     };
     let (events, runs, last_run) = app
@@ -180,11 +216,11 @@ fn status_key(app: &AppState) -> Result<StatusKey, String> {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(PageError::Key)?;
     Ok((tip, events, runs, last_run))
 }
 
-fn build_status(app: &AppState) -> Result<status::Status, String> {
+fn build_status(app: &AppState) -> Result<status::Status, PageError> {
     let (decisions, runs) = facts(app)?;
     let history = open_history(app)?;
     let inputs = StatusInputs {
@@ -196,7 +232,7 @@ fn build_status(app: &AppState) -> Result<status::Status, String> {
         recent_records: 20,
         trend_points: 30,
     };
-    status::collect(&inputs).map_err(|e| e.to_string())
+    Ok(status::collect(&inputs)?)
 }
 
 async fn status_of(app: Arc<AppState>) -> Result<Arc<status::Status>, Response> {
@@ -205,7 +241,7 @@ async fn status_of(app: Arc<AppState>) -> Result<Arc<status::Status>, Response> 
     let key = match tokio::task::spawn_blocking(move || status_key(&a)).await {
         Ok(Ok(k)) => k,
         Ok(Err(e)) => return Err(unavailable(&e)),
-        Err(_) => return Err(unavailable("the status task failed")),
+        Err(e) => return Err(unavailable(&PageError::Task(e))),
     };
     if let Some((k, at, s)) = last.as_ref()
         && *k == key
@@ -221,11 +257,11 @@ async fn status_of(app: Arc<AppState>) -> Result<Arc<status::Status>, Response> 
             Ok(s)
         }
         Ok(Err(e)) => Err(unavailable(&e)),
-        Err(_) => Err(unavailable("the status task failed")),
+        Err(e) => Err(unavailable(&PageError::Task(e))),
     }
 }
 
-fn unavailable(e: &str) -> Response {
+fn unavailable(e: &PageError) -> Response {
     tracing::error!(error = %e, "status page");
     (
         StatusCode::INTERNAL_SERVER_ERROR,
@@ -257,5 +293,25 @@ pub async fn status_json(State(app): State<Arc<AppState>>) -> Response {
     match status_of(app).await {
         Ok(s) => axum::Json(&*s).into_response(),
         Err(r) => r,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_status_failure_is_logged_and_never_shown() {
+        let e = PageError::NotARepository("/srv/history".into());
+        assert_eq!(
+            e.to_string(),
+            "history /srv/history is not a git repository"
+        );
+        let r = unavailable(&e);
+        assert_eq!(r.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = axum::body::to_bytes(r.into_body(), 1024)
+            .await
+            .expect("body");
+        assert_eq!(&body[..], b"status unavailable: see the server log\n");
     }
 }

@@ -41,8 +41,9 @@ use crate::AppState;
 use crate::policy;
 use crate::store::{Decision, Minted};
 
-/// The largest token-request body read.
-pub const MAX_TOKEN_REQUEST_BYTES: usize = 64 * 1024;
+/// The largest token-request body read (a limit of the configuration's
+/// body budget, so it lives there).
+pub use crate::config::MAX_TOKEN_REQUEST_BYTES;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -22,12 +22,12 @@
 use std::time::Duration;
 
 use benchops::reconcile::{Place, inert};
-use benchops_github::{AppClient, GitHubClient, NewIssue, Phase, Repo, StateFilter};
+use benchops_github::{AppClient, GitHubClient, GitHubError, NewIssue, Phase, Repo, StateFilter};
 use rusqlite::params;
 use tokio::sync::{OnceCell, mpsc};
 
 use crate::events::Work;
-use crate::store::{InboxItem, Store};
+use crate::store::{InboxItem, Store, StoreError};
 use crate::telemetry::Metrics;
 
 /// How often delivery ids are pruned and failed items tried again.
@@ -41,6 +41,45 @@ const RETRY_BATCH: usize = 100;
 pub const AUDIT_LABEL: &str = "benchops-audit";
 /// How often an audit issue is tried before the item is left for later.
 const AUDIT_ATTEMPTS: u32 = 4;
+
+/// Why an item's work failed; the item stays in the inbox and is tried
+/// again. Logged, never shown to a client.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkError {
+    /// The facts (or the end of the item) could not be written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The App's bot login could not be learned.
+    #[error("GET /app: {0}")]
+    BotLogin(#[source] GitHubError),
+    /// Every try at the audit issue failed: the last one's reason.
+    #[error("audit issue not opened after {AUDIT_ATTEMPTS} attempts: {0}")]
+    Audit(#[source] AuditError),
+}
+
+/// Why one try at an audit issue failed. GitHub's messages name the
+/// operation.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    /// The pushed repository's name is not `owner/name`.
+    #[error(transparent)]
+    Repo(GitHubError),
+    /// The App's installation on the repository could not be read.
+    #[error(transparent)]
+    Installation(GitHubError),
+    /// The issues-phase token could not be minted.
+    #[error("mint the issues-phase token: {0}")]
+    Token(#[source] GitHubError),
+    /// The audit issues could not be listed (to find one already open).
+    #[error(transparent)]
+    List(GitHubError),
+    /// The audit label could not be made sure of.
+    #[error(transparent)]
+    Label(GitHubError),
+    /// The audit issue could not be created.
+    #[error(transparent)]
+    Create(GitHubError),
+}
 
 /// What the worker works with.
 #[derive(Debug)]
@@ -159,27 +198,27 @@ impl Worker {
             other => self
                 .store
                 .finish(item.seq, |tx| record(tx, &delivery, &other))
-                .map_err(|e| e.to_string()),
+                .map_err(WorkError::from),
         };
         if let Err(e) = result {
             tracing::error!(delivery = %item.delivery, event = %item.event, error = %e, "work failed; left in the inbox");
         }
     }
 
-    async fn bot(&self) -> Result<String, String> {
+    async fn bot(&self) -> Result<String, WorkError> {
         self.bot_login
             .get_or_try_init(|| async {
                 self.app_client
                     .get_app()
                     .await
                     .map(|a| a.bot_login())
-                    .map_err(|e| format!("GET /app: {e}"))
+                    .map_err(WorkError::BotLogin)
             })
             .await
             .cloned()
     }
 
-    async fn audit(&self, item: &InboxItem, work: &Work) -> Result<(), String> {
+    async fn audit(&self, item: &InboxItem, work: &Work) -> Result<(), WorkError> {
         let Work::HistoryPush {
             repository,
             installation,
@@ -193,23 +232,18 @@ impl Worker {
         };
         let bot = self.bot().await?;
         if *sender_is_bot && *sender == bot {
-            return self
-                .store
-                .finish(item.seq, |_| Ok(()))
-                .map_err(|e| e.to_string());
+            return Ok(self.store.finish(item.seq, |_| Ok(()))?);
         }
         let now = jiff::Timestamp::now().to_string();
-        self.store
-            .write(|tx| {
-                tx.execute(
-                    "INSERT OR IGNORE INTO audits (repository, after_sha, pusher, delivery, issue, at)
+        self.store.write(|tx| {
+            tx.execute(
+                "INSERT OR IGNORE INTO audits (repository, after_sha, pusher, delivery, issue, at)
                      VALUES (?1, ?2, ?3, ?4, NULL, ?5)",
-                    params![repository, after, sender, item.delivery, now],
-                )
-            })
-            .map_err(|e| e.to_string())?;
-        let mut last = String::new();
-        for attempt in 0..AUDIT_ATTEMPTS {
+                params![repository, after, sender, item.delivery, now],
+            )
+        })?;
+        let mut attempt = 0;
+        loop {
             if attempt > 0 {
                 tokio::time::sleep(Duration::from_millis(500 << attempt)).await;
             }
@@ -225,23 +259,22 @@ impl Worker {
                         issue = number,
                         "history pushed outside the publisher: audit issue"
                     );
-                    return self
-                        .store
-                        .finish(item.seq, |tx| {
-                            tx.execute(
-                                "UPDATE audits SET issue = ?3 WHERE repository = ?1 AND after_sha = ?2",
-                                params![repository, after, number as i64],
-                            )
-                        })
-                        .map(|_| ())
-                        .map_err(|e| e.to_string());
+                    self.store.finish(item.seq, |tx| {
+                        tx.execute(
+                            "UPDATE audits SET issue = ?3 WHERE repository = ?1 AND after_sha = ?2",
+                            params![repository, after, number as i64],
+                        )
+                    })?;
+                    return Ok(());
                 }
-                Err(e) => last = e,
+                Err(e) => {
+                    attempt += 1;
+                    if attempt >= AUDIT_ATTEMPTS {
+                        return Err(WorkError::Audit(e));
+                    }
+                }
             }
         }
-        Err(format!(
-            "audit issue not opened after {AUDIT_ATTEMPTS} attempts: {last}"
-        ))
     }
 
     async fn open_audit_issue(
@@ -251,15 +284,15 @@ impl Worker {
         after: &str,
         forced: bool,
         sender: &str,
-    ) -> Result<u64, String> {
-        let repo = Repo::parse(repository).map_err(|e| e.to_string())?;
+    ) -> Result<u64, AuditError> {
+        let repo = Repo::parse(repository).map_err(AuditError::Repo)?;
         let installation = match installation {
             Some(i) => benchops_github::InstallationId::new(i),
             None => {
                 self.app_client
                     .repo_installation(&repo)
                     .await
-                    .map_err(|e| e.to_string())?
+                    .map_err(AuditError::Installation)?
                     .id
             }
         };
@@ -267,7 +300,7 @@ impl Worker {
             .app_client
             .create_installation_token(installation, Phase::Issues, std::slice::from_ref(&repo))
             .await
-            .map_err(|e| format!("mint the issues-phase token: {e}"))?;
+            .map_err(AuditError::Token)?;
         let gh = self.github.with_installation_token(&token);
         let result = open_with(&gh, &repo, after, forced, sender).await;
         if let Err(e) = gh.revoke_token().await {
@@ -288,12 +321,12 @@ async fn open_with(
     after: &str,
     forced: bool,
     sender: &str,
-) -> Result<u64, String> {
+) -> Result<u64, AuditError> {
     let marker = audit_marker(after);
     let open = gh
         .list_issues(repo, StateFilter::All, &[AUDIT_LABEL])
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(AuditError::List)?;
     if let Some(i) = open
         .iter()
         .find(|i| i.body.as_deref().is_some_and(|b| b.contains(&marker)))
@@ -327,11 +360,11 @@ async fn open_with(
         }],
     )
     .await
-    .map_err(|e| e.to_string())?;
+    .map_err(AuditError::Label)?;
     gh.create_issue(repo, &issue)
         .await
         .map(|i| i.number)
-        .map_err(|e| e.to_string())
+        .map_err(AuditError::Create)
 }
 
 /// Writes the facts of one work item.
@@ -475,4 +508,31 @@ fn record(tx: &rusqlite::Transaction<'_>, delivery: &str, work: &Work) -> rusqli
         Work::HistoryPush { .. } => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_audit_names_its_last_try_and_what_it_did() {
+        let refused = GitHubError::NotFound {
+            operation: "create an installation token",
+            request_id: None,
+        };
+        assert_eq!(
+            WorkError::Audit(AuditError::Token(refused)).to_string(),
+            "audit issue not opened after 4 attempts: mint the issues-phase token: \
+             create an installation token: not found (404)"
+        );
+        let refused = GitHubError::NotFound {
+            operation: "list issues",
+            request_id: None,
+        };
+        // GitHub's own message names the operation.
+        assert_eq!(
+            AuditError::List(refused).to_string(),
+            "list issues: not found (404)"
+        );
+    }
 }

@@ -2,10 +2,10 @@
 //! plain process spawn.
 //!
 //! Target: `run_child` adds under 2 ms over the plain spawn. The overhead is
-//! what the wrapper does around the command: `started.json` and
-//! `result.json` written atomically (temporary file, fsync, rename, fsync of
+//! what the wrapper does around the command: `started.json` (temporary
+//! file, rename) and `result.json` (temporary file, fsync, rename, fsync of
 //! the directory), the reader and waiter threads, the process group and
-//! `getrusage`. `plain_spawn_piped` is the plain spawn with the same pipes
+//! `wait4`. A local worker does this once per child, in its own process. `plain_spawn_piped` is the plain spawn with the same pipes
 //! and process group, to separate spawn setup from record writing;
 //! `overhead_paired` measures the difference directly; `write_atomic_1kib`
 //! is one record write alone.

@@ -193,7 +193,7 @@ pub struct Submitted {
     pub attempt: u32,
     /// Number of children started.
     pub children: u64,
-    /// The wrapper processes, so a waiting caller can reap them (local
+    /// The worker processes, so a waiting caller can reap them (local
     /// backend only).
     pub processes: Vec<std::process::Child>,
     /// One line for humans: what was submitted, and where.
@@ -205,9 +205,8 @@ pub struct Submitted {
 /// Plans `intent_path`, claims the next attempt and launches every child on
 /// `backend`, then returns at once: `benchops-exec bench submit`.
 ///
-/// Locally there is no dispatcher: each wrapper starts at once in its own
-/// process group, takes concurrency slot `index % slots` with `flock`
-/// (blocking), and then runs its child. On Slurm each chunk is one job
+/// Locally at most `slots` workers start; each claims the next child, runs
+/// it and claims again until none is left. On Slurm each chunk is one job
 /// array. Nothing but the files and the backend holds state, so the caller
 /// may exit immediately.
 pub fn submit(
@@ -265,32 +264,46 @@ pub struct TaskRun {
 }
 
 /// Runs the child that `task` names as attempt `attempt`:
-/// `benchops-exec child`. With `slots`, first takes the local concurrency
-/// slot `index % slots`.
+/// `benchops-exec child` (a Slurm array task, or one child by hand).
 pub fn run_task(
     state: &StateDir,
     digest: &Sha256Digest,
     attempt: u32,
     task: Task,
-    slots: Option<u32>,
 ) -> Result<TaskRun, BenchError> {
     let (index, restart) = task.resolve()?;
-    let result = run_child_entry(state, digest, index, attempt, slots, restart)?;
+    let result = run_child_entry(state, digest, index, attempt, restart)?;
     Ok(TaskRun { index, result })
 }
 
-/// Runs child `index` of a benchmark as attempt `attempt`: the entry point of
-/// `benchops-exec child`. With `slots`, first takes the local concurrency
-/// slot `index % slots`.
+/// Runs child `index` of a benchmark as attempt `attempt`, run `restart`:
+/// the entry point of `benchops-exec child`. `None` when the attempt was
+/// cancelled.
 pub fn run_child_entry(
     state: &StateDir,
     digest: &Sha256Digest,
     index: u64,
     attempt: u32,
-    slots: Option<u32>,
     restart: u32,
 ) -> Result<Option<child::ChildResult>, BenchError> {
     let (_, plan) = state.load_plan(digest)?;
+    if state.is_cancelled(digest, attempt) {
+        return Ok(None);
+    }
+    run_planned_child(state, digest, &plan, index, attempt, restart).map(Some)
+}
+
+/// Runs child `index` of `plan` as attempt `attempt`, run `restart`, in
+/// this process (see [`child::run_child`]), after checking its digest
+/// against `children.sha256`.
+pub fn run_planned_child(
+    state: &StateDir,
+    digest: &Sha256Digest,
+    plan: &Plan,
+    index: u64,
+    attempt: u32,
+    restart: u32,
+) -> Result<child::ChildResult, BenchError> {
     let config = plan.child(index).ok_or(BenchError::NoSuchChild {
         index,
         count: plan.len(),
@@ -306,20 +319,6 @@ pub fn run_child_entry(
             stored,
             planned,
         });
-    }
-    // A local wrapper runs only for an attempt whose submission was
-    // recorded: if the launcher died between spawning wrappers and recording
-    // them, the attempt is invisible to every later look, and running its
-    // children would only run them twice when the launch is resumed.
-    if slots.is_some() && !wait_for_submission(state, digest, attempt, SUBMISSION_WAIT) {
-        return Ok(None);
-    }
-    let _slot = match slots {
-        Some(n) => Some(lock_slot(state, digest, index % u64::from(n.max(1)))?),
-        None => None,
-    };
-    if state.is_cancelled(digest, attempt) {
-        return Ok(None);
     }
     // Tell the command which run it is; these do not enter the child digest.
     let mut env = config.env.clone();
@@ -348,60 +347,50 @@ pub fn run_child_entry(
         restart,
     };
     let dir = state.attempt_dir(digest, index, attempt, restart);
-    Ok(Some(child::run_child(&spec, &id, &dir)?))
+    Ok(child::run_child(&spec, &id, &dir)?)
 }
 
-/// How long a local wrapper waits for its attempt's submission record.
-const SUBMISSION_WAIT: Duration = Duration::from_secs(30);
+/// What one local worker did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WorkerRun {
+    /// Children it ran.
+    pub ran: u64,
+    /// Of those, children whose command did not succeed.
+    pub failed: u64,
+}
 
-/// Whether the submission of `attempt` is recorded within `wait`.
-fn wait_for_submission(
+/// The body of `benchops-exec worker`: becomes a worker of attempt
+/// `attempt` (see [`backend::local::Worker`]), then claims and runs
+/// children one after another, each in this process's own process tree,
+/// until none is left for it. Re-plans the benchmark once.
+pub fn run_worker(
     state: &StateDir,
     digest: &Sha256Digest,
     attempt: u32,
-    wait: Duration,
-) -> bool {
-    let deadline = std::time::Instant::now() + wait;
-    loop {
-        if state
-            .submissions(digest)
-            .is_ok_and(|subs| subs.iter().any(|s| s.attempt == attempt))
-        {
-            return true;
+) -> Result<WorkerRun, BenchError> {
+    let mut run = WorkerRun::default();
+    let Some(mut worker) = backend::local::Worker::start(state, digest, attempt)? else {
+        return Ok(run);
+    };
+    let (_, plan) = state.load_plan(digest)?;
+    while let Some(claimed) = worker.claim_next()? {
+        if !worker.has_result(&claimed) {
+            let result = run_planned_child(
+                state,
+                digest,
+                &plan,
+                claimed.index,
+                attempt,
+                claimed.restart,
+            )?;
+            run.ran += 1;
+            if !result.succeeded() {
+                run.failed += 1;
+            }
         }
-        if std::time::Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
+        worker.done(&claimed)?;
     }
-}
-
-fn lock_slot(
-    state: &StateDir,
-    digest: &Sha256Digest,
-    slot: u64,
-) -> Result<nix::fcntl::Flock<fs::File>, BenchError> {
-    let dir = state.benchmark_dir(digest).join("slots");
-    fs::create_dir_all(&dir).map_err(|source| StateError::CreateDir {
-        path: dir.clone(),
-        source,
-    })?;
-    let path = dir.join(format!("{slot}.lock"));
-    let file = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|source| BenchError::Lock {
-            path: path.clone(),
-            source,
-        })?;
-    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive).map_err(|(_, errno)| {
-        BenchError::Lock {
-            path,
-            source: errno.into(),
-        }
-    })
+    Ok(run)
 }
 
 /// The classification of one child, with the evidence that decided it.
@@ -456,8 +445,10 @@ pub struct Status {
 }
 
 /// Observes every child of a benchmark from the files and the backend,
-/// with the scheduler calls bounded by `opts`. Read-only: refresh never
-/// writes to the state directory.
+/// with the scheduler calls bounded by `opts`. Refresh writes no record;
+/// for a local submission whose queue has children left and fewer live
+/// workers than slots (a worker was killed), it starts the missing
+/// workers (see [`backend::observe`]).
 ///
 /// The run files of every child are read first and the backend is asked
 /// after, so that a result the backend could not have seen (a task that
@@ -512,7 +503,7 @@ pub fn refresh(
     }
     // 2. One backend snapshot covering every submission: a fixed number of
     // scheduler calls however many children there are.
-    let observation = backend::observe(&subs, opts);
+    let observation = backend::observe(state, digest, &subs, opts);
     let now = observation.now();
     // 3. Classify.
     let mut counts = RunCounts::default();
@@ -540,7 +531,7 @@ pub fn refresh(
             ));
             continue;
         };
-        let backend = observation.backend(state, digest, sub, index, read.started);
+        let backend = observation.backend(sub, index, read.started);
         let restarts = observation.restarts(sub, index);
         let ended = matches!(
             backend,
@@ -862,9 +853,9 @@ pub struct Cancelled {
 }
 
 /// Cancels the latest submission of a benchmark: records the cancellation
-/// first (so wrappers that have not started yet will not start), then stops
-/// what still runs (locally, `SIGTERM` to the process groups of running
-/// commands and to waiting wrappers; on Slurm, one `scancel`).
+/// first (so children that have not started yet will not start), then
+/// stops what still runs (locally, `SIGTERM` to the process groups of the
+/// commands the workers run; on Slurm, one `scancel`).
 pub fn cancel(
     state: &StateDir,
     digest: &Sha256Digest,

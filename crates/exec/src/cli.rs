@@ -169,12 +169,12 @@ pub enum Command {
         after_help = "Examples:\n  benchops-exec platform --driver fake-provider --scenario branch_triage_n8 \\\n    --spec examples/platform/scenarios.toml --semantics examples/platform/semantics.toml\n  GITHUB_TOKEN=... benchops-exec platform --driver harness-api --scenario pr_single_anatomy \\\n    --repo your-org/disposable-bench-repo --runs 3 \\\n    --spec examples/platform/scenarios.toml --semantics examples/platform/semantics.toml"
     )]
     Platform(PlatformArgs),
-    /// Run one child of a benchmark (started by `bench submit`; not for
-    /// direct use).
+    /// Run one child of a benchmark (a Slurm array task; or one child by
+    /// hand, for debugging).
     ///
     /// Re-plans the benchmark from the state directory, checks the child's
-    /// digest, optionally takes a concurrency slot, then runs and measures
-    /// the command and writes started.json and result.json.
+    /// digest, then runs and measures the command and writes started.json
+    /// and result.json.
     Child {
         /// Benchmark digest (or unique hex prefix).
         #[arg(long)]
@@ -182,12 +182,9 @@ pub enum Command {
         /// Attempt number.
         #[arg(long)]
         attempt: u32,
-        /// Child index (local backend).
+        /// Child index.
         #[arg(long, required_unless_present = "slurm")]
         index: Option<u64>,
-        /// Take slot `index % SLOTS` before running (local backend).
-        #[arg(long)]
-        slots: Option<u32>,
         /// Slurm array task: the child is FIRST_INDEX + $SLURM_ARRAY_TASK_ID,
         /// and $SLURM_RESTART_COUNT selects a fresh directory per requeue.
         #[arg(long, requires = "first_index")]
@@ -196,11 +193,23 @@ pub enum Command {
         #[arg(long)]
         first_index: Option<u64>,
     },
+    /// A local worker (started by `bench submit` and by a refresh; not for
+    /// direct use): takes a free slot of the attempt, then claims and runs
+    /// children one after another until none is left.
+    #[command(hide = true)]
+    Worker {
+        /// Benchmark digest (or unique hex prefix).
+        #[arg(long)]
+        benchmark: String,
+        /// Attempt number.
+        #[arg(long)]
+        attempt: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Backend {
-    /// Detached local processes.
+    /// Local worker processes (at most --slots at once).
     Local,
     /// Slurm job arrays (one sbatch call per chunk).
     Slurm,
@@ -358,6 +367,7 @@ impl SubmitArgs {
             Backend::Local => backend::Backend::Local(LocalOptions {
                 slots: self.slots,
                 exe: None,
+                order: backend::ClaimOrder::Plan,
             }),
             Backend::Slurm => backend::Backend::Slurm(SlurmOptions {
                 partition: self.partition.clone(),
@@ -570,12 +580,12 @@ pub struct PlatformArgs {
     /// Keep the run's clones and scratch files (WORKDIR/runs/<run id>).
     #[arg(long)]
     pub keep_workdirs: bool,
-    /// Let a branch_fleet_nN of more than 100 branches open its pull
-    /// requests on a live platform (without it, every row is skipped and
-    /// nothing is requested). One invocation never opens more than 1000
-    /// (branches times runs), even with it.
-    #[arg(long)]
-    pub allow_large_fleet: bool,
+    /// Let a branch_fleet_nN or an integration_race_nN of more than 100
+    /// branches open its pull requests on a live platform (without it,
+    /// every row is skipped and nothing is requested). One invocation never
+    /// opens more than 1000 (branches times runs), even with it.
+    #[arg(long, visible_alias = "allow-large-fleet")]
+    pub allow_large_live_run: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -585,4 +595,34 @@ pub struct PlatformArgs {
     /// unless a row failed. Needs --runs 1 (the lane repeats the case).
     #[arg(long, conflicts_with = "json")]
     pub metrics: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    fn platform(extra: &[&str]) -> PlatformArgs {
+        let mut argv = vec![
+            "benchops-exec",
+            "platform",
+            "--spec",
+            "s.toml",
+            "--semantics",
+            "m.toml",
+        ];
+        argv.extend_from_slice(extra);
+        match Cli::try_parse_from(argv).expect("parses").command {
+            Command::Platform(a) => a,
+            other => panic!("not platform: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_large_live_run_opt_in_keeps_its_old_spelling() {
+        assert!(!platform(&[]).allow_large_live_run);
+        assert!(platform(&["--allow-large-live-run"]).allow_large_live_run);
+        assert!(platform(&["--allow-large-fleet"]).allow_large_live_run);
+    }
 }

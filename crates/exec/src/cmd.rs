@@ -127,7 +127,7 @@ fn run(cli: Cli) -> Result<u8> {
             )
         }
         Command::Platform(a) => {
-            use crate::platform::{self, Driver, PlatformOptions, Verdict};
+            use benchops_platform::{self as platform, Driver, PlatformOptions, Verdict};
             let opts = PlatformOptions {
                 platform: a.platform,
                 driver: match a.driver {
@@ -149,7 +149,7 @@ fn run(cli: Cli) -> Result<u8> {
                 admitted_output_chars: a.admitted_output_chars,
                 lock_wait: std::time::Duration::from_secs(a.lock_wait),
                 keep_workdirs: a.keep_workdirs,
-                allow_large_fleet: a.allow_large_fleet,
+                allow_large_live_run: a.allow_large_live_run,
             };
             let clock = platform::clock::SystemClock::new();
             let var = |k: &str| std::env::var(k).ok();
@@ -232,17 +232,25 @@ fn run(cli: Cli) -> Result<u8> {
             }
             Err(e) => Err(e.into()),
         },
+        Command::Worker { benchmark, attempt } => {
+            let digest = state.resolve(&benchmark)?;
+            let run = bench::run_worker(&state, &digest, attempt)?;
+            Ok(if run.failed > 0 {
+                exit::CHILD_FAILED
+            } else {
+                exit::OK
+            })
+        }
         Command::Child {
             benchmark,
             attempt,
             index,
-            slots,
             slurm,
             first_index,
         } => {
             let digest = state.resolve(&benchmark)?;
             let task = cli::task(index, slurm, first_index)?;
-            let run = bench::run_task(&state, &digest, attempt, task, slots)?;
+            let run = bench::run_task(&state, &digest, attempt, task)?;
             match run.result {
                 Some(r) if r.succeeded() => Ok(exit::OK),
                 Some(_) => Ok(exit::CHILD_FAILED),
@@ -329,18 +337,24 @@ fn lane_command(
                 out(render::lane_verdicts(r))?;
             }
             line(id)?;
+            if p.sealed.is_some() {
+                return lane_outcome(state, scheduler, &p.execution);
+            }
         }
         LaneCommand::Advance { id, follow_up } => {
             let p = lane::advance(state, &id, scheduler, None, follow_up)?;
             for n in &p.notes {
                 note(format_args!("{n}\n"));
             }
-            // Local wrappers are detached; they need no reaping by us.
+            // Local workers are detached; they need no reaping by us.
             drop(p.processes);
             if let Some(r) = &p.sealed {
                 out(render::lane_verdicts(r))?;
             }
             line(format_args!("{} {}", p.execution.id, p.execution.phase))?;
+            if p.sealed.is_some() {
+                return lane_outcome(state, scheduler, &p.execution);
+            }
         }
         LaneCommand::Status { id, json } => {
             let s = lane::status(state, &id, scheduler)?;
@@ -364,6 +378,32 @@ fn lane_command(
         }
     }
     Ok(exit::OK)
+}
+
+/// The exit code of a sealed lane execution: [`exit::ATTENTION`], with the
+/// summary on standard error, when a child run of any stage did not
+/// succeed.
+fn lane_outcome(
+    state: &StateDir,
+    scheduler: &crate::backend::SchedulerOptions,
+    exec: &crate::lane::LaneExecution,
+) -> Result<u8> {
+    let mut failed = Vec::new();
+    for s in exec
+        .measuring
+        .iter()
+        .chain(exec.confirming.iter().flatten())
+    {
+        let status = bench::refresh(state, &s.benchmark, scheduler)?;
+        failed.extend(crate::failures::of_status(state, &status));
+    }
+    match crate::failures::render(&failed) {
+        Some(summary) => {
+            note(summary);
+            Ok(exit::ATTENTION)
+        }
+        None => Ok(exit::OK),
+    }
 }
 
 fn bench_command(
@@ -419,6 +459,13 @@ fn bench_command(
             )?;
             progress.finish();
             out(render::analysis(&analysis, format.into()))?;
+            let status = bench::refresh(state, &analysis.benchmark, scheduler)?;
+            if let Some(summary) =
+                crate::failures::render(&crate::failures::of_status(state, &status))
+            {
+                note(summary);
+                return Ok(exit::ATTENTION);
+            }
         }
         BenchCommand::Status {
             benchmark,

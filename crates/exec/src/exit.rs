@@ -4,9 +4,15 @@
 //! `docs/cli/exit-codes.md`. The numbers do not change: scripts read them,
 //! and so does Slurm, which records the exit code of every array task.
 
-/// The command did what was asked. `bench run`, `bench status` and
-/// `bench analyze` exit with it even when children failed: read the counts.
+/// The command did what was asked. `bench status` and `bench analyze`
+/// exit with it even when children failed (they only look): read the
+/// counts. A run that saw a child fail does not (see [`ATTENTION`]).
 pub const OK: u8 = 0;
+
+/// `bench run`, `lane run --wait` and `lane advance` that sealed: done, but
+/// a child run did not succeed. Standard error names each failing case with
+/// the first lines of its standard error; a failed run never exits 0.
+pub const ATTENTION: u8 = 1;
 
 /// `seal`: the draft is not a valid `benchmark-result/v1` record (every
 /// problem is listed on standard error).

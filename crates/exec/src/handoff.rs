@@ -31,9 +31,10 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use benchops::digest::Sha256Digest;
-use benchops::fsio::{self, Symlinks};
-use benchops::provenance::{self, MAX_SIGNATURE_BYTES, SIG_SUFFIX};
+use benchops::digest::{DigestParseError, Sha256Digest};
+use benchops::fsio::{self, ReadRecordError, Symlinks};
+use benchops::provenance::{self, MAX_SIGNATURE_BYTES, Rejection, SIG_SUFFIX};
+use benchops::seal::VerifyError;
 use serde::Serialize;
 
 /// Where delivered records are moved, inside their directory.
@@ -109,8 +110,83 @@ pub enum HandoffError {
     #[error("{0:?} is not an http:// or https:// URL")]
     Url(String),
     /// The HTTP client could not be built.
-    #[error("the HTTP client could not be set up: {0}")]
-    Client(String),
+    #[error("the HTTP client could not be set up")]
+    Client(#[source] reqwest::Error),
+}
+
+/// Why a record is not sent: it fails a check here. Its message, with its
+/// causes, is the [`Outcome::Invalid`] reason.
+#[derive(Debug, thiserror::Error)]
+pub enum InvalidRecord {
+    /// The file name is not `<sha256>.json`.
+    #[error("the name is not <64 lowercase hex digits>.json")]
+    Name,
+    /// The record cannot be read (not a regular file, too large, an OS
+    /// error).
+    #[error("{}", .0.reason())]
+    Read(ReadRecordError),
+    /// The name is not a digest.
+    #[error(transparent)]
+    Digest(#[from] DigestParseError),
+    /// The bytes are not a valid sealed record of that digest.
+    #[error("not a valid sealed record")]
+    Seal(#[source] VerifyError),
+    /// No signature beside it.
+    #[error(
+        "unsigned: {} is missing; the App takes signed records only (seal with --sign-key)",
+        .0.display()
+    )]
+    Unsigned(PathBuf),
+    /// The signature cannot be read.
+    #[error("{}: {}", path.display(), error.reason())]
+    SignatureRead {
+        /// The signature file.
+        path: PathBuf,
+        /// Why.
+        error: ReadRecordError,
+    },
+    /// The signature does not verify over the record.
+    #[error("{}: {rejection}", path.display())]
+    Signature {
+        /// The signature file.
+        path: PathBuf,
+        /// Why.
+        rejection: Rejection,
+    },
+    /// The record is not UTF-8 (JSON text).
+    #[error("the record is not UTF-8")]
+    RecordNotUtf8,
+    /// The signature is not UTF-8 (armored text).
+    #[error("{} is not UTF-8", .0.display())]
+    SignatureNotUtf8(PathBuf),
+    /// The request body could not be encoded.
+    #[error("encode the request body")]
+    Body(#[source] serde_json::Error),
+}
+
+/// Why a delivered record (or its signature) was not moved into
+/// [`HANDED_OFF_DIR`]; its message, with its cause, is
+/// [`Delivery::move_error`].
+#[derive(Debug, thiserror::Error)]
+pub enum MoveError {
+    /// The directory could not be created.
+    #[error("create {}", .path.display())]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file could not be renamed into it.
+    #[error("move {}", .path.display())]
+    Rename {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// What happened to one record.
@@ -217,30 +293,32 @@ pub fn collect(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, HandoffError> {
 }
 
 /// The request body of one record, or why it is not sent.
-fn prepare(file: &Path, repository: Option<&str>) -> Result<(String, Vec<u8>), String> {
-    let digest = record_digest(file)
-        .ok_or_else(|| "the name is not <64 lowercase hex digits>.json".to_owned())?;
+fn prepare(file: &Path, repository: Option<&str>) -> Result<(String, Vec<u8>), InvalidRecord> {
+    let digest = record_digest(file).ok_or(InvalidRecord::Name)?;
     let bytes = fsio::read_record_file(file, fsio::DEFAULT_MAX_RECORD_BYTES, Symlinks::Refuse)
-        .map_err(|e| e.reason())?;
-    let expected = Sha256Digest::from_hex(&digest).map_err(|e| e.to_string())?;
-    benchops::seal::verify(&bytes, Some(&expected))
-        .map_err(|e| format!("not a valid sealed record: {e}"))?;
+        .map_err(InvalidRecord::Read)?;
+    let expected = Sha256Digest::from_hex(&digest)?;
+    benchops::seal::verify(&bytes, Some(&expected)).map_err(InvalidRecord::Seal)?;
     let mut sig_path = file.as_os_str().to_owned();
     sig_path.push(SIG_SUFFIX);
     let sig_path = PathBuf::from(sig_path);
     if std::fs::symlink_metadata(&sig_path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
     {
-        return Err(format!(
-            "unsigned: {} is missing; the App takes signed records only (seal with --sign-key)",
-            sig_path.display()
-        ));
+        return Err(InvalidRecord::Unsigned(sig_path));
     }
-    let sig = fsio::read_record_file(&sig_path, MAX_SIGNATURE_BYTES, Symlinks::Refuse)
-        .map_err(|e| format!("{}: {}", sig_path.display(), e.reason()))?;
-    provenance::signer(&bytes, &sig).map_err(|r| format!("{}: {r}", sig_path.display()))?;
-    let record = String::from_utf8(bytes).map_err(|_| "the record is not UTF-8".to_owned())?;
+    let sig = fsio::read_record_file(&sig_path, MAX_SIGNATURE_BYTES, Symlinks::Refuse).map_err(
+        |error| InvalidRecord::SignatureRead {
+            path: sig_path.clone(),
+            error,
+        },
+    )?;
+    provenance::signer(&bytes, &sig).map_err(|rejection| InvalidRecord::Signature {
+        path: sig_path.clone(),
+        rejection,
+    })?;
+    let record = String::from_utf8(bytes).map_err(|_| InvalidRecord::RecordNotUtf8)?;
     let signature =
-        String::from_utf8(sig).map_err(|_| format!("{} is not UTF-8", sig_path.display()))?;
+        String::from_utf8(sig).map_err(|_| InvalidRecord::SignatureNotUtf8(sig_path.clone()))?;
     let mut body = serde_json::json!({
         "record": record,
         "signature": signature,
@@ -251,7 +329,7 @@ fn prepare(file: &Path, repository: Option<&str>) -> Result<(String, Vec<u8>), S
     }
     Ok((
         digest,
-        serde_json::to_vec(&body).map_err(|e| e.to_string())?,
+        serde_json::to_vec(&body).map_err(InvalidRecord::Body)?,
     ))
 }
 
@@ -361,20 +439,28 @@ fn random_u64() -> u64 {
     rand_core::OsRng.next_u64()
 }
 
-fn move_delivered(file: &Path) -> Result<PathBuf, String> {
+fn move_delivered(file: &Path) -> Result<PathBuf, MoveError> {
     let dir = file.parent().unwrap_or(Path::new("."));
     let dest_dir = dir.join(HANDED_OFF_DIR);
-    std::fs::create_dir_all(&dest_dir).map_err(|e| format!("{}: {e}", dest_dir.display()))?;
+    std::fs::create_dir_all(&dest_dir).map_err(|source| MoveError::CreateDir {
+        path: dest_dir.clone(),
+        source,
+    })?;
     let name = file.file_name().unwrap_or_default();
     let mut sig_name = name.to_owned();
     sig_name.push(SIG_SUFFIX);
     let sig = dir.join(&sig_name);
     // The signature first: a record never sits in .handed-off/ while its
     // signature is left behind to be sent alone.
-    std::fs::rename(&sig, dest_dir.join(&sig_name))
-        .map_err(|e| format!("{}: {e}", sig.display()))?;
+    std::fs::rename(&sig, dest_dir.join(&sig_name)).map_err(|source| MoveError::Rename {
+        path: sig.clone(),
+        source,
+    })?;
     let dest = dest_dir.join(name);
-    std::fs::rename(file, &dest).map_err(|e| format!("{}: {e}", file.display()))?;
+    std::fs::rename(file, &dest).map_err(|source| MoveError::Rename {
+        path: file.to_path_buf(),
+        source,
+    })?;
     Ok(dest)
 }
 
@@ -394,7 +480,7 @@ pub fn deliver(
         .connect_timeout(opts.timeout.min(Duration::from_secs(10)))
         .user_agent(concat!("benchops-exec/", env!("CARGO_PKG_VERSION")))
         .build()
-        .map_err(|e| HandoffError::Client(error_chain(&e)))?;
+        .map_err(HandoffError::Client)?;
     let mut out = Vec::with_capacity(files.len());
     for file in files {
         let digest = record_digest(file).unwrap_or_default();
@@ -410,8 +496,10 @@ pub fn deliver(
         };
         let body = match prepare(file, opts.repository.as_deref()) {
             Ok((_, body)) => body,
-            Err(reason) => {
-                d.outcome = Outcome::Invalid { reason };
+            Err(e) => {
+                d.outcome = Outcome::Invalid {
+                    reason: crate::bench::error_chain(&e),
+                };
                 out.push(d);
                 continue;
             }
@@ -440,7 +528,7 @@ pub fn deliver(
         {
             match move_delivered(file) {
                 Ok(p) => d.moved_to = Some(p),
-                Err(e) => d.move_error = Some(e),
+                Err(e) => d.move_error = Some(crate::bench::error_chain(&e)),
             }
         }
         out.push(d);
@@ -483,6 +571,26 @@ mod tests {
             HandoffOptions::new("https://a.example/app/handoff").endpoint(),
             "https://a.example/app/handoff"
         );
+    }
+
+    #[test]
+    fn a_record_not_sent_or_not_moved_says_why() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let reason =
+            |file: &Path| crate::bench::error_chain(&prepare(file, None).expect_err("not sent"));
+        assert_eq!(
+            reason(&tmp.path().join("record.json")),
+            "the name is not <64 lowercase hex digits>.json"
+        );
+        let file = tmp.path().join(format!("{}.json", "a".repeat(64)));
+        std::fs::write(&file, b"{}").expect("record");
+        let why = reason(&file);
+        assert!(why.starts_with("not a valid sealed record: "), "{why}");
+        // Delivered, but its signature is gone: the move names the file.
+        let why = crate::bench::error_chain(&move_delivered(&file).expect_err("no signature"));
+        let sig = format!("move {}{SIG_SUFFIX}: ", file.display());
+        assert!(why.starts_with(&sig), "{why}");
+        assert!(file.exists(), "the record stays");
     }
 
     #[test]

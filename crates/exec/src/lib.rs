@@ -3,17 +3,19 @@
 //! Every CLI command is a public function here with the same inputs and
 //! outputs; [`cmd`] parses arguments, calls these functions, prints
 //! what they return and maps errors to the codes of [`exit`]. This crate
-//! holds no GitHub client and no publication credentials.
+//! holds no GitHub client and no publication credentials. The `platform`
+//! command calls the platform lane's own crate, `benchops-platform`.
 
 pub mod backend;
 pub mod bench;
 pub mod child;
 pub mod cli;
 pub mod cmd;
+pub mod credentials;
 pub mod exit;
+pub mod failures;
 pub mod handoff;
 pub mod lane;
-pub mod platform;
 pub mod procfs;
 pub mod render;
 pub mod result;

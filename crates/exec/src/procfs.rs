@@ -11,6 +11,8 @@ pub struct ProcStat {
     pub ppid: u32,
     /// Process group id.
     pub pgrp: u32,
+    /// Session id.
+    pub session: u32,
     /// Start time in clock ticks since boot.
     pub start_ticks: u64,
 }
@@ -25,6 +27,7 @@ pub fn parse_stat(text: &str) -> Option<ProcStat> {
         state: f.first()?.chars().next()?,
         ppid: f.get(1)?.parse().ok()?,
         pgrp: f.get(2)?.parse().ok()?,
+        session: f.get(3)?.parse().ok()?,
         start_ticks: f.get(19)?.parse().ok()?,
     })
 }
@@ -45,25 +48,35 @@ pub fn start_ticks(pid: u32) -> Option<u64> {
     stat(pid).map(|s| s.start_ticks)
 }
 
+/// Every live process, with what `/proc/PID/stat` says about it.
+fn processes() -> impl Iterator<Item = (u32, ProcStat)> {
+    fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()))
+        .filter_map(|pid| stat(pid).map(|s| (pid, s)))
+        .filter(|(_, s)| s.state != 'Z' && s.state != 'X')
+}
+
 /// Process groups of the live children of `parent`.
 pub fn child_groups(parent: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    if let Ok(rd) = fs::read_dir("/proc") {
-        for e in rd.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-                continue;
-            };
-            if let Some(s) = stat(pid)
-                && s.ppid == parent
-                && s.state != 'Z'
-            {
-                out.push(s.pgrp);
-            }
-        }
-    }
+    let mut out: Vec<u32> = processes()
+        .filter(|(_, s)| s.ppid == parent)
+        .map(|(_, s)| s.pgrp)
+        .collect();
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// The live processes of session `sid` (what a session leader started and
+/// left behind, even after it died and they were reparented).
+pub fn session_members(sid: u32) -> Vec<u32> {
+    processes()
+        .filter(|(_, s)| s.session == sid)
+        .map(|(pid, _)| pid)
+        .collect()
 }
 
 #[cfg(test)]
@@ -76,8 +89,8 @@ mod tests {
             "1234 (a (b) c) S 1 1234 1234 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 98765 1000 100";
         let s = parse_stat(line).expect("parses");
         assert_eq!(
-            (s.state, s.ppid, s.pgrp, s.start_ticks),
-            ('S', 1, 1234, 98765)
+            (s.state, s.ppid, s.pgrp, s.session, s.start_ticks),
+            ('S', 1, 1234, 1234, 98765)
         );
         assert!(parse_stat("garbage").is_none());
     }

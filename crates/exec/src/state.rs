@@ -6,17 +6,18 @@
 //! <state>/benchmarks/<hex>/children.sha256          child digests, one fixed-width line per index
 //! <state>/benchmarks/<hex>/submissions/<NNNN>.claim claims attempt NNNN before anything starts
 //! <state>/benchmarks/<hex>/submissions/<NNNN>.json  the submission record of attempt NNNN
-//! <state>/benchmarks/<hex>/runs/<index>/<attempt>/  started.json, result.json (with output tails), wrapper.log
-//! <state>/benchmarks/<hex>/runs/<index>/<attempt>.r<N>/  the same, for Slurm requeue N
+//! <state>/benchmarks/<hex>/runs/<index>/<attempt>/  started.json, result.json (with output tails)
+//! <state>/benchmarks/<hex>/runs/<index>/<attempt>.r<N>/  the same, for Slurm requeue N or local reclaim N
 //! <state>/benchmarks/<hex>/cancel-<NNNN>.json       the cancellation of attempt NNNN, if any
-//! <state>/benchmarks/<hex>/slots/<k>.lock           local concurrency slots (flock)
+//! <state>/benchmarks/<hex>/attempts/<NNNN>/         local workers: claims/, workers/, slots/, logs/
 //! <state>/benchmarks/<hex>/slurm/                   batch scripts and Slurm output files
 //! ```
 //!
 //! The benchmark record, child digests, claims, submissions and
 //! cancellations are create-only. A run's `started.json` and `result.json`
-//! are written by the one wrapper that owns the attempt directory, each
-//! atomically (temporary file, fsync, rename).
+//! are written by the one process that owns the run directory (a local
+//! worker holding the child's claim, or a Slurm task), each atomically
+//! (temporary file, rename; `result.json` with fsyncs).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -153,15 +154,13 @@ impl IndexSet {
     }
 }
 
-/// A local process handle: enough to tell a live process from pid reuse.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A local worker process: enough to tell a live process from pid reuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LocalHandle {
-    /// The child index.
-    pub index: u64,
-    /// The wrapper's pid.
+    /// The worker's pid.
     pub pid: u32,
-    /// The wrapper's start time in clock ticks since boot (`/proc/PID/stat`
+    /// The worker's start time in clock ticks since boot (`/proc/PID/stat`
     /// field 22).
     pub start_ticks: u64,
 }
@@ -170,14 +169,23 @@ pub struct LocalHandle {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum BackendHandles {
-    /// Detached local wrapper processes.
+    /// Local worker processes: at most `slots` at once, each claiming the
+    /// next child of `order` until none is left.
     Local {
         /// Host they run on.
         host: String,
-        /// Concurrency slots.
+        /// Concurrency slots: how many workers (so children) run at once.
         slots: u32,
-        /// One handle per child.
-        handles: Vec<LocalHandle>,
+        /// The program the workers run (`benchops-exec worker`); a refresh
+        /// that restarts a missing worker starts this one.
+        exe: PathBuf,
+        /// The workers the launch started. Workers started later by a
+        /// refresh name themselves in `attempts/<NNNN>/workers/`.
+        workers: Vec<LocalHandle>,
+        /// The order in which workers claim children, a permutation of the
+        /// submission's indices; the indices' own (plan) order when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        order: Option<Vec<u64>>,
     },
     /// Slurm job arrays.
     Slurm {
@@ -508,6 +516,14 @@ impl StateDir {
         }
     }
 
+    /// The directory of one local attempt's workers:
+    /// `attempts/<NNNN>/` (see [`crate::backend::local`]).
+    pub fn local_attempt_dir(&self, digest: &Sha256Digest, attempt: u32) -> PathBuf {
+        self.benchmark_dir(digest)
+            .join("attempts")
+            .join(format!("{attempt:04}"))
+    }
+
     /// Whether attempt `attempt` was cancelled.
     pub fn is_cancelled(&self, digest: &Sha256Digest, attempt: u32) -> bool {
         self.benchmark_dir(digest)
@@ -555,12 +571,16 @@ pub fn now_rfc3339() -> String {
     format!("{ts:.6}")
 }
 
-/// The host name, or `unknown`.
+/// The host name, or `unknown` where a record can do without it.
 pub fn host_name() -> String {
-    nix::unistd::gethostname()
-        .ok()
-        .and_then(|h| h.into_string().ok())
-        .unwrap_or_else(|| "unknown".into())
+    try_host_name().unwrap_or_else(|_| "unknown".into())
+}
+
+/// The host name (lossy UTF-8), or why it could not be read: where the
+/// host is evidence (a child's `started.json`), an error rather than a
+/// stand-in.
+pub fn try_host_name() -> Result<String, nix::errno::Errno> {
+    Ok(nix::unistd::gethostname()?.to_string_lossy().into_owned())
 }
 
 /// Reads `BTreeMap` facts about the machine for environment fingerprints.

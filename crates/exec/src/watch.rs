@@ -1,16 +1,17 @@
 //! Waiting on a benchmark: `bench status --watch` refreshes with an
 //! exponential backoff until every child is terminal, and `bench run`
-//! submits, then refreshes at the backend's pace (reaping local wrappers)
-//! until every child is terminal, then analyzes.
+//! submits, then waits (reaping local workers, and refreshing at a
+//! [`Pace`] that keeps it idle while children are measured) until every
+//! child is terminal, then analyzes.
 //!
 //! Each look is a full [`bench::refresh`] from the state directory and the
-//! backend: nothing is remembered between looks but the wrapper processes
+//! backend: nothing is remembered between looks but the worker processes
 //! to reap. The callers see every intermediate look through a callback, so
 //! that printing stays with them.
 
 use std::path::Path;
 use std::process::Child;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use benchops::Sha256Digest;
 use benchops::analysis::Analysis;
@@ -88,10 +89,52 @@ pub fn until_terminal(
     }
 }
 
-/// Refreshes every `poll` until every child is terminal and every wrapper
-/// in `processes` has exited, reaping them so that they do not linger as
-/// zombies. `on_look` sees every look, the last one included, which is
-/// returned.
+/// While local workers it started are alive, a waiter looks at the state
+/// directory (a full refresh, for the progress bar) at most this often...
+pub const LOOK_EVERY: Duration = Duration::from_secs(1);
+/// ...and never more often than this many times its own last look took, so
+/// that however many children there are, the waiter stays idle at least
+/// 90% of the time while children are measured.
+pub const LOOK_COST_FACTOR: u32 = 10;
+
+/// When the next look of a waiter is due: at once after the processes it
+/// waits for all exited, otherwise [`LOOK_EVERY`] (while they run) or
+/// `poll` after the last look, stretched to [`LOOK_COST_FACTOR`] times
+/// what that look cost.
+#[derive(Debug, Default)]
+pub struct Pace {
+    last: Option<(Instant, Duration)>,
+    had_processes: bool,
+}
+
+impl Pace {
+    /// Whether a look is due now, given whether processes still run and
+    /// the backend's `poll`.
+    pub fn due(&mut self, processes_running: bool, poll: Duration) -> bool {
+        let ended = self.had_processes && !processes_running;
+        self.had_processes = processes_running;
+        match self.last {
+            None => true,
+            Some(_) if ended => true,
+            Some((at, cost)) => {
+                let every = if processes_running { LOOK_EVERY } else { poll };
+                at.elapsed() >= every.max(cost * LOOK_COST_FACTOR)
+            }
+        }
+    }
+
+    /// Records a look that started at `started` and just ended.
+    pub fn looked(&mut self, started: Instant) {
+        self.last = Some((Instant::now(), started.elapsed()));
+    }
+}
+
+/// Waits until every child is terminal and every worker in `processes` has
+/// exited, reaping them so that they do not linger as zombies. While they
+/// run, it only checks every `poll` whether they exited (one system call
+/// each) and refreshes at the [`Pace`] of a look; once they all exited it
+/// refreshes at once. `on_look` sees every look, the last one included,
+/// which is returned.
 pub fn wait(
     state: &StateDir,
     digest: &Sha256Digest,
@@ -100,12 +143,17 @@ pub fn wait(
     opts: &SchedulerOptions,
     mut on_look: impl FnMut(&Status),
 ) -> Result<Status, BenchError> {
+    let mut pace = Pace::default();
     loop {
         processes.retain_mut(|p| !matches!(p.try_wait(), Ok(Some(_))));
-        let status = bench::refresh(state, digest, opts)?;
-        on_look(&status);
-        if status.terminal && processes.is_empty() {
-            return Ok(status);
+        if pace.due(!processes.is_empty(), poll) {
+            let started = Instant::now();
+            let status = bench::refresh(state, digest, opts)?;
+            pace.looked(started);
+            on_look(&status);
+            if status.terminal && processes.is_empty() {
+                return Ok(status);
+            }
         }
         std::thread::sleep(poll);
     }
@@ -137,6 +185,20 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_waiter_looks_first_then_when_its_workers_exit() {
+        let mut pace = Pace::default();
+        let poll = Duration::from_millis(20);
+        assert!(pace.due(true, poll), "the first look is at once");
+        // A look that cost 10 s is not repeated for 100 s...
+        pace.last = Some((Instant::now(), Duration::from_secs(10)));
+        assert!(!pace.due(true, poll), "not while workers run");
+        // ...except at once when the workers have all exited.
+        assert!(pace.due(false, poll), "at once when they have all exited");
+        pace.last = Some((Instant::now(), Duration::from_secs(10)));
+        assert!(!pace.due(false, poll), "then at the pace again");
+    }
 
     #[test]
     fn backoff_doubles_to_its_cap_with_bounded_jitter() {

@@ -99,6 +99,27 @@ fn success_has_builtin_metrics() {
     assert!(r.metrics.is_empty() && r.metric_errors.is_empty());
 }
 
+/// A local worker runs many commands in one process: each one's peak
+/// resident set must be its own, not the high-water mark of every command
+/// the process ran before (what `getrusage(RUSAGE_CHILDREN)` gives).
+#[test]
+fn peak_memory_is_each_commands_own_in_a_sequence() {
+    // The shell holds 40 MB in a variable.
+    let (_d1, big) = run(&sh(
+        "x=$(head -c 40000000 /dev/zero | tr '\\0' a); echo ${#x}",
+    ));
+    assert!(big.succeeded(), "{big:?}");
+    assert_eq!(big.stdout_tail.trim(), "40000000");
+    let big_rss = big.max_rss_bytes.expect("measured");
+    assert!(big_rss >= 40_000_000, "{big_rss}");
+    let (_d2, small) = run(&ChildSpec::command(["true"]));
+    let small_rss = small.max_rss_bytes.expect("measured");
+    assert!(
+        small_rss < big_rss / 2,
+        "the small command reports {small_rss} bytes after one of {big_rss}"
+    );
+}
+
 #[test]
 fn nonzero_exit_is_not_success() {
     let (_dir, r) = run(&sh("exit 3"));

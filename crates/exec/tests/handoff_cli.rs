@@ -4,7 +4,7 @@
 //! success is never inferred from a status code alone, that records
 //! failing a local check are never sent, that a server's text is printed
 //! inert, and where each record ends up. The App's side of the exchange is
-//! tested against the GitHub simulator in `crates/app/tests/handoff.rs`.
+//! tested against the GitHub simulator in `crates/app/tests/it/handoff.rs`.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpListener;

@@ -410,6 +410,12 @@ repetitions = 3
         .filter(|r| r.starts_with("cancelled by benchops before it started"))
         .count();
     assert_eq!((running, waiting), (1, 2), "{reasons:?}");
+    // The worker saw the cancellation and exited.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !ours(&state).is_empty() {
+        assert!(Instant::now() < deadline, "{:?}", ours(&state));
+        std::thread::sleep(Duration::from_millis(50));
+    }
 
     // A cancellation ends its own attempt only: submitting again runs.
     let again = submit(&state, &intent_path, "3");
@@ -450,9 +456,9 @@ fn bad_intents_name_the_file_and_key() {
     assert!(err.contains("benchops-cannot-write-here"), "{err}");
 }
 
-/// The remaining classes, made by hand: a live "wrapper" (this test process)
-/// that started long ago is stale; one that started just now is running; one
-/// that has not started is pending.
+/// The remaining classes, made by hand: a child claimed by a live "worker"
+/// (this test process) that started long ago is stale; one that started
+/// just now is running; one that nobody claimed is queued.
 #[test]
 fn incomplete_and_stale_from_live_processes() {
     let intent = r#"
@@ -465,26 +471,15 @@ timeout_s = 1
     let (_dir, state, intent_path) = setup(intent);
     let digest = submit(&state, &intent_path, "3");
     wait_terminal(&state, &digest);
-    let hex = digest.trim_start_matches("sha256:").to_owned();
-    let bdir = state.join("benchmarks").join(&hex);
+    let claims = attempt_files(&state, &digest).join("claims");
 
-    // Point every handle at this (live) test process.
+    // Hand the claims of 0 and 1 to this (live) test process.
     let me = std::process::id();
-    let stat = std::fs::read_to_string(format!("/proc/{me}/stat")).expect("own stat");
-    let ticks: u64 = stat[stat.rfind(')').expect("comm") + 2..]
-        .split_whitespace()
-        .nth(19)
-        .and_then(|t| t.parse().ok())
-        .expect("start ticks");
-    let sub_path = bdir.join("submissions/0001.json");
-    let mut sub: Value =
-        serde_json::from_slice(&std::fs::read(&sub_path).expect("sub")).expect("json");
-    for h in sub["backend"]["handles"].as_array_mut().expect("handles") {
-        h["pid"] = me.into();
-        h["start_ticks"] = ticks.into();
+    let owner = format!("{me}.{}", start_ticks(me));
+    for i in ["0", "1"] {
+        std::fs::remove_file(claims.join(i)).expect("claim");
+        std::os::unix::fs::symlink(&owner, claims.join(i)).expect("claim");
     }
-    std::fs::write(&sub_path, serde_json::to_vec_pretty(&sub).expect("json")).expect("write");
-
     // 0: started long ago, no result; 1: started now, no result; 2: nothing.
     for i in 0..3 {
         let _ = std::fs::remove_file(attempt_dir(&state, &digest, i).join("result.json"));
@@ -495,6 +490,7 @@ timeout_s = 1
     s0["started_at"] = "2020-01-01T00:00:00Z".into();
     std::fs::write(&started0, serde_json::to_vec_pretty(&s0).expect("json")).expect("write");
     std::fs::remove_file(attempt_dir(&state, &digest, 2).join("started.json")).expect("delete");
+    std::fs::remove_file(claims.join("2")).expect("unclaim");
 
     let v = status(&state, &digest);
     let class = |i: usize| {
@@ -516,11 +512,7 @@ timeout_s = 1
         ("incomplete".to_owned(), "running".to_owned())
     );
     assert_eq!(class(2), "incomplete");
-    assert!(
-        reason(2).contains("waiting for a concurrency slot"),
-        "{}",
-        reason(2)
-    );
+    assert!(reason(2).contains("queued for a worker"), "{}", reason(2));
     assert_eq!(v["terminal"], false);
     // Analysis of an incomplete benchmark says so.
     let a: Value = serde_json::from_slice(
@@ -534,6 +526,347 @@ timeout_s = 1
             .expect("note")
             .contains("not extrapolated")
     );
+}
+
+/// Field 22 of `/proc/PID/stat`.
+fn start_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    stat[stat.rfind(')').expect("comm") + 2..]
+        .split_whitespace()
+        .nth(19)
+        .and_then(|t| t.parse().ok())
+        .expect("start ticks")
+}
+
+/// `attempts/0001/` of a benchmark: its claims and workers.
+fn attempt_files(state: &Path, digest: &str) -> PathBuf {
+    state
+        .join("benchmarks")
+        .join(digest.trim_start_matches("sha256:"))
+        .join("attempts")
+        .join("0001")
+}
+
+/// A live process of this test's state directory.
+#[derive(Debug)]
+struct Ours {
+    pid: u32,
+    ppid: u32,
+    worker: bool,
+}
+
+/// The live processes whose command line names `state`: benchops-exec
+/// processes of this test, and the children a worker forked and has not
+/// yet turned into their command (they carry the worker's command line).
+fn ours(state: &Path) -> Vec<Ours> {
+    let needle = state.to_string_lossy().into_owned();
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if !args.iter().any(|a| a.contains(&needle)) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let fields: Vec<&str> = stat[stat.rfind(')').expect("comm") + 2..]
+            .split_whitespace()
+            .collect();
+        if matches!(fields[0], "Z" | "X") {
+            continue;
+        }
+        out.push(Ours {
+            pid,
+            ppid: fields[1].parse().expect("ppid"),
+            worker: args.iter().any(|a| a == "worker"),
+        });
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !matches!(
+            s[s.rfind(')').expect("comm") + 2..].chars().next(),
+            Some('Z' | 'X')
+        )
+    })
+}
+
+/// Contract 16: at most `slots` workers, and no process per child. A run
+/// of many trivial children is sampled through /proc: benchops's own
+/// processes (the `bench run` and its workers, not the children a worker
+/// forked) never exceed slots + 2.
+#[test]
+fn at_most_slots_workers_and_no_process_per_child() {
+    let intent = r#"
+schema = "benchmark-intent/v1"
+name = "many"
+command = ["true"]
+repetitions = 300
+"#;
+    let (_dir, state, intent_path) = setup(intent);
+    let mut run = Command::new(EXE)
+        .arg("--state")
+        .arg(&state)
+        .args(["bench", "run", intent_path.to_str().expect("utf-8")])
+        .args(["--slots", "2", "--format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("bench run starts");
+    let (mut most, mut most_workers, mut samples) = (0usize, 0usize, 0u64);
+    let mut worst = String::new();
+    while run.try_wait().expect("wait").is_none() {
+        let procs = ours(&state);
+        // A worker's command line, but forked by a worker: a child that
+        // has not yet become its command.
+        let named: Vec<u32> = procs.iter().filter(|p| p.worker).map(|p| p.pid).collect();
+        let workers: Vec<u32> = procs
+            .iter()
+            .filter(|p| p.worker && !named.contains(&p.ppid))
+            .map(|p| p.pid)
+            .collect();
+        let own = procs.iter().filter(|p| !workers.contains(&p.ppid)).count();
+        if own > most || workers.len() > most_workers {
+            worst = format!("{procs:?}");
+        }
+        most = most.max(own);
+        most_workers = most_workers.max(workers.len());
+        samples += 1;
+    }
+    let out = run.wait_with_output().expect("output");
+    assert!(out.status.success());
+    let analysis: Value = serde_json::from_slice(&out.stdout).expect("analysis");
+    assert_eq!(analysis["runs"]["succeeded"], 300, "{analysis:#}");
+    assert!(most_workers >= 1, "no worker seen in {samples} samples");
+    assert!(
+        most_workers <= 2,
+        "{most_workers} workers with 2 slots: {worst}"
+    );
+    assert!(most <= 4, "{most} benchops processes with 2 slots: {worst}");
+}
+
+/// A slow child does not hold the other slot: child 0 waits until every
+/// other child has run, which only a free worker can do while it runs (a
+/// static slot per child would queue half of them behind it until it gives
+/// up and exits 7).
+#[test]
+fn a_slow_child_does_not_block_the_other_slot() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marks = dir.path().join("done");
+    std::fs::create_dir(&marks).expect("marks");
+    let intent = format!(
+        r#"
+schema = "benchmark-intent/v1"
+name = "balance"
+command = ["sh", "-c", """
+if [ "$BENCHOPS_CHILD_INDEX" = 0 ]; then
+  i=0
+  while [ "$(ls {m} | wc -l)" -lt 11 ]; do
+    i=$((i+1)); [ $i -gt 1200 ] && exit 7; sleep 0.05
+  done
+else
+  touch {m}/$BENCHOPS_CHILD_INDEX
+fi
+"""]
+repetitions = 12
+timeout_s = 120
+"#,
+        m = marks.display()
+    );
+    let (_d, state, intent_path) = setup(&intent);
+    let digest = submit(&state, &intent_path, "2");
+    let status = wait_terminal_within(&state, &digest, Duration::from_secs(150));
+    assert_eq!(status["counts"]["succeeded"], 12, "{status:#}");
+}
+
+fn wait_terminal_within(state: &Path, digest: &str, limit: Duration) -> Value {
+    let deadline = Instant::now() + limit;
+    loop {
+        let v = status(state, digest);
+        if v["terminal"] == true {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "not terminal in time: {v}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Workers claim children in plan order, or in the permutation the
+/// submission records.
+#[test]
+fn workers_follow_plan_order_or_the_recorded_permutation() {
+    use benchops_exec::backend::{Backend, ClaimOrder, LocalOptions};
+    use benchops_exec::bench::{self, IntentSource};
+    use benchops_exec::state::StateDir;
+
+    for order in [
+        ClaimOrder::Plan,
+        ClaimOrder::Permutation(vec![5, 2, 7, 0, 3, 1, 6, 4]),
+        ClaimOrder::Shuffled { seed: 42 },
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("order");
+        let intent = format!(
+            r#"
+schema = "benchmark-intent/v1"
+name = "order"
+command = ["sh", "-c", "echo $BENCHOPS_CHILD_INDEX >> {}"]
+repetitions = 8
+"#,
+            log.display()
+        );
+        let state = StateDir::new(dir.path().join("state"));
+        let backend = Backend::Local(LocalOptions {
+            slots: 1,
+            exe: Some(EXE.into()),
+            order: order.clone(),
+        });
+        let submitted = bench::submit_from(
+            &state,
+            IntentSource::Toml {
+                text: &intent,
+                label: "order.toml",
+            },
+            &backend,
+        )
+        .expect("submits");
+        let digest = submitted.digest.to_string();
+        let status = wait_terminal(state.root(), &digest);
+        assert_eq!(status["counts"]["succeeded"], 8, "{status:#}");
+        let ran: Vec<u64> = std::fs::read_to_string(&log)
+            .expect("log")
+            .lines()
+            .map(|l| l.parse().expect("index"))
+            .collect();
+        let expected = order
+            .permutation(8)
+            .expect("valid")
+            .unwrap_or((0..8).collect());
+        assert_eq!(ran, expected, "{order:?}");
+        let sub: Value = serde_json::from_slice(
+            &std::fs::read(
+                state
+                    .benchmark_dir(&submitted.digest)
+                    .join("submissions/0001.json"),
+            )
+            .expect("submission"),
+        )
+        .expect("json");
+        match order {
+            ClaimOrder::Plan => assert!(sub["backend"].get("order").is_none()),
+            _ => assert_eq!(sub["backend"]["order"], serde_json::json!(expected)),
+        }
+    }
+    // An order that is not a permutation is refused before anything runs.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let err = bench::submit_from(
+        &StateDir::new(dir.path().join("state")),
+        IntentSource::Toml {
+            text: QUICK,
+            label: "quick.toml",
+        },
+        &Backend::Local(LocalOptions {
+            slots: 1,
+            exe: Some(EXE.into()),
+            order: ClaimOrder::Permutation(vec![0, 0, 1, 2]),
+        }),
+    )
+    .expect_err("refused");
+    assert!(err.to_string().contains("claim order"), "{err}");
+}
+
+/// SIGKILL of a worker in the middle of a child: a later refresh sees its
+/// claim held by a dead process and starts a new worker, which kills what
+/// the dead one left running and claims the child again (`.r1`). No child
+/// with a result runs twice, and none is lost.
+#[test]
+fn a_killed_worker_is_replaced_and_its_child_run_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path().display().to_string();
+    let intent = format!(
+        r#"
+schema = "benchmark-intent/v1"
+name = "crash"
+command = ["sh", "-c", """
+echo $BENCHOPS_CHILD_INDEX >> {d}/ran
+if [ "$BENCHOPS_CHILD_INDEX" = 2 ] && [ ! -e {d}/resume ]; then
+  echo $$ > {d}/pid2.tmp && mv {d}/pid2.tmp {d}/pid2
+  exec sleep 120
+fi
+"""]
+repetitions = 5
+timeout_s = 300
+"#
+    );
+    let (_d, state, intent_path) = setup(&intent);
+    let digest = submit(&state, &intent_path, "1");
+    let pid2 = dir.path().join("pid2");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !pid2.exists() {
+        assert!(Instant::now() < deadline, "child 2 never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let orphan: u32 = std::fs::read_to_string(&pid2)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("pid");
+    let claim = std::fs::read_link(attempt_files(&state, &digest).join("claims/2")).expect("claim");
+    let worker: i32 = claim
+        .to_string_lossy()
+        .split('.')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("worker pid");
+    std::fs::write(dir.path().join("resume"), b"").expect("resume");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(worker),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill the worker");
+    while alive(worker as u32) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+
+    let status = wait_terminal(&state, &digest);
+    assert_eq!(status["counts"]["succeeded"], 5, "{status:#}");
+    assert_eq!(status["children"][2]["restart"], 1, "{status:#}");
+    let mut ran: Vec<u64> = std::fs::read_to_string(dir.path().join("ran"))
+        .expect("ran")
+        .lines()
+        .map(|l| l.parse().expect("index"))
+        .collect();
+    ran.sort_unstable();
+    assert_eq!(
+        ran,
+        [0, 1, 2, 2, 3, 4],
+        "only the interrupted child ran again"
+    );
+    // The dead run's files stay as evidence; the new run has its own.
+    let hex = digest.trim_start_matches("sha256:");
+    let runs = state.join("benchmarks").join(hex).join("runs/2");
+    assert!(runs.join("1/started.json").exists());
+    assert!(!runs.join("1/result.json").exists());
+    assert!(runs.join("1.r1/result.json").exists());
+    // What the dead worker left running was killed before the rerun.
+    assert!(!alive(orphan), "the orphaned command {orphan} still runs");
+    // Nothing is left running once the queue is empty.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !ours(&state).is_empty() {
+        assert!(Instant::now() < deadline, "{:?}", ours(&state));
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn status(state: &Path, digest: &str) -> Value {
@@ -640,4 +973,99 @@ values = ["ok", "bad"]
             assert!(text.contains("t\\u{202e}X (s\\u{200b})"), "{text}");
         }
     }
+}
+
+/// A child that kills its worker every time is not retried forever: after
+/// its last reclaim it ends `scheduler-inconsistent`, and the other
+/// children still run.
+#[test]
+fn a_child_that_kills_its_worker_every_time_ends() {
+    let intent = r#"
+schema = "benchmark-intent/v1"
+name = "killer"
+command = ["sh", "-c", "if [ \"$BENCHOPS_CHILD_INDEX\" = 0 ]; then kill -9 $PPID; sleep 5; fi"]
+repetitions = 3
+"#;
+    let (_dir, state, intent_path) = setup(intent);
+    let digest = submit(&state, &intent_path, "1");
+    let status = wait_terminal(&state, &digest);
+    let child = &status["children"][0];
+    assert_eq!(child["class"], "scheduler-inconsistent", "{status:#}");
+    assert_eq!(child["restart"], 3, "claimed again three times: {status:#}");
+    assert!(
+        child["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("ended without a result"),
+        "{status:#}"
+    );
+    assert_eq!(status["counts"]["succeeded"], 2, "{status:#}");
+}
+
+#[test]
+fn a_run_in_which_children_failed_does_not_exit_0_and_names_the_cases() {
+    let intent = r#"
+schema = "benchmark-intent/v1"
+name = "half"
+command = ["sh", "-c", "if [ {mode} = bad ]; then echo 'cannot open ./speed.conf' >&2; exit 2; fi"]
+repetitions = 2
+timeout_s = 30
+
+[[parameters]]
+name = "mode"
+values = ["ok", "bad"]
+"#;
+    let (_dir, state, intent) = setup(intent);
+    let o = exec(
+        &state,
+        &[
+            "bench",
+            "run",
+            intent.to_str().expect("utf-8"),
+            "--slots",
+            "2",
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error: 2 child run(s) of 1 case(s) did not succeed")
+            && err.contains("half/mode=bad: 2 of 2 run(s) did not succeed; first: failed")
+            && err.contains("    | cannot open ./speed.conf")
+            && !err.contains("mode=ok:"),
+        "{err}"
+    );
+    // The analysis is still printed.
+    assert!(String::from_utf8_lossy(&o.stdout).contains("half/mode=ok"));
+
+    // Every run succeeded: exit 0 and no summary.
+    let (_dir, state, intent) = setup(&intent_text_all_ok());
+    let o = exec(
+        &state,
+        &[
+            "bench",
+            "run",
+            intent.to_str().expect("utf-8"),
+            "--slots",
+            "2",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("did not succeed"));
+}
+
+fn intent_text_all_ok() -> String {
+    r#"
+schema = "benchmark-intent/v1"
+name = "fine"
+command = ["true"]
+repetitions = 2
+timeout_s = 30
+"#
+    .to_owned()
 }

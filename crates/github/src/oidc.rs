@@ -256,11 +256,16 @@ pub enum OidcError {
         /// The claim's name.
         claim: &'static str,
     },
-    /// Discovery or the JWKS could not be fetched or read.
-    #[error("the issuer's keys are unavailable: {reason}")]
+    /// Discovery or the JWKS could not be fetched or read. The message
+    /// holds the reason with its causes on one line.
+    #[error(
+        "the issuer's keys are unavailable: {}",
+        benchops::excerpt::error_chain(&**reason)
+    )]
     JwksUnavailable {
-        /// What failed.
-        reason: String,
+        /// What failed (shared by every caller that waited for the same
+        /// refetch).
+        reason: Arc<JwksError>,
     },
     /// The settings are unusable.
     #[error("OIDC configuration: {reason}")]
@@ -291,6 +296,112 @@ impl OidcError {
     }
 }
 
+/// Why the issuer's keys could not be fetched or read: discovery, then
+/// the JWKS. Each message names the URL, never a token.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum JwksError {
+    /// The issuer's origin is not a base URI the HTTP client takes.
+    #[error("point the HTTP client at the issuer")]
+    ClientBase(#[source] octocrab::Error),
+    /// The HTTP client could not be built.
+    #[error("build the HTTP client")]
+    ClientBuild(#[source] octocrab::Error),
+    /// The request could not be made up.
+    #[error("make up the request GET {url}")]
+    Request {
+        /// The URL.
+        url: String,
+        /// Why.
+        #[source]
+        source: http::Error,
+    },
+    /// The request was not answered (connection, TLS).
+    #[error("GET {url}")]
+    Send {
+        /// The URL.
+        url: String,
+        /// The transport's error.
+        #[source]
+        source: octocrab::Error,
+    },
+    /// The answer is not a success.
+    #[error("GET {url}: status {status}")]
+    Status {
+        /// The URL.
+        url: String,
+        /// The status.
+        status: http::StatusCode,
+    },
+    /// The body could not be read, or is over [`MAX_DOCUMENT_BYTES`].
+    #[error("GET {url}: read the body")]
+    Body {
+        /// The URL.
+        url: String,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The body is not the JSON document expected.
+    #[error("GET {url}: not the expected JSON")]
+    Json {
+        /// The URL.
+        url: String,
+        /// serde's reason.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// No answer within [`OidcSettings::http_timeout`].
+    #[error("GET {url}: no answer within {timeout:?}")]
+    Timeout {
+        /// The URL.
+        url: String,
+        /// The timeout.
+        timeout: Duration,
+    },
+    /// The discovery document names another issuer.
+    #[error("the discovery document at {url} names the issuer {issuer:?}")]
+    OtherIssuer {
+        /// The discovery URL.
+        url: String,
+        /// The issuer it names, clipped.
+        issuer: String,
+    },
+    /// The discovery document names no issuer.
+    #[error("the discovery document at {url} has no issuer")]
+    NoIssuer {
+        /// The discovery URL.
+        url: String,
+    },
+    /// The discovery document names no JWKS.
+    #[error("the discovery document at {url} has no jwks_uri")]
+    NoJwksUri {
+        /// The discovery URL.
+        url: String,
+    },
+    /// The `jwks_uri` does not parse as a URL.
+    #[error("the jwks_uri {uri:?} is not a URL")]
+    JwksUriSyntax {
+        /// The `jwks_uri`, clipped.
+        uri: String,
+        /// Why.
+        #[source]
+        source: http::uri::InvalidUri,
+    },
+    /// The `jwks_uri` is not https (or http when the issuer is).
+    #[error("the jwks_uri {uri:?} is not an https URL")]
+    JwksUriScheme {
+        /// The `jwks_uri`, clipped.
+        uri: String,
+    },
+    /// The JWKS holds no key this module uses.
+    #[error("the JWKS at {url} holds no RSA signing key")]
+    NoRsaKey {
+        /// The JWKS URL.
+        url: String,
+    },
+}
+
 /// Verifies ID tokens of one issuer for one audience; see the module
 /// documentation. Cloning shares the key cache.
 #[derive(Clone)]
@@ -318,7 +429,7 @@ struct KeySet {
     /// happened.
     generation: u64,
     /// Why the last refetch failed, until one succeeds.
-    last_failure: Option<String>,
+    last_failure: Option<Arc<JwksError>>,
 }
 
 #[derive(Default)]
@@ -504,7 +615,7 @@ impl OidcVerifier {
                 keys.by_kid = by_kid;
                 keys.last_failure = None;
             }
-            Err(reason) => keys.last_failure = Some(reason),
+            Err(e) => keys.last_failure = Some(Arc::new(e)),
         }
         keys.by_kid
             .get(kid)
@@ -516,17 +627,17 @@ impl OidcVerifier {
     async fn fetch_keys(
         &self,
         refresh: &mut RefreshState,
-    ) -> Result<HashMap<String, Arc<DecodingKey>>, String> {
+    ) -> Result<HashMap<String, Arc<DecodingKey>>, JwksError> {
         let inner = &self.inner;
         let timeout = inner.settings.http_timeout;
         let client = octocrab::Octocrab::builder()
             .base_uri(inner.origin.clone())
-            .map_err(|e| format!("the HTTP client rejected the issuer: {e}"))?
+            .map_err(JwksError::ClientBase)?
             .set_connect_timeout(Some(timeout))
             .set_read_timeout(Some(timeout))
             .set_write_timeout(Some(timeout))
             .build()
-            .map_err(|e| format!("the HTTP client could not be built: {e}"))?;
+            .map_err(JwksError::ClientBuild)?;
         let jwks_uri = match &refresh.jwks_uri {
             Some(uri) => uri.clone(),
             None => {
@@ -539,27 +650,27 @@ impl OidcVerifier {
         let jwks: Jwks = self.get_json(&client, &jwks_uri).await?;
         let by_kid = rsa_keys(jwks);
         if by_kid.is_empty() {
-            return Err(format!("the JWKS at {jwks_uri} holds no RSA signing key"));
+            return Err(JwksError::NoRsaKey { url: jwks_uri });
         }
         Ok(by_kid)
     }
 
     /// The `jwks_uri` of a discovery document that names this issuer.
-    fn check_discovery(&self, doc: Discovery) -> Result<String, String> {
+    fn check_discovery(&self, doc: Discovery) -> Result<String, JwksError> {
         let inner = &self.inner;
-        let url = &inner.discovery_url;
+        let url = || inner.discovery_url.clone();
         match doc.issuer {
             Some(ref issuer) if *issuer == inner.settings.issuer => {}
             Some(issuer) => {
-                return Err(format!(
-                    "the discovery document at {url} names the issuer {:?}",
-                    clip(&issuer)
-                ));
+                return Err(JwksError::OtherIssuer {
+                    url: url(),
+                    issuer: clip(&issuer),
+                });
             }
-            None => return Err(format!("the discovery document at {url} has no issuer")),
+            None => return Err(JwksError::NoIssuer { url: url() }),
         }
         let Some(jwks_uri) = doc.jwks_uri else {
-            return Err(format!("the discovery document at {url} has no jwks_uri"));
+            return Err(JwksError::NoJwksUri { url: url() });
         };
         jwks_uri_allowed(&jwks_uri, inner.issuer_is_http)?;
         Ok(jwks_uri)
@@ -571,35 +682,48 @@ impl OidcVerifier {
         &self,
         client: &octocrab::Octocrab,
         url: &str,
-    ) -> Result<T, String> {
+    ) -> Result<T, JwksError> {
         let request = http::Request::get(url)
             .header(ACCEPT, "application/json")
             .body(String::new())
-            .map_err(|e| format!("GET {url}: {e}"))?;
+            .map_err(|source| JwksError::Request {
+                url: url.to_owned(),
+                source,
+            })?;
         let fetch = async {
             let response = client
                 .execute(request)
                 .await
-                .map_err(|e| format!("GET {url}: {e}"))?;
+                .map_err(|source| JwksError::Send {
+                    url: url.to_owned(),
+                    source,
+                })?;
             let (parts, body) = response.into_parts();
             if !parts.status.is_success() {
-                return Err(format!("GET {url}: status {}", parts.status));
+                return Err(JwksError::Status {
+                    url: url.to_owned(),
+                    status: parts.status,
+                });
             }
             let bytes = Limited::new(body, MAX_DOCUMENT_BYTES)
                 .collect()
                 .await
-                .map_err(|e| format!("GET {url}: reading the body: {e}"))?
+                .map_err(|source| JwksError::Body {
+                    url: url.to_owned(),
+                    source,
+                })?
                 .to_bytes();
-            serde_json::from_slice(&bytes)
-                .map_err(|e| format!("GET {url}: not the expected JSON: {e}"))
+            serde_json::from_slice(&bytes).map_err(|source| JwksError::Json {
+                url: url.to_owned(),
+                source,
+            })
         };
-        tokio::time::timeout(self.inner.settings.http_timeout, fetch)
+        let timeout = self.inner.settings.http_timeout;
+        tokio::time::timeout(timeout, fetch)
             .await
-            .map_err(|_| {
-                format!(
-                    "GET {url}: no answer within {:?}",
-                    self.inner.settings.http_timeout
-                )
+            .map_err(|_| JwksError::Timeout {
+                url: url.to_owned(),
+                timeout,
             })?
     }
 }
@@ -616,20 +740,22 @@ fn absent(kid: &str, keys: &KeySet) -> OidcError {
 }
 
 /// A JWKS URI must be https, or http when the issuer is.
-fn jwks_uri_allowed(jwks_uri: &str, issuer_is_http: bool) -> Result<(), String> {
+fn jwks_uri_allowed(jwks_uri: &str, issuer_is_http: bool) -> Result<(), JwksError> {
     let uri: http::Uri = jwks_uri
         .parse()
-        .map_err(|e| format!("the jwks_uri {:?} is not a URL: {e}", clip(jwks_uri)))?;
+        .map_err(|source| JwksError::JwksUriSyntax {
+            uri: clip(jwks_uri),
+            source,
+        })?;
     let scheme_ok = match uri.scheme_str() {
         Some("https") => true,
         Some("http") => issuer_is_http,
         _ => false,
     };
     if !scheme_ok || uri.authority().is_none() {
-        return Err(format!(
-            "the jwks_uri {:?} is not an https URL",
-            clip(jwks_uri)
-        ));
+        return Err(JwksError::JwksUriScheme {
+            uri: clip(jwks_uri),
+        });
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! Injectable time: a clock for JWT claims, rate-limit resets and pacing
-//! windows, and a sleeper for every wait the client imposes.
+//! windows (the core's [`Clock`], implemented here), and a sleeper for
+//! every wait the client imposes.
 //!
 //! Production code uses [`SystemClock`] and [`TokioSleeper`]. Tests use one
 //! [`ManualClock`] as both: sleeping on it advances its time at once and
@@ -12,13 +13,8 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
-/// A source of time.
-pub trait Clock: Send + Sync + fmt::Debug {
-    /// Wall-clock time, for JWT claims and `x-ratelimit-reset`.
-    fn now(&self) -> SystemTime;
-    /// Monotonic time since a fixed, arbitrary origin, for pacing windows.
-    fn monotonic(&self) -> Duration;
-}
+/// A source of time: the core's one definition.
+pub use benchops::time::Clock;
 
 /// A way to wait.
 pub trait Sleeper: Send + Sync + fmt::Debug {

@@ -41,7 +41,7 @@ use benchops_github::ManualClock;
 use benchops_publish::github::{ClientSettings, GitHubSweepOptions, sweep_github};
 use benchops_publish::health::{growth, health_local};
 use benchops_publish::history::{HISTORY_REF, LocalHistory, ReceiptBuilder};
-use benchops_publish::local::{LocalSweepOptions, sweep_local};
+use benchops_publish::local::{LocalPersist as _, LocalSweepOptions, sweep_local};
 use benchops_publish::sweep::Clock;
 use benchops_testkit::GitHubSim;
 use benchops_testkit::records::{clean, drift};
@@ -212,7 +212,7 @@ fn local(n_old: i64, new: &[SealedRecord]) -> Row {
     let m = benchops_publish::sweep::load_manifest(&manifest).expect("manifest");
     let now = jiff::Timestamp::from_second(FIRST_SLOT + (n_old + 1 + new.len() as i64) * 3600)
         .expect("instant");
-    let settings = benchops_publish::watch::settings(now, 72, 60);
+    let settings = benchops_publish::watchdog::settings(now, 72, 60);
     let t = Instant::now();
     let health = health_local(
         &dir.join("history.git"),

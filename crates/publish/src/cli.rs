@@ -1,5 +1,15 @@
-//! The command line of `benchops-publish` (clap types only; `main.rs`
-//! maps them to library calls and exit codes).
+//! The command line of `benchops-publish` (clap types only;
+//! [`crate::commands`] maps them to library calls and exit codes).
+//!
+//! The `///` comments of the argument types are the `--help` text users
+//! read, written for a terminal (`[labels]`, `<file>.sig`, bare URLs), not
+//! as rustdoc; rustdoc's link and HTML checks are off for this module.
+#![allow(
+    rustdoc::broken_intra_doc_links,
+    rustdoc::invalid_html_tags,
+    rustdoc::bare_urls,
+    reason = "the doc comments here are clap's --help text, not rustdoc"
+)]
 
 use std::path::PathBuf;
 
@@ -85,100 +95,7 @@ pub enum Command {
         after_help = "Examples:\n  benchops-publish sweep --local .benchops/ --manifest schedule.toml\n  benchops-publish sweep --local --manifest examples/schedule.toml   # DIR defaults to .benchops\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff sealed/ --manifest schedule.toml\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff-refs --manifest schedule.toml\n  benchops-publish sweep --github --repo acme/bench --token-service https://benchops-app.example.org --handoff-refs --manifest schedule.toml\n  git fetch --depth=1 origin benchmark-history && benchops-publish sweep --github --repo acme/bench --token-service https://benchops-app.example.org --handoff-refs --history-objects . --manifest schedule.toml\n\nSee docs/cli/sweep-local.md for the layout, markers, ledger format and retry rules.",
         group(clap::ArgGroup::new("mode").required(true).args(["local", "github"]))
     )]
-    Sweep {
-        /// Local mode: the sweep directory (sealed/, history.git,
-        /// issues.json, quarantine/). `--local` alone means `.benchops`.
-        #[arg(
-            long,
-            value_name = "DIR",
-            num_args = 0..=1,
-            default_missing_value = ".benchops"
-        )]
-        local: Option<PathBuf>,
-        /// GitHub mode: needs --repo, either --token-service URL or
-        /// --app-id with --app-key-file (or BENCHOPS_APP_KEY_FILE), and
-        /// --handoff, --handoff-refs or both.
-        #[arg(long)]
-        github: bool,
-        /// GitHub mode: the repository, OWNER/NAME.
-        #[arg(long, value_name = "OWNER/NAME")]
-        repo: Option<String>,
-        /// GitHub mode: the GitHub App's id.
-        #[arg(long, value_name = "N")]
-        app_id: Option<u64>,
-        /// GitHub mode: the App's private key file (PEM). The environment
-        /// variable names the file; it never holds the key.
-        #[arg(long, value_name = "PEM", env = "BENCHOPS_APP_KEY_FILE")]
-        app_key_file: Option<PathBuf>,
-        /// GitHub mode: get each phase's installation token from
-        /// benchops-app's OIDC exchange at URL instead of a local App key
-        /// (the job needs `permissions: id-token: write`); each token is
-        /// handed back for revocation when its phase ends.
-        #[arg(long, value_name = "URL", conflicts_with_all = ["app_id", "app_key_file"])]
-        token_service: Option<String>,
-        /// GitHub mode with --token-service: the audience of the Actions
-        /// ID token, as the service's `oidc.audience` expects it.
-        #[arg(
-            long,
-            value_name = "AUDIENCE",
-            default_value = "benchops-app",
-            requires = "token_service"
-        )]
-        token_audience: String,
-        /// GitHub mode: the directory of sealed handoffs (*.json).
-        #[arg(long, value_name = "DIR")]
-        handoff: Option<PathBuf>,
-        /// GitHub mode: also read the handoff refs
-        /// refs/heads/benchmark-result/* of the repository, and delete the
-        /// ones whose record is in history once the persist succeeded.
-        #[arg(long, requires = "github")]
-        handoff_refs: bool,
-        /// GitHub mode: a git repository holding objects of
-        /// benchmark-history (a clone, or any repository after `git fetch
-        /// origin benchmark-history`). Records found there are read
-        /// locally, each checked against its blob id; only the others cost
-        /// a request. Without it, reading history back costs one request
-        /// per record, which outruns an installation's rate limit (5,000
-        /// an hour) once history holds thousands of records.
-        #[arg(long, value_name = "DIR", requires = "github")]
-        history_objects: Option<PathBuf>,
-        /// The schedule manifest (schedule-manifest/v1, TOML): lanes,
-        /// coverage, labels and baseline policies.
-        #[arg(long, value_name = "FILE")]
-        manifest: PathBuf,
-        /// When the sweep fails after validating: write its receipt, whose
-        /// `stopped` says the phase and step where it stopped and whether a
-        /// rerun can succeed, to FILE (atomic write). A failed persist
-        /// commits nothing, so this is the receipt's only copy. Without
-        /// this option the receipt is printed to stderr as one JSON line
-        /// after the error.
-        #[arg(long, value_name = "FILE")]
-        receipt_out: Option<PathBuf>,
-        /// The largest handoff file read, in bytes; a larger one is
-        /// quarantined as too-large without being read.
-        #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_RECORD_BYTES, value_parser = clap::value_parser!(u64).range(1..))]
-        max_record_bytes: u64,
-        /// Local mode: wait at most this many seconds for another sweep of
-        /// DIR to release the sweep lock (DIR/.sweep.lock), then exit 3
-        /// having read and written nothing. 0: do not wait.
-        #[arg(long, value_name = "SECONDS", default_value_t = 60)]
-        lock_wait: u64,
-        /// After the drift issues, keep one missed-run issue per lane with
-        /// this label (default benchmark-missed-run): opened while the
-        /// watchdog says the lane's last slots are missed (last 72 h, 60 min
-        /// grace), its body kept up to date, closed when the lane's latest
-        /// slot has a good record again.
-        #[arg(long, value_name = "LABEL", num_args = 0..=1, default_missing_value = "benchmark-missed-run")]
-        missed_run_issues: Option<String>,
-        /// After the drift and missed-run issues, keep the repository's one
-        /// health issue with this label (default benchmark-health): a table
-        /// of every lane (watchdog state, last on-time slot, last success,
-        /// misses in a row, latest duration and trend, open drift issues),
-        /// opened once, then edited in place when it changes. Pin it once
-        /// by hand; the REST API cannot.
-        #[arg(long, value_name = "LABEL", num_args = 0..=1, default_missing_value = "benchmark-health")]
-        health_issue: Option<String>,
-    },
+    Sweep(SweepArgs),
     /// The missed-run watchdog: each manifest lane's expected slots over the
     /// lookback, classified on_time, late, missed, failed or pending, from
     /// the history branch's record paths and the metadata of the records
@@ -266,6 +183,103 @@ pub enum Command {
     },
 }
 
+/// What `sweep` works on and with.
+#[derive(Debug, clap::Args)]
+pub struct SweepArgs {
+    /// Local mode: the sweep directory (sealed/, history.git,
+    /// issues.json, quarantine/). `--local` alone means `.benchops`.
+    #[arg(
+        long,
+        value_name = "DIR",
+        num_args = 0..=1,
+        default_missing_value = ".benchops"
+    )]
+    pub local: Option<PathBuf>,
+    /// GitHub mode: needs --repo, either --token-service URL or
+    /// --app-id with --app-key-file (or BENCHOPS_APP_KEY_FILE), and
+    /// --handoff, --handoff-refs or both.
+    #[arg(long)]
+    pub github: bool,
+    /// GitHub mode: the repository, OWNER/NAME.
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: Option<String>,
+    /// GitHub mode: the GitHub App's id.
+    #[arg(long, value_name = "N")]
+    pub app_id: Option<u64>,
+    /// GitHub mode: the App's private key file (PEM). The environment
+    /// variable names the file; it never holds the key.
+    #[arg(long, value_name = "PEM", env = "BENCHOPS_APP_KEY_FILE")]
+    pub app_key_file: Option<PathBuf>,
+    /// GitHub mode: get each phase's installation token from
+    /// benchops-app's OIDC exchange at URL instead of a local App key
+    /// (the job needs `permissions: id-token: write`); each token is
+    /// handed back for revocation when its phase ends.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["app_id", "app_key_file"])]
+    pub token_service: Option<String>,
+    /// GitHub mode with --token-service: the audience of the Actions
+    /// ID token, as the service's `oidc.audience` expects it.
+    #[arg(
+        long,
+        value_name = "AUDIENCE",
+        default_value = "benchops-app",
+        requires = "token_service"
+    )]
+    pub token_audience: String,
+    /// GitHub mode: the directory of sealed handoffs (*.json).
+    #[arg(long, value_name = "DIR")]
+    pub handoff: Option<PathBuf>,
+    /// GitHub mode: also read the handoff refs
+    /// refs/heads/benchmark-result/* of the repository, and delete the
+    /// ones whose record is in history once the persist succeeded.
+    #[arg(long, requires = "github")]
+    pub handoff_refs: bool,
+    /// GitHub mode: a git repository holding objects of
+    /// benchmark-history (a clone, or any repository after `git fetch
+    /// origin benchmark-history`). Records found there are read
+    /// locally, each checked against its blob id; only the others cost
+    /// a request. Without it, reading history back costs one request
+    /// per record, which outruns an installation's rate limit (5,000
+    /// an hour) once history holds thousands of records.
+    #[arg(long, value_name = "DIR", requires = "github")]
+    pub history_objects: Option<PathBuf>,
+    /// The schedule manifest (schedule-manifest/v1, TOML): lanes,
+    /// coverage, labels and baseline policies.
+    #[arg(long, value_name = "FILE")]
+    pub manifest: PathBuf,
+    /// When the sweep fails after validating: write its receipt, whose
+    /// `stopped` says the phase and step where it stopped and whether a
+    /// rerun can succeed, to FILE (atomic write). A failed persist
+    /// commits nothing, so this is the receipt's only copy. Without
+    /// this option the receipt is printed to stderr as one JSON line
+    /// after the error.
+    #[arg(long, value_name = "FILE")]
+    pub receipt_out: Option<PathBuf>,
+    /// The largest handoff file read, in bytes; a larger one is
+    /// quarantined as too-large without being read.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_RECORD_BYTES, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_record_bytes: u64,
+    /// Local mode: wait at most this many seconds for another sweep of
+    /// DIR to release the sweep lock (DIR/.sweep.lock), then exit 3
+    /// having read and written nothing. 0: do not wait.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub lock_wait: u64,
+    /// After the drift issues, keep one missed-run issue per lane with
+    /// this label (default benchmark-missed-run): opened while the
+    /// watchdog says the lane's last slots are missed (last 72 h, 60 min
+    /// grace), its body kept up to date, closed when the lane's latest
+    /// slot has a good record again.
+    #[arg(long, value_name = "LABEL", num_args = 0..=1, default_missing_value = "benchmark-missed-run")]
+    pub missed_run_issues: Option<String>,
+    /// After the drift and missed-run issues, keep the repository's one
+    /// health issue with this label (default benchmark-health): a table
+    /// of every lane (watchdog state, last on-time slot, last success,
+    /// misses in a row, latest duration and trend, open drift issues),
+    /// opened once, then edited in place when it changes. Pin it once
+    /// by hand; the REST API cannot.
+    #[arg(long, value_name = "LABEL", num_args = 0..=1, default_missing_value = "benchmark-health")]
+    pub health_issue: Option<String>,
+}
+
 /// The `provision` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum ProvisionCommand {
@@ -337,10 +351,10 @@ pub struct ProvisionArgs {
     #[arg(long, value_name = "VAR")]
     pub token_env: Option<String>,
     /// The publication environment.
-    #[arg(long, value_name = "NAME", default_value = benchops_publish::provision::DEFAULT_ENVIRONMENT)]
+    #[arg(long, value_name = "NAME", default_value = crate::provision::DEFAULT_ENVIRONMENT)]
     pub environment: String,
     /// The publication workflow's path on the default branch.
-    #[arg(long, value_name = "PATH", default_value = benchops_publish::provision::DEFAULT_WORKFLOW_PATH)]
+    #[arg(long, value_name = "PATH", default_value = crate::provision::DEFAULT_WORKFLOW_PATH)]
     pub workflow: String,
     /// Execution hands off through refs/heads/benchmark-result/* refs:
     /// check (and create) their ruleset too.
@@ -349,7 +363,7 @@ pub struct ProvisionArgs {
     /// With --handoff-refs: who pushes handoff refs, as a ruleset bypass
     /// actor TYPE[:ID] (DeployKey, Integration:APP_ID, RepositoryRole:ID,
     /// Team:ID, OrganizationAdmin). Repeatable.
-    #[arg(long, value_name = "TYPE[:ID]", requires = "handoff_refs", value_parser = benchops_publish::provision::parse_actor)]
+    #[arg(long, value_name = "TYPE[:ID]", requires = "handoff_refs", value_parser = crate::provision::parse_actor)]
     pub execution_actor: Vec<benchops_github::BypassActor>,
     /// With --handoff-refs: benchops-app writes the handoff refs (`POST
     /// /handoff`, `benchops-exec handoff --to URL`), so the App's bypass

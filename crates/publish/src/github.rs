@@ -33,7 +33,7 @@
 //! `DeleteDuplicateComment` deletes the later copy (a 404 counts as done).
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -48,12 +48,14 @@ use benchops_github::{
     InstallationId, PacingLimits, Phase as TokenPhase, RefDeletion, RefName, Repo, RetryPolicy,
     Sleeper, TREE_REQUEST_BUDGET, Token, TokenService, TreeFile,
 };
+use benchops_history::ObjectStore;
 
-use crate::local::QUARANTINE_DIR;
+use crate::signatures::SignaturePolicy;
+use crate::sweep::handoff::QUARANTINE_DIR;
 use crate::sweep::{
-    self, Advance, Cause, Clock, HandoffRefReport, HistoryStore, Inputs, Phase, PhaseToken,
-    Progress, RefHandoff, RefOutcome, RequestSummary, StepError, SweepError, SweepReport, TipIndex,
-    at,
+    self, AdapterFailure, Advance, Cause, Clock, HandoffRefReport, HistoryStore, Inputs, Phase,
+    PhaseToken, Progress, RefHandoff, RefOutcome, RequestSummary, StepError, SweepError,
+    SweepReport, TipIndex, at,
 };
 
 /// How the sweep's GitHub client is built. Everything is optional; the
@@ -125,7 +127,7 @@ pub struct GitHubSweepOptions {
     /// Keep one missed-run issue per lane with this label (`None`: off).
     pub missed_run_label: Option<String>,
     /// Keep the repository's health issue with this label
-    /// ([`crate::health_issue`]); `None`: none.
+    /// ([`crate::sweep::health_issue`]); `None`: none.
     pub health_issue_label: Option<String>,
 }
 
@@ -229,6 +231,45 @@ pub fn is_benchops_comment(body: &str, author: Option<&str>, bot_login: &str) ->
 /// report, never counts, whatever its body quotes.
 pub fn is_benchops_issue(author: Option<&str>, bot_login: &str) -> bool {
     author == Some(bot_login)
+}
+
+// ---------------------------------------------------------------------------
+// Errors, as they cross the ports
+
+/// Whether a rerun can succeed after GitHub refused or failed a request
+/// (after the client's own retries): not when GitHub's validation failed
+/// or the credentials cannot do it, since the same request fails the same
+/// way again.
+impl AdapterFailure for GitHubError {
+    fn is_retryable(&self) -> bool {
+        !matches!(
+            self,
+            GitHubError::Forbidden { .. }
+                // GitHub's validation failed (a body over its size limit, a
+                // bad label): the same request fails the same way on a rerun.
+                | GitHubError::Unprocessable { .. }
+                | GitHubError::InvalidInput { .. }
+                | GitHubError::InvalidKey { .. }
+                | GitHubError::PhaseForbids { .. }
+                | GitHubError::Config { .. }
+                | GitHubError::BuildRequest { .. }
+        )
+    }
+}
+
+/// GitHub truncated the recursive tree listing, so the absence of a path
+/// cannot be trusted. Not retryable: the tree stays as large.
+#[derive(Debug, thiserror::Error)]
+#[error("the tree {tree} of benchmark-history is too large to list in one request (truncated)")]
+pub struct TreeTruncated {
+    /// The tree id.
+    pub tree: String,
+}
+
+impl AdapterFailure for TreeTruncated {
+    fn is_retryable(&self) -> bool {
+        false
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -423,8 +464,6 @@ pub struct GitHubStore {
     history_objects: Option<PathBuf>,
     gh: Option<GitHubClient>,
     tokens: Vec<PhaseToken>,
-    /// Valid handoff refs read: (name, commit, digest).
-    read_refs: Vec<(String, String, Sha256Digest)>,
 }
 
 impl GitHubStore {
@@ -451,10 +490,8 @@ impl GitHubStore {
         let Some(dir) = &self.history_objects else {
             return Ok(None);
         };
-        let mut git = crate::history::git::bare_git();
-        // A partial clone must not fetch what it lacks: the API reads it.
-        git.arg("-C").arg(dir).env("GIT_NO_LAZY_FETCH", "1");
-        crate::history::stream::list_tree(git, tree).map_err(|e| {
+        // A partial clone does not fetch what it lacks: the API reads it.
+        ObjectStore::new(dir, false).list_tree(tree).map_err(|e| {
             StepError::new(
                 format!("list the tip's tree in {}", dir.display()),
                 Cause::Config {
@@ -502,12 +539,7 @@ impl HistoryStore for GitHubStore {
                 .map_err(at(format!("read handoff ref {}", r.name)))?;
             let (content, signature) = match content {
                 HandoffContent::Invalid { reason } => (Err(reason), None),
-                HandoffContent::Sealed(f) => {
-                    let digest = Sha256Digest::of(&f.bytes);
-                    self.read_refs
-                        .push((r.name.clone(), r.sha.as_str().to_owned(), digest));
-                    (Ok((f.file_name, f.bytes)), f.signature)
-                }
+                HandoffContent::Sealed(f) => (Ok((f.file_name, f.bytes)), f.signature),
             };
             out.push(RefHandoff {
                 name: r.name.clone(),
@@ -517,10 +549,6 @@ impl HistoryStore for GitHubStore {
             });
         }
         Ok(out)
-    }
-
-    fn refuse_handoff(&mut self, name: &str) {
-        self.read_refs.retain(|(n, _, _)| n != name);
     }
 
     async fn tip(&mut self) -> Result<TipIndex, StepError> {
@@ -551,7 +579,7 @@ impl HistoryStore for GitHubStore {
                 Err(level) => {
                     return Err(StepError::new(
                         "list the tip's tree",
-                        Cause::TreeTruncated {
+                        TreeTruncated {
                             tree: level.as_str().to_owned(),
                         },
                     ));
@@ -588,18 +616,19 @@ impl HistoryStore for GitHubStore {
     ) -> Result<Vec<Vec<u8>>, StepError> {
         let local = match &self.history_objects {
             Some(dir) => {
-                let mut git = crate::history::git::bare_git();
-                // A partial clone must not fetch what it lacks: the API reads it.
-                git.arg("-C").arg(dir).env("GIT_NO_LAZY_FETCH", "1");
+                // A partial clone does not fetch what it lacks: the API
+                // reads it. GitHub repositories use the SHA-1 object format.
                 let oids: Vec<&str> = blobs.iter().map(|(_, b)| *b).collect();
-                crate::history::stream::read_present(git, &oids, false).map_err(|e| {
-                    StepError::new(
-                        format!("read history's objects in {}", dir.display()),
-                        Cause::Config {
-                            reason: e.to_string(),
-                        },
-                    )
-                })?
+                ObjectStore::new(dir, false)
+                    .read_present(&oids)
+                    .map_err(|e| {
+                        StepError::new(
+                            format!("read history's objects in {}", dir.display()),
+                            Cause::Config {
+                                reason: e.to_string(),
+                            },
+                        )
+                    })?
             }
             None => vec![None; blobs.len()],
         };
@@ -675,20 +704,17 @@ impl HistoryStore for GitHubStore {
         }
     }
 
-    async fn consume(&mut self, in_history: &BTreeSet<Sha256Digest>) -> Vec<HandoffRefReport> {
+    async fn consume(&mut self, handoffs: &[(&str, &str, Sha256Digest)]) -> Vec<HandoffRefReport> {
         let Some(gh) = self.gh.clone() else {
             return Vec::new();
         };
         let repo = self.shared.repo.clone();
         let mut out = Vec::new();
-        for (name, commit, digest) in &self.read_refs {
-            if !in_history.contains(digest) {
-                continue;
-            }
+        for (name, commit, digest) in handoffs {
             let outcome = delete_one(&gh, &repo, name, commit).await;
             out.push(HandoffRefReport {
-                name: name.clone(),
-                commit: commit.clone(),
+                name: (*name).to_owned(),
+                commit: (*commit).to_owned(),
                 file: None,
                 digest: Some(*digest),
                 issues: Vec::new(),
@@ -851,12 +877,11 @@ pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, Swee
         history_objects: opts.history_objects.clone(),
         gh: None,
         tokens: Vec::new(),
-        read_refs: Vec::new(),
     };
     let mut tracker = GitHubTracker::new(shared);
     let metrics_client = client.clone();
     let summary_client = client;
-    let signing = crate::signatures::SignaturePolicy::load(&manifest, &opts.manifest, || {
+    let signing = SignaturePolicy::load(&manifest, &opts.manifest, || {
         sweep::clock_instant(&opts.clock)
     })
     .map_err(setup_error)?;
@@ -909,4 +934,22 @@ pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, Swee
 /// CLI calls). Do not call it from inside a runtime.
 pub fn sweep_github_blocking(opts: &GitHubSweepOptions) -> Result<SweepReport, SweepError> {
     sweep::block_on(sweep_github(opts)).map_err(setup_error)?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refusal of GitHub's validation fails the same way on a rerun.
+    #[test]
+    fn a_github_validation_failure_is_not_retryable() {
+        let unprocessable = Cause::from(GitHubError::Unprocessable {
+            operation: "issues/create",
+            message: "Validation Failed".into(),
+            errors: Vec::new(),
+            request_id: None,
+        });
+        assert!(!unprocessable.is_retryable());
+        assert!(!Cause::from(TreeTruncated { tree: "t".into() }).is_retryable());
+    }
 }

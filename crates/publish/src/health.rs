@@ -9,7 +9,6 @@
 //! there is one; with `--history` alone they are not read, and the report
 //! says so (`issues_read: false`) instead of showing none.
 
-use std::borrow::Borrow;
 use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::Path;
@@ -25,7 +24,9 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::ledger::{Ledger, LedgerState};
-use crate::watch::{WatchError, cell, history_error, open_history};
+use crate::sweep::report::{DurationPoint, durations_of, trend};
+use crate::text::markdown_cell as cell;
+use crate::watchdog::{WatchError, history_error, open_history};
 
 /// The schema tag of the JSON report.
 pub const HEALTH_SCHEMA: &str = "health-report/v1";
@@ -36,18 +37,6 @@ pub const FILE_LIMIT_BYTES: u64 = 10 * 1000 * 1000;
 /// Unreadable records named in the text and markdown reports (the JSON
 /// report lists every one).
 pub const SHOWN_UNREADABLE: usize = 10;
-/// Durations shown per lane (the latest).
-pub const DURATION_POINTS: usize = 20;
-
-/// One run's duration.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DurationPoint {
-    /// The slot.
-    pub slot: String,
-    /// `finished_at − started_at`, seconds; `None` when a time is unreadable.
-    pub seconds: Option<f64>,
-}
-
 /// An open drift issue of a case the lane covers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DriftIssue {
@@ -147,10 +136,19 @@ impl HealthReport {
     }
 }
 
-fn git_err(path: &Path, what: &str, e: impl std::fmt::Display) -> WatchError {
-    WatchError::History {
+fn git_err(path: &Path, step: &'static str, source: std::io::Error) -> WatchError {
+    WatchError::Git {
         path: path.to_path_buf(),
-        reason: format!("{what}: {e}"),
+        step,
+        source,
+    }
+}
+
+fn git_failed(path: &Path, step: &'static str, status: std::process::ExitStatus) -> WatchError {
+    WatchError::GitFailed {
+        path: path.to_path_buf(),
+        step,
+        status,
     }
 }
 
@@ -185,7 +183,7 @@ pub fn growth(history: &Path) -> Result<Growth, WatchError> {
         .wait()
         .map_err(|e| git_err(history, "git pack-objects", e))?;
     if !status.success() {
-        return Err(git_err(history, "git pack-objects", status));
+        return Err(git_failed(history, "git pack-objects", status));
     }
     let tree = Command::new("git")
         .arg("-C")
@@ -194,7 +192,7 @@ pub fn growth(history: &Path) -> Result<Growth, WatchError> {
         .output()
         .map_err(|e| git_err(history, "git ls-tree", e))?;
     if !tree.status.success() {
-        return Err(git_err(history, "git ls-tree", tree.status));
+        return Err(git_failed(history, "git ls-tree", tree.status));
     }
     // `<mode> blob <oid> <size>\t<path>` per entry, NUL-terminated.
     let largest = tree
@@ -214,7 +212,7 @@ pub fn growth(history: &Path) -> Result<Growth, WatchError> {
         .output()
         .map_err(|e| git_err(history, "git rev-parse", e))?;
     if !shallow.status.success() {
-        return Err(git_err(history, "git rev-parse", shallow.status));
+        return Err(git_failed(history, "git rev-parse", shallow.status));
     }
     let shallow = String::from_utf8_lossy(&shallow.stdout).trim() == "true";
     let triggered =
@@ -227,66 +225,6 @@ pub fn growth(history: &Path) -> Result<Growth, WatchError> {
         file_limit_bytes: FILE_LIMIT_BYTES,
         triggered,
     })
-}
-
-fn seconds(r: &SealedRecord) -> Option<f64> {
-    let s: Timestamp = r.record().started_at.parse().ok()?;
-    let f: Timestamp = r.record().finished_at.parse().ok()?;
-    Some((f - s).as_secs_f64())
-}
-
-fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
-}
-
-/// The latest [`DURATION_POINTS`] run durations of `lane` among `records`
-/// (sorted by slot), oldest first.
-pub fn durations_of<R: Borrow<SealedRecord>>(records: &[R], lane: &str) -> Vec<DurationPoint> {
-    let mine: Vec<&SealedRecord> = records
-        .iter()
-        .map(Borrow::borrow)
-        .filter(|r| r.record().lane.as_str() == lane)
-        .collect();
-    mine.iter()
-        .rev()
-        .take(DURATION_POINTS)
-        .rev()
-        .map(|r| DurationPoint {
-            slot: r.record().slot.clone(),
-            seconds: seconds(r),
-        })
-        .collect()
-}
-
-/// `rising`, `falling` or `flat`: the median of the newer half of the
-/// durations against the older half (±10 %); `None` under four points.
-pub fn trend(points: &[DurationPoint]) -> Option<String> {
-    let values: Vec<f64> = points.iter().filter_map(|p| p.seconds).collect();
-    if values.len() < 4 {
-        return None;
-    }
-    let half = values.len() / 2;
-    let old = median(&mut values[..half].to_vec())?;
-    let new = median(&mut values[values.len() - half..].to_vec())?;
-    Some(
-        if new > old * 1.1 {
-            "rising"
-        } else if new < old * 0.9 {
-            "falling"
-        } else {
-            "flat"
-        }
-        .to_owned(),
-    )
 }
 
 /// The health of every manifest lane over the history at `history`, with
@@ -351,12 +289,7 @@ pub fn health_local(
                     .collect(),
             ),
             Ok(None) => None,
-            Err(e) => {
-                return Err(WatchError::History {
-                    path: path.to_path_buf(),
-                    reason: e.to_string(),
-                });
-            }
+            Err(e) => return Err(WatchError::Ledger(e)),
         },
         None => None,
     };
@@ -523,7 +456,7 @@ pub fn render_text(r: &HealthReport) -> String {
         let _ = writeln!(
             s,
             "  {:<16} last on time {}, last success {}, {} missed in a row, duration trend {}, baseline {}",
-            crate::validate::escape_text(&l.lane),
+            crate::text::escape_text(&l.lane),
             w.last_on_time.as_deref().unwrap_or("never"),
             w.last_success.as_deref().unwrap_or("never"),
             w.consecutive_missed,
@@ -541,7 +474,7 @@ pub fn render_text(r: &HealthReport) -> String {
                         s,
                         "    drift #{} {}{}",
                         d.number,
-                        crate::validate::escape_text(&d.key),
+                        crate::text::escape_text(&d.key),
                         d.change_point
                             .as_deref()
                             .map(|c| format!(": {c}"))
@@ -555,8 +488,8 @@ pub fn render_text(r: &HealthReport) -> String {
         let _ = writeln!(
             s,
             "  unreadable record {}: {}",
-            crate::validate::escape_text(path),
-            crate::validate::escape_text(why)
+            crate::text::escape_text(path),
+            crate::text::escape_text(why)
         );
     }
     if r.unreadable.len() > SHOWN_UNREADABLE {
@@ -577,7 +510,7 @@ pub fn render_text(r: &HealthReport) -> String {
             .as_ref()
             .map_or("none".to_owned(), |(p, b)| format!(
                 "{} ({})",
-                crate::validate::escape_text(p),
+                crate::text::escape_text(p),
                 mb(*b)
             )),
         if g.triggered {

@@ -48,10 +48,11 @@
 
 use std::path::{Path, PathBuf};
 
-use benchops::Sha256Digest;
 use benchops::fsio::{self, WriteError};
 use benchops::reconcile::{Action, ActualIssue, CommentMarker, IssueState};
 use serde::{Deserialize, Serialize};
+
+use crate::sweep::{AdapterFailure, Applied};
 
 /// The ledger's format identifier.
 pub const LEDGER_SCHEMA: &str = "benchops-issue-ledger/v1";
@@ -209,91 +210,9 @@ impl LedgerError {
     }
 }
 
-/// What applying one [`Action`] did, for the sweep summary.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Applied {
-    /// A new issue.
-    Opened {
-        /// Its number.
-        issue: u64,
-        /// Its title.
-        title: String,
-    },
-    /// Labels added.
-    LabelsAdded {
-        /// The issue.
-        issue: u64,
-        /// The labels.
-        labels: Vec<String>,
-    },
-    /// A comment announcing an evidence record.
-    Commented {
-        /// The issue.
-        issue: u64,
-        /// The evidence record.
-        record: Sha256Digest,
-    },
-    /// The closing comment for an epoch.
-    ClosingComment {
-        /// The issue.
-        issue: u64,
-        /// The epoch.
-        epoch: Sha256Digest,
-    },
-    /// Body replaced, state unchanged.
-    BodyUpdated {
-        /// The issue.
-        issue: u64,
-    },
-    /// Closed as completed.
-    Closed {
-        /// The issue.
-        issue: u64,
-    },
-    /// Reopened.
-    Reopened {
-        /// The issue.
-        issue: u64,
-    },
-    /// A comment that repeated an earlier one's marker was deleted.
-    DeletedDuplicateComment {
-        /// The issue.
-        issue: u64,
-        /// The deleted comment.
-        comment_id: u64,
-    },
-    /// Closed as a duplicate.
-    ClosedDuplicate {
-        /// The duplicate.
-        issue: u64,
-        /// The issue that tracks the key.
-        canonical: u64,
-    },
-}
-
-impl std::fmt::Display for Applied {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Applied::Opened { issue, title } => write!(f, "#{issue} opened: {title}"),
-            Applied::LabelsAdded { issue, labels } => {
-                write!(f, "#{issue} labels added: {}", labels.join(", "))
-            }
-            Applied::Commented { issue, record } => {
-                write!(f, "#{issue} commented: evidence record {record}")
-            }
-            Applied::ClosingComment { issue, epoch } => {
-                write!(f, "#{issue} closing comment (latest evidence {epoch})")
-            }
-            Applied::BodyUpdated { issue } => write!(f, "#{issue} body updated"),
-            Applied::Closed { issue } => write!(f, "#{issue} closed (completed)"),
-            Applied::Reopened { issue } => write!(f, "#{issue} reopened"),
-            Applied::DeletedDuplicateComment { issue, comment_id } => {
-                write!(f, "#{issue} duplicate comment {comment_id} deleted")
-            }
-            Applied::ClosedDuplicate { issue, canonical } => {
-                write!(f, "#{issue} closed as a duplicate of #{canonical}")
-            }
-        }
+impl AdapterFailure for LedgerError {
+    fn is_retryable(&self) -> bool {
+        LedgerError::is_retryable(self)
     }
 }
 
@@ -600,8 +519,8 @@ impl LedgerIssue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use benchops::CaseId;
     use benchops::reconcile::{DriftKey, drift_marker};
+    use benchops::{CaseId, Sha256Digest};
 
     fn key() -> DriftKey {
         DriftKey::new(CaseId::new("parse/large").expect("case"), "wall_s")
@@ -770,5 +689,27 @@ mod tests {
             let msg = e.to_string();
             assert!(msg.contains("x/issues.json") && msg.contains(want), "{msg}");
         }
+    }
+
+    /// A ledger failure reaches the engine as the ledger's own error: a
+    /// vanished issue is planned afresh on a rerun; a file that does not
+    /// parse needs a person.
+    #[test]
+    fn a_ledger_failure_is_retryable_as_the_ledger_says() {
+        use crate::sweep::Cause;
+        assert!(
+            !Cause::from(LedgerError::Parse {
+                path: PathBuf::from("issues.json"),
+                reason: "eof".into()
+            })
+            .is_retryable()
+        );
+        assert!(
+            Cause::from(LedgerError::NoSuchIssue {
+                path: PathBuf::from("issues.json"),
+                number: 4
+            })
+            .is_retryable()
+        );
     }
 }

@@ -1,8 +1,9 @@
-//! `benchops-publish validate`: per-file verdicts over sealed records, and
-//! the rules every reader of record files in this crate shares: which files
-//! a directory yields, how a file is read ([`read_issue`] over
-//! [`benchops::fsio::read_record_file`]), and how names and problems are
-//! shown on a terminal ([`shown_path`], [`escape_text`]).
+//! `benchops-publish validate`: per-file verdicts over sealed records, by
+//! the one rule of [`crate::verify`] (and, with `--manifest`, the signature
+//! check of [`crate::signatures`]): which files a directory yields, each
+//! read through [`benchops::fsio::read_record_file`], and the verdicts as a
+//! table (names through [`shown_path`], problems through [`escape_text`])
+//! or JSON.
 //!
 //! # Which files are read
 //!
@@ -22,10 +23,12 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use benchops::Sha256Digest;
-use benchops::fsio::{self, ReadRecordError, Symlinks};
-use benchops::seal::{IssueKind, SealedRecord, VerifyError, VerifyIssue, verify};
+use benchops::fsio::{self, Symlinks};
 use serde::{Serialize, Serializer};
+
+use crate::signatures::{SignaturePolicy, check_signature, read_signature};
+use crate::text::{escape_text, shown_path};
+use crate::verify::{IssueOut, NameRule, issue_line, read_issue, verify_named};
 
 /// How `validate` reads files.
 #[derive(Debug, Clone, Copy)]
@@ -34,7 +37,7 @@ pub struct ValidateOptions<'a> {
     pub max_record_bytes: u64,
     /// With `--manifest` and its `[signing]` table: each valid record's
     /// signature (`<file>.sig`) is checked as the sweep checks it.
-    pub signing: Option<&'a crate::signatures::SignaturePolicy>,
+    pub signing: Option<&'a SignaturePolicy>,
 }
 
 impl Default for ValidateOptions<'_> {
@@ -64,17 +67,6 @@ pub struct FileVerdict {
     pub named_digest: Option<String>,
     /// Every problem found.
     pub issues: Vec<IssueOut>,
-}
-
-/// One problem, as printed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct IssueOut {
-    /// Its class (`not-canonical`, `schema`, ...).
-    pub kind: String,
-    /// JSON path.
-    pub path: String,
-    /// Why.
-    pub reason: String,
 }
 
 impl Serialize for FileVerdict {
@@ -109,16 +101,6 @@ impl Serialize for FileVerdict {
     }
 }
 
-impl From<&VerifyIssue> for IssueOut {
-    fn from(i: &VerifyIssue) -> Self {
-        IssueOut {
-            kind: i.kind.to_string(),
-            path: i.path.to_string(),
-            reason: i.reason.clone(),
-        }
-    }
-}
-
 /// A path given on the command line that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
@@ -138,57 +120,6 @@ pub enum InputError {
         #[source]
         source: std::io::Error,
     },
-}
-
-/// The most threads [`verify_all`] uses.
-const VERIFY_THREADS: usize = 8;
-
-/// Below this many records [`verify_all`] stays on the calling thread.
-const VERIFY_PARALLEL_FROM: usize = 256;
-
-/// [`verify`] over many records, in input order, on as many threads as the
-/// machine offers (at most 8): reading history back verifies every record
-/// in it, and each verification is independent. Each item is the bytes and
-/// the digest they must have, if known.
-pub fn verify_all(
-    items: &[(&[u8], Option<&Sha256Digest>)],
-) -> Vec<Result<SealedRecord, VerifyError>> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .min(VERIFY_THREADS);
-    if threads < 2 || items.len() < VERIFY_PARALLEL_FROM {
-        return items.iter().map(|(b, d)| verify(b, *d)).collect();
-    }
-    let chunk = items.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || part.iter().map(|(b, d)| verify(b, *d)).collect::<Vec<_>>())
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| match w.join() {
-                Ok(v) => v,
-                // verify answers bad bytes with an error; a panic in a
-                // worker reaches the caller as it would on one thread.
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect()
-    })
-}
-
-/// The digest a sealed file's name claims: `<hex>.json` or
-/// `<anything>--<hex>.json`. Names of any other form claim nothing.
-pub fn digest_from_file_name(path: &Path) -> Option<Result<Sha256Digest, String>> {
-    let name = path.file_name()?.to_str()?;
-    let stem = name.strip_suffix(".json")?;
-    let hex = stem.rsplit_once("--").map_or(stem, |(_, h)| h);
-    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    Some(Sha256Digest::from_hex(hex).map_err(|e| e.to_string()))
 }
 
 /// A file to validate, and how its path must be read.
@@ -269,102 +200,6 @@ fn walk(dir: &Path, out: &mut Vec<Found>) -> Result<(), InputError> {
     Ok(())
 }
 
-/// Whether a file name must claim the digest of its content.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NameRule {
-    /// `validate`: a name that claims a digest is checked against it; a
-    /// name that claims none is fine.
-    CheckIfClaimed,
-    /// Handoffs: the name must claim the digest (`<hex>.json` as `bench
-    /// seal` writes it, or `<anything>--<hex>.json`), else the content
-    /// address cannot be checked and the handoff is invalid.
-    Required,
-}
-
-/// The verdict on one sealed file's bytes and name.
-#[derive(Debug, Clone)]
-pub struct NamedVerdict {
-    /// The digest of the bytes.
-    pub digest: Sha256Digest,
-    /// The digest the name claims, when it claims a valid one.
-    pub named_digest: Option<Sha256Digest>,
-    /// Every problem found (empty: valid).
-    pub issues: Vec<IssueOut>,
-    /// The verified record, when valid.
-    pub sealed: Option<SealedRecord>,
-}
-
-/// The one rule for a sealed file and its name: the bytes are verified
-/// (canonical form, schema, semantics) against the digest the name claims.
-/// `validate`, directory handoffs and handoff refs all use it, so they give
-/// the same verdicts with the same messages.
-pub fn verify_named(bytes: &[u8], file_name: &str, rule: NameRule) -> NamedVerdict {
-    let mut v = NamedVerdict {
-        digest: Sha256Digest::of(bytes),
-        named_digest: None,
-        issues: Vec::new(),
-        sealed: None,
-    };
-    let mismatch = |reason: String| IssueOut {
-        kind: IssueKind::DigestMismatch.to_string(),
-        path: "$".into(),
-        reason,
-    };
-    let expected = match digest_from_file_name(Path::new(file_name)) {
-        Some(Ok(d)) => {
-            v.named_digest = Some(d);
-            Some(d)
-        }
-        Some(Err(reason)) => {
-            v.issues.push(mismatch(format!(
-                "file name does not hold a valid digest: {reason}"
-            )));
-            None
-        }
-        None if rule == NameRule::Required => {
-            v.issues.push(mismatch(
-                "file name claims no digest: a handoff must be named <hex>.json (as `bench seal` writes it) or <anything>--<hex>.json".to_owned(),
-            ));
-            None
-        }
-        None => None,
-    };
-    match verify(bytes, expected.as_ref()) {
-        Ok(s) if v.issues.is_empty() => v.sealed = Some(s),
-        Ok(_) => {}
-        Err(e) => v.issues.extend(e.issues.iter().map(IssueOut::from)),
-    }
-    v
-}
-
-/// One line for a problem: `kind: path: reason`. Raw: escape it with
-/// [`escape_text`] before it reaches a terminal.
-pub fn issue_line(i: &IssueOut) -> String {
-    format!("{}: {}: {}", i.kind, i.path, i.reason)
-}
-
-/// The problem a refused or failed read is: `too-large` for a file over
-/// the limit, `unreadable` for anything else (not a regular file, a
-/// symbolic link not followed, an I/O error). The reason does not repeat
-/// the path.
-pub fn read_issue(e: &ReadRecordError) -> IssueOut {
-    let (kind, reason) = match e {
-        ReadRecordError::TooLarge { .. } => (
-            "too-large",
-            format!(
-                "{}; a larger limit can be set with --max-record-bytes",
-                e.reason()
-            ),
-        ),
-        _ => ("unreadable", e.reason()),
-    };
-    IssueOut {
-        kind: kind.to_owned(),
-        path: "$".to_owned(),
-        reason,
-    }
-}
-
 /// Validates one file named by a person: a symbolic link is resolved once,
 /// and the default size limit applies.
 pub fn validate_file(path: &Path) -> FileVerdict {
@@ -413,11 +248,7 @@ pub fn validate_found(found: &Found, opts: &ValidateOptions<'_>) -> FileVerdict 
     v.valid = named.sealed.is_some();
     v.issues = named.issues;
     if let (Some(policy), Some(sealed)) = (opts.signing, &named.sealed)
-        && let Err(issue) = crate::sweep::handoff::check_signature(
-            policy,
-            sealed,
-            crate::signatures::read_signature(path),
-        )
+        && let Err(issue) = check_signature(policy, sealed, read_signature(path))
     {
         v.issues.push(issue);
         v.valid = false;
@@ -434,102 +265,6 @@ pub fn validate_paths(
         .iter()
         .map(|f| validate_found(f, opts))
         .collect())
-}
-
-// ---------------------------------------------------------------------------
-// Terminal output
-
-/// The longest path [`shown_path`] prints, in characters.
-pub const MAX_SHOWN_PATH: usize = 160;
-
-/// Characters that print nothing visible or reorder text, beyond the
-/// control characters: zero-width marks, bidirectional overrides and
-/// isolates, line and paragraph separators, the byte-order mark.
-fn is_invisible(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00ad}'
-            | '\u{061c}'
-            | '\u{180e}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{2069}'
-            | '\u{feff}'
-    )
-}
-
-/// One character as printed: itself, or an escape (`\n`, `\t`, `\r`,
-/// `\u{1b}`) for control and invisible characters, and `\\` for a
-/// backslash when `backslash` is set.
-fn push_escaped(out: &mut String, c: char, backslash: bool) {
-    match c {
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push_str("\\t"),
-        '\\' if backslash => out.push_str("\\\\"),
-        c if c.is_control() || is_invisible(c) => {
-            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-        }
-        c => out.push(c),
-    }
-}
-
-/// `text` safe for one terminal line: control characters (newlines, escape
-/// sequences) and invisible characters are written as escapes, so that no
-/// text from a record or a file name can start a line or restyle the
-/// terminal. Backslashes are left as they are.
-pub fn escape_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        push_escaped(&mut out, c, false);
-    }
-    out
-}
-
-/// A path as printed on a terminal: every byte that is not valid UTF-8 as
-/// `\xNN`, control and invisible characters as escapes, a backslash as
-/// `\\`; cut in the middle (`…`) to at most [`MAX_SHOWN_PATH`] characters,
-/// keeping the end, where the file name is. `--json` output has the exact
-/// path.
-pub fn shown_path(path: &Path) -> String {
-    // Each unit is one character or byte of the name, as printed.
-    let mut units: Vec<String> = Vec::new();
-    for chunk in path.as_os_str().as_encoded_bytes().utf8_chunks() {
-        for c in chunk.valid().chars() {
-            let mut u = String::new();
-            push_escaped(&mut u, c, true);
-            units.push(u);
-        }
-        for b in chunk.invalid() {
-            units.push(format!("\\x{b:02x}"));
-        }
-    }
-    let width = |us: &[String]| us.iter().map(|u| u.chars().count()).sum::<usize>();
-    if width(&units) <= MAX_SHOWN_PATH {
-        return units.concat();
-    }
-    // Keep about a quarter from the start and the rest from the end.
-    let (mut head, mut tail) = (0, units.len());
-    let mut budget = MAX_SHOWN_PATH - 1;
-    let mut used_head = 0;
-    while head < tail {
-        let w = units[head].chars().count();
-        if used_head + w > budget / 4 {
-            break;
-        }
-        used_head += w;
-        head += 1;
-    }
-    budget -= used_head;
-    while tail > head {
-        let w = units[tail - 1].chars().count();
-        if w > budget {
-            break;
-        }
-        budget -= w;
-        tail -= 1;
-    }
-    format!("{}…{}", units[..head].concat(), units[tail..].concat())
 }
 
 /// Renders verdicts as a human table: one row per file (one per problem
@@ -573,86 +308,4 @@ pub fn render_table(verdicts: &[FileVerdict]) -> String {
         bad
     );
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use std::ffi::OsStr;
-    use std::os::unix::ffi::OsStrExt;
-
-    use super::*;
-
-    #[test]
-    fn verifying_many_on_threads_gives_each_item_its_own_verdict_in_order() {
-        let records: Vec<SealedRecord> = (0..300)
-            .map(|h| {
-                let slot = jiff::Timestamp::from_second(1_700_000_000 / 3600 * 3600 + h * 3600)
-                    .expect("instant")
-                    .to_string();
-                benchops_testkit::records::clean("nightly", &slot)
-            })
-            .collect();
-        let other = records[1].digest();
-        let mut tampered = records[2].bytes().to_vec();
-        tampered[10] ^= 1;
-        let mut items: Vec<(&[u8], Option<&Sha256Digest>)> =
-            records.iter().map(|r| (r.bytes(), None)).collect();
-        items[0].1 = Some(&other); // the bytes of record 0 under another name
-        items[2].0 = &tampered;
-        items[299] = (b"{not json", None);
-        let out = verify_all(&items);
-        assert_eq!(out.len(), items.len());
-        for (i, (got, (bytes, digest))) in out.iter().zip(&items).enumerate() {
-            let want = verify(bytes, *digest);
-            match (got, &want) {
-                (Ok(a), Ok(b)) => assert_eq!(a.digest(), b.digest(), "item {i}"),
-                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "item {i}"),
-                _ => panic!("item {i}: {} against {}", got.is_ok(), want.is_ok()),
-            }
-        }
-        assert!(out[0].is_err() && out[2].is_err() && out[299].is_err());
-        assert!(out[1].is_ok() && out[298].is_ok());
-        assert_eq!(
-            out[150].as_ref().map(SealedRecord::digest).ok(),
-            Some(records[150].digest())
-        );
-    }
-
-    #[test]
-    fn text_escapes_controls_and_invisibles_but_keeps_backslashes() {
-        assert_eq!(
-            escape_text("a\nb\r\tc\u{1b}[2K\u{202e}d\\e é"),
-            "a\\nb\\r\\tc\\u{1b}[2K\\u{202e}d\\e é"
-        );
-    }
-
-    #[test]
-    fn a_shown_path_escapes_bytes_and_backslashes() {
-        let p = Path::new(OsStr::from_bytes(b"dir/caf\xe9\\x\n.json"));
-        assert_eq!(shown_path(p), "dir/caf\\xe9\\\\x\\n.json");
-    }
-
-    #[test]
-    fn a_long_shown_path_keeps_its_end_and_whole_escapes() {
-        let name = format!("{}\n{}.json", "a".repeat(200), "b".repeat(100));
-        let shown = shown_path(Path::new(&name));
-        assert_eq!(shown.chars().count(), MAX_SHOWN_PATH, "{shown}");
-        assert!(
-            shown.ends_with(&format!("\\n{}.json", "b".repeat(100))),
-            "{shown}"
-        );
-        assert!(shown.starts_with("aaaa"), "{shown}");
-        assert_eq!(shown.matches('…').count(), 1, "{shown}");
-        // A cut never splits an escape.
-        let name = format!("{}{}", "\u{1}".repeat(100), "c".repeat(10));
-        let shown = shown_path(Path::new(&name));
-        assert!(shown.chars().count() <= MAX_SHOWN_PATH, "{shown}");
-        let (head, tail) = shown.split_once('…').expect("cut");
-        assert!(
-            head.len() % 5 == 0 && head.chars().all(|c| "\\u{1}".contains(c)),
-            "{head}"
-        );
-        assert!(tail.ends_with("cccccccccc"), "{tail}");
-        assert!((tail.len() - 10) % 5 == 0, "{tail}");
-    }
 }

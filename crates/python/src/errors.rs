@@ -183,9 +183,10 @@ pub fn lane(py: Python<'_>, e: &LaneError) -> PyErr {
                 ..file(manifest)
             },
         ),
-        LaneError::Manifest(_) | LaneError::NothingCovered(_) | LaneError::Slot(_) => {
-            (Kind::Intent, Detail::default())
-        }
+        LaneError::Manifest(_)
+        | LaneError::NothingCovered(_)
+        | LaneError::Slot(_)
+        | LaneError::UnreportedMetric { .. } => (Kind::Intent, Detail::default()),
         LaneError::Bench(b) => bench_kind(b),
         LaneError::State(s) => (Kind::State, state_detail(s)),
         LaneError::NotFound(_) | LaneError::Ambiguous(_) | LaneError::Busy(_) => {

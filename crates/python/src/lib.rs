@@ -140,6 +140,7 @@ fn submit(
         "local" => Backend::Local(LocalOptions {
             slots: slots.max(1),
             exe: Some(exe),
+            ..LocalOptions::default()
         }),
         "slurm" => Backend::Slurm(SlurmOptions {
             partition,

@@ -1,7 +1,9 @@
 //! Test support shared by the benchops crates.
 //!
 //! - [`sim`]: a stateful GitHub REST API simulator on loopback
-//!   ([`GitHubSim`]), with a fault plan and a request log.
+//!   ([`GitHubSim`]), with a fault plan and a request log. Its pull
+//!   requests, merges and commit statuses are behind the `platform`
+//!   feature, which only the platform lane's tests turn on.
 //! - [`openapi`]: GitHub's OpenAPI description (a vendored subset) turned
 //!   into JSON Schema validators for request and response bodies.
 

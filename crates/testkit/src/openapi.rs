@@ -246,10 +246,11 @@ fn wrap(schema: &Value) -> Value {
     Value::Object(root)
 }
 
+/// The validator of `schema`, compiled once per `key`.
 fn validator_for(
     key: String,
     schema: impl FnOnce() -> Value,
-) -> Result<Arc<jsonschema::Validator>, String> {
+) -> Result<Arc<jsonschema::Validator>, jsonschema::ValidationError<'static>> {
     static CACHE: OnceLock<Mutex<HashMap<String, Arc<jsonschema::Validator>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     if let Some(v) = cache
@@ -262,8 +263,7 @@ fn validator_for(
     let compiled = jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
         .should_validate_formats(true)
-        .build(&schema())
-        .map_err(|e| format!("schema does not compile: {e}"))?;
+        .build(&schema())?;
     let v = Arc::new(compiled);
     cache
         .lock()
@@ -311,11 +311,16 @@ pub fn validate_request(
     let validator = validator_for(format!("req {name}"), || {
         request_schema(method, path_template).unwrap_or(Value::Bool(false))
     })
-    .map_err(|p| ContractError {
-        operation: name.clone(),
-        problems: vec![p],
-    })?;
+    .map_err(|e| uncompiled(&name, &e))?;
     check(name, &validator, body)
+}
+
+/// The problem of an operation whose schema does not compile.
+fn uncompiled(operation: &str, e: &jsonschema::ValidationError<'_>) -> ContractError {
+    ContractError {
+        operation: operation.to_owned(),
+        problems: vec![format!("schema does not compile: {e}")],
+    }
 }
 
 /// Validates a response body for a status. A status described without a
@@ -338,10 +343,7 @@ pub fn validate_response(
         };
     };
     let validator =
-        validator_for(format!("resp {name}"), || schema).map_err(|p| ContractError {
-            operation: name.clone(),
-            problems: vec![p],
-        })?;
+        validator_for(format!("resp {name}"), || schema).map_err(|e| uncompiled(&name, &e))?;
     check(name, &validator, body)
 }
 

@@ -14,9 +14,9 @@ use benchops::reconcile::{
     DriftKey, DriftStatus, HistoryRecord, Standing, drift_statuses, render_title,
 };
 use benchops::record::{Direction, ResultRecord};
-use benchops::seal::{SealedRecord, verify};
+use benchops::seal::SealedRecord;
 use benchops::time::order_key;
-use benchops_publish::history::{HistoryError, LocalHistory};
+use benchops_history::{HistoryError, LocalHistory};
 
 use super::{
     BaselineRow, Coverage, DecisionRow, DriftRow, Evidence, HistorySummary, IssueDecision, LaneRow,
@@ -24,11 +24,6 @@ use super::{
     MAX_RECORDS, MAX_TEXT_CHARS, MAX_TREND_POINTS, MAX_TRENDS, MAX_WORKFLOW_RUNS, RecordRow,
     RunRow, Status, StatusError, StatusInputs, Trend, TrendPoint, WorkflowRunFact,
 };
-
-/// Blobs read per `git cat-file --batch`: few enough that their ids (65
-/// bytes each in a SHA-256 repository) fit in a pipe buffer, so writing
-/// them never waits for git to drain its output.
-const BLOBS_PER_READ: usize = 500;
 
 /// The prefix of baseline pointer paths.
 const BASELINES_DIR: &str = "baselines/";
@@ -88,7 +83,9 @@ struct Loaded {
 }
 
 /// Reads every record (the newest [`MAX_RECORDS`] by path slot) and every
-/// baseline pointer at the branch tip.
+/// baseline pointer at the branch tip: one listing, then the records with
+/// one `git cat-file --batch`, verified while git reads (the history
+/// crate's one reader), and the pointers with another.
 fn load(history: &LocalHistory) -> Result<Loaded, HistoryError> {
     let tip = history.tip_index()?;
     let mut entries: Vec<(RecordEntry, &str)> = Vec::new();
@@ -112,24 +109,24 @@ fn load(history: &LocalHistory) -> Result<Loaded, HistoryError> {
 
     let mut problems = Vec::new();
     let mut records = Vec::with_capacity(entries.len());
-    for chunk in entries.chunks(BLOBS_PER_READ) {
-        let oids: Vec<&str> = chunk.iter().map(|(_, b)| *b).collect();
-        let blobs = history.read_blobs(&oids)?;
-        for ((entry, _), bytes) in chunk.iter().zip(blobs) {
-            match verify(&bytes, Some(&entry.digest)) {
-                Ok(s) if entry.places(&s.record().lane, &s.record().slot) => records.push(s),
-                Ok(s) => problems.push(format!(
-                    "{}: holds a record of lane {} slot {}, which belongs elsewhere",
-                    entry.path,
-                    s.record().lane,
-                    clip(&s.record().slot, 64)
-                )),
-                Err(e) => problems.push(format!(
-                    "{}: does not hold a valid record: {}",
-                    entry.path,
-                    clip(&e.to_string(), 200)
-                )),
-            }
+    let items: Vec<_> = entries
+        .iter()
+        .map(|(e, blob)| (*blob, Some(&e.digest)))
+        .collect();
+    for ((entry, _), verdict) in entries.iter().zip(history.read_verified(&items)?) {
+        match verdict {
+            Ok(s) if entry.places(&s.record().lane, &s.record().slot) => records.push(s),
+            Ok(s) => problems.push(format!(
+                "{}: holds a record of lane {} slot {}, which belongs elsewhere",
+                entry.path,
+                s.record().lane,
+                clip(&s.record().slot, 64)
+            )),
+            Err(e) => problems.push(format!(
+                "{}: does not hold a valid record: {}",
+                entry.path,
+                clip(&e.to_string(), 200)
+            )),
         }
     }
     records.sort_by(|a, b| record_order(a).cmp(&record_order(b)));

@@ -37,7 +37,7 @@ use std::fmt;
 
 use benchops::manifest::Manifest;
 use benchops::record::CaseCounts;
-use benchops_publish::history::{HistoryError, LocalHistory};
+use benchops_history::{HistoryError, LocalHistory};
 use serde::{Deserialize, Serialize};
 
 mod collect;

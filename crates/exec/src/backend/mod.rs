@@ -3,14 +3,15 @@
 //!
 //! | operation | what it does |
 //! |---|---|
-//! | [`Backend::launch`] | starts every child of one claimed attempt and writes its submission record |
+//! | [`Backend::launch`] | starts the children (Slurm arrays) or the workers (local) of one claimed attempt and writes its submission record |
 //! | [`locate`] | where the files of a child's observed run are (the newest requeue's on Slurm) |
-//! | [`observe`] | takes ONE snapshot of backend evidence for a refresh, whatever the number of children |
+//! | [`observe`] | takes ONE snapshot of backend evidence for a refresh, whatever the number of children; locally, it restarts the workers a queue still needs |
 //! | [`Observation::backend`] | answers, from that snapshot, what the backend says about a child |
 //! | [`Observation::restarts`] | answers how often the backend restarted (requeued) a child's task |
 //! | [`cancel`] | records the cancellation of an attempt, then stops what still runs |
 //! | [`executor`] | names the executor of the latest submission in a sealed record |
 //! | [`Task::resolve`] | tells a wrapper process which child it runs |
+//! | [`local::Worker`] | a local worker: a slot, then claims in order until none is left |
 //!
 //! This module is the only place that tells the local backend from Slurm:
 //! a launch dispatches on [`Backend`], and everything after it on the
@@ -18,6 +19,7 @@
 //! through the functions above and never names a backend. No backend
 //! holds state in memory: all it needs later is in the submission record.
 
+mod claims;
 pub mod local;
 pub mod slurm;
 
@@ -34,13 +36,13 @@ use crate::state::{
     StateDir, StateError, Submission,
 };
 
-pub use local::LocalOptions;
+pub use local::{ClaimOrder, LocalOptions};
 pub use slurm::{SchedulerOptions, SlurmOptions};
 
 /// Where a submission runs, with the options of its launch.
 #[derive(Debug, Clone)]
 pub enum Backend {
-    /// Detached local wrapper processes.
+    /// Local worker processes, at most `slots` at once.
     Local(LocalOptions),
     /// Slurm job arrays, one `sbatch` call per chunk.
     Slurm(SlurmOptions),
@@ -81,7 +83,7 @@ impl Job<'_> {
 pub struct Launched {
     /// The submission record written for the attempt.
     pub submission: Submission,
-    /// The local wrapper processes, so that a waiting caller can reap them;
+    /// The local worker processes, so that a waiting caller can reap them;
     /// empty for Slurm.
     pub processes: Vec<std::process::Child>,
     /// One line for humans: what was submitted, and where.
@@ -96,16 +98,19 @@ pub enum BackendError {
     /// State could not be read or written.
     #[error(transparent)]
     State(#[from] StateError),
-    /// A wrapper process could not be started.
-    #[error("failed to start the wrapper for child {index}")]
+    /// A local worker (or wrapper) process could not be started.
+    #[error("failed to start local worker {index}")]
     Spawn {
-        /// The child.
+        /// The worker's number.
         index: u64,
         /// The OS error.
         #[source]
         source: std::io::Error,
     },
-    /// The current executable could not be found (to start wrappers).
+    /// The claim order is not a permutation of the children.
+    #[error("invalid claim order: {0}")]
+    Order(String),
+    /// The current executable could not be found (to start workers).
     #[error("failed to locate the benchops-exec executable")]
     CurrentExe(#[source] std::io::Error),
     /// The scheduler refused or could not be reached.
@@ -119,7 +124,7 @@ pub enum BackendError {
 impl Backend {
     /// Starts every child of `job` and writes its submission record.
     ///
-    /// Returns once the children are handed over: local wrappers are
+    /// Returns once the children are handed over: local workers are
     /// detached processes and Slurm arrays are queued, so the caller may
     /// exit at once. When Slurm accepts some chunks and then refuses one,
     /// the accepted arrays run regardless: they are recorded, and the error
@@ -138,17 +143,19 @@ impl Backend {
 /// A refresh reads the run files of every child first and takes this look
 /// after: a result that already existed while the scheduler still said
 /// pending is then truly from an earlier run.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Observation {
     now: jiff::Timestamp,
     /// The scheduler snapshot when any submission went to Slurm: one
     /// `squeue` and one `sacct` call for all of their array jobs.
     pub slurm: Option<slurm::Snapshot>,
+    /// The claims and workers of each local submission, by attempt.
+    local: std::collections::BTreeMap<u32, local::Snapshot>,
 }
 
 /// The run directory observed for child `index` of submission `sub`, and
-/// its requeue number: the newest requeue's on Slurm, the attempt's own
-/// directory (restart 0) locally.
+/// its run number: the newest requeue's on Slurm, the newest reclaim's
+/// locally (most children have only the first, which one `stat` tells).
 pub fn locate(
     state: &StateDir,
     digest: &Sha256Digest,
@@ -156,16 +163,28 @@ pub fn locate(
     index: u64,
 ) -> (PathBuf, u32) {
     match &sub.backend {
-        BackendHandles::Local { .. } => (state.attempt_dir(digest, index, sub.attempt, 0), 0),
-        BackendHandles::Slurm { .. } => state.latest_attempt_dir(digest, index, sub.attempt),
+        BackendHandles::Local { .. }
+            if !state.attempt_dir(digest, index, sub.attempt, 1).exists() =>
+        {
+            (state.attempt_dir(digest, index, sub.attempt, 0), 0)
+        }
+        _ => state.latest_attempt_dir(digest, index, sub.attempt),
     }
 }
 
 /// Takes the one snapshot of a refresh, covering every submission in
-/// `subs`; the scheduler calls are bounded by `opts`. Local evidence (is
-/// the wrapper pid alive with the same start time?) is read per child from
-/// `/proc` and needs no call.
-pub fn observe(subs: &[Submission], opts: &SchedulerOptions) -> Observation {
+/// `subs` of benchmark `digest`; the scheduler calls are bounded by `opts`.
+/// Local evidence is the claims of the attempt and whether their workers
+/// live (`/proc`); for the newest local submission the look also restarts
+/// the workers its queue still needs ([`local::Snapshot::resume`]): that is
+/// how a local run goes on after a worker died, without a resident
+/// controller.
+pub fn observe(
+    state: &StateDir,
+    digest: &Sha256Digest,
+    subs: &[Submission],
+    opts: &SchedulerOptions,
+) -> Observation {
     let chunks: Vec<SlurmChunk> = subs
         .iter()
         .flat_map(|s| match &s.backend {
@@ -175,9 +194,21 @@ pub fn observe(subs: &[Submission], opts: &SchedulerOptions) -> Observation {
         .cloned()
         .collect();
     let slurm = (!chunks.is_empty()).then(|| slurm::Snapshot::take(&chunks, opts));
+    let mut local = std::collections::BTreeMap::new();
+    for sub in subs {
+        if matches!(sub.backend, BackendHandles::Local { .. }) {
+            local.insert(sub.attempt, local::Snapshot::take(state, digest, sub));
+        }
+    }
+    if let Some(newest) = subs.last()
+        && let Some(snap) = local.get_mut(&newest.attempt)
+    {
+        snap.resume(state, digest, newest);
+    }
     Observation {
         now: jiff::Timestamp::now(),
         slurm,
+        local,
     }
 }
 
@@ -190,18 +221,12 @@ impl Observation {
     /// What the backend says about child `index` of submission `sub`;
     /// `started` is whether its `started` marker existed when the files
     /// were read.
-    pub fn backend(
-        &self,
-        state: &StateDir,
-        digest: &Sha256Digest,
-        sub: &Submission,
-        index: u64,
-        started: bool,
-    ) -> BackendEvidence {
+    pub fn backend(&self, sub: &Submission, index: u64, started: bool) -> BackendEvidence {
         match &sub.backend {
-            BackendHandles::Local { handles, .. } => {
-                local::evidence(state, digest, sub, handles, index, started)
-            }
+            BackendHandles::Local { .. } => match self.local.get(&sub.attempt) {
+                Some(snap) => snap.evidence(index, started),
+                None => BackendEvidence::Unknown("no look at the local workers".into()),
+            },
             BackendHandles::Slurm { chunks, .. } => {
                 slurm::evidence(self.slurm.as_ref(), sub, chunks, index, self.now)
             }
@@ -210,12 +235,17 @@ impl Observation {
 
     /// How often the backend restarted the task of child `index` of
     /// submission `sub`, so which run its evidence describes: the run
-    /// files of an earlier run are no evidence for it. Always 0 locally (a
-    /// local wrapper is never restarted); on Slurm, what accounting says
-    /// (`None` when it says nothing, see [`slurm::Snapshot::restarts`]).
+    /// files of an earlier run are no evidence for it. Locally, the
+    /// generation of the child's newest claim (a reclaim after its worker
+    /// died); on Slurm, what accounting says (`None` when it says nothing,
+    /// see [`slurm::Snapshot::restarts`]).
     pub fn restarts(&self, sub: &Submission, index: u64) -> Option<u32> {
         match &sub.backend {
-            BackendHandles::Local { .. } => Some(0),
+            BackendHandles::Local { .. } => Some(
+                self.local
+                    .get(&sub.attempt)
+                    .map_or(0, |snap| snap.restarts(index)),
+            ),
             BackendHandles::Slurm { chunks, .. } => self
                 .slurm
                 .as_ref()
@@ -225,7 +255,7 @@ impl Observation {
 }
 
 /// Cancels submission `sub`: records the cancellation of its attempt first
-/// (so that wrappers that have not started yet will not start), then stops
+/// (so that children that have not started yet will not start), then stops
 /// what still runs. Returns what was signalled, for the record.
 pub fn cancel(
     state: &StateDir,
@@ -234,7 +264,7 @@ pub fn cancel(
     opts: &SchedulerOptions,
 ) -> Result<Vec<String>, BackendError> {
     match &sub.backend {
-        BackendHandles::Local { handles, .. } => local::cancel(state, digest, sub, handles),
+        BackendHandles::Local { .. } => local::cancel(state, digest, sub),
         BackendHandles::Slurm { chunks, .. } => slurm::cancel(state, digest, sub, chunks, opts),
     }
 }
@@ -257,7 +287,8 @@ pub fn executor(latest: Option<&Submission>) -> Executor {
 /// Which child a wrapper process runs, as its backend launched it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Task {
-    /// A local wrapper: the child index is on its command line.
+    /// One child named on the command line (`child --index`), run once
+    /// outside any worker, for debugging.
     Local {
         /// The child index.
         index: u64,

@@ -14,16 +14,19 @@
 //!
 //! Every public item of the parts is re-exported here.
 //!
-//! [`run_child`] writes two files, both atomically
-//! ([`benchops::fsio::write_atomic`]):
+//! [`run_child`] writes two files, both atomically (a temporary file in the
+//! same directory, renamed into place):
 //!
 //! * `started.json` ([`ChildStarted`]) *before* the command is spawned, so a
 //!   later process can tell an attempt that was started but never finished
 //!   (the wrapper died) from one that never started. It names the wrapper by
 //!   pid and start time (`/proc/self/stat` field 22), which together survive
-//!   pid reuse.
+//!   pid reuse. It is evidence, not the record: it is not fsynced, so a
+//!   power loss may take it (never a half of it).
 //! * `result.json` ([`ChildResult`]) after the command was reaped, or after
-//!   it failed to spawn.
+//!   it failed to spawn: durable before `run_child` returns
+//!   ([`benchops::fsio::write_atomic`]: fsync of the file, rename, fsync of
+//!   the directory).
 //!
 //! # Measurement
 //!
@@ -31,23 +34,18 @@
 //!   before spawn to the moment the wrapper observes the exit (a dedicated
 //!   thread blocked in `waitid(2)`, so there is no polling quantization).
 //!   For a timed-out command it includes the termination grace period.
-//! * CPU time and peak memory come from `getrusage(RUSAGE_CHILDREN)` after
-//!   the command is reaped. That counts every child the *calling process*
-//!   has reaped, which is exactly the command because the wrapper runs one
-//!   child at a time: user and system time are taken as the difference
-//!   between a reading just before spawn and one after reaping, so
-//!   sequential calls in one process stay correct. `max_rss_bytes` is a
-//!   high-water mark that cannot be differenced: it is the largest resident
-//!   set of any child reaped so far, which is the command's own as long as
-//!   the wrapper process runs nothing else. It has a floor: Linux carries
-//!   the high-water mark of the image a child had before `exec` (a copy of
-//!   the wrapper) into the child's usage, so a tiny command reports about
-//!   the wrapper's own resident size. Compare peak RSS only between runs of
-//!   the same build. Concurrent `run_child` calls in
-//!   one process therefore see each other's usage; run one attempt per
-//!   wrapper process when the numbers matter. `ru_maxrss` is KiB on Linux
-//!   and is converted to bytes. Descendants count only once their own
-//!   parent has waited for them.
+//! * CPU time and peak memory come from `wait4(2)`, which reaps the command
+//!   and returns its own resource usage: user and system time and peak
+//!   resident set of the command and of the descendants it waited for.
+//!   They are the command's own even in a local worker that runs many
+//!   commands one after another (`getrusage(RUSAGE_CHILDREN)` would carry
+//!   the peak of an earlier, larger command into every later one). Peak RSS
+//!   has a floor: Linux carries the high-water mark of the image a child had
+//!   before `exec` (a copy of the worker) into the child's usage, so a tiny
+//!   command reports about the worker's own resident size. Compare peak RSS
+//!   only between runs of the same build. `ru_maxrss` is KiB on Linux and
+//!   is converted to bytes. Descendants count only once their own parent
+//!   has waited for them.
 //!
 //! # Process group and timeout
 //!
@@ -95,27 +93,19 @@ pub use record::{
 };
 pub use supervise::{PIPE_DRAIN_GRACE, TERM_GRACE};
 
+use crate::state::now_rfc3339;
+
 use capture::Capture;
-use record::write_json;
-use supervise::{Builtins, children_usage, cpu_delta, seconds};
+use record::{Sync, write_json};
+use supervise::{Builtins, seconds};
 
 /// The environment variables removed from every child's environment, in
-/// addition to [`ChildSpec::env_remove`]: the credentials that could publish
-/// results, and the name of the key that signs them.
+/// addition to [`ChildSpec::env_remove`]: the one list of
+/// [`crate::credentials`].
 pub fn env_remove_publication_credentials() -> Vec<String> {
-    [
-        "GITHUB_TOKEN",
-        "GH_TOKEN",
-        "BENCHOPS_APP_KEY_FILE",
-        "BENCHOPS_APP_PRIVATE_KEY",
-        "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-        "ACTIONS_ID_TOKEN_REQUEST_URL",
-        "ACTIONS_RUNTIME_TOKEN",
-        "BENCHOPS_SIGN_KEY",
-    ]
-    .into_iter()
-    .map(String::from)
-    .collect()
+    crate::credentials::removed_from_children()
+        .map(String::from)
+        .collect()
 }
 
 /// The prefix of the variables that hold a platform case's subject token
@@ -310,9 +300,8 @@ pub fn run_child(
         host: host.clone(),
         started_at: started_at.clone(),
     };
-    write_json(&attempt_dir.join(STARTED_FILE), &started)?;
+    write_json(&attempt_dir.join(STARTED_FILE), &started, Sync::No)?;
 
-    let usage_before = children_usage()?;
     let spawned_at = Instant::now();
     let (exit, measured) = match command.spawn() {
         Err(e) => {
@@ -322,12 +311,11 @@ pub fn run_child(
         }
         Ok(child) => {
             let run = supervise::supervise(child, spec, spawned_at)?;
-            let usage_after = children_usage()?;
             let builtins = Builtins {
                 wall_s: seconds(run.wall),
-                user_s: cpu_delta(usage_before.user, usage_after.user),
-                sys_s: cpu_delta(usage_before.sys, usage_after.sys),
-                max_rss_bytes: usage_after.max_rss_bytes,
+                user_s: seconds(run.usage.user),
+                sys_s: seconds(run.usage.sys),
+                max_rss_bytes: run.usage.max_rss_bytes,
             };
             (run.exit, Some((builtins, run.stdout, run.stderr)))
         }
@@ -361,19 +349,14 @@ pub fn run_child(
         stderr_tail: stderr.tail.into_string(),
         host,
     };
-    write_json(&attempt_dir.join(RESULT_FILE), &result)?;
+    write_json(&attempt_dir.join(RESULT_FILE), &result, Sync::Yes)?;
     Ok(result)
 }
 
 // Clock, host and the wrapper's identity.
 
-fn now_rfc3339() -> String {
-    format!("{:.6}", jiff::Timestamp::now())
-}
-
 fn host_name() -> Result<String, ChildError> {
-    let name = nix::unistd::gethostname().map_err(ChildError::Hostname)?;
-    Ok(name.to_string_lossy().into_owned())
+    crate::state::try_host_name().map_err(ChildError::Hostname)
 }
 
 /// Field 22 (`starttime`) of `/proc/self/stat`.

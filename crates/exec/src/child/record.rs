@@ -197,14 +197,55 @@ pub fn read_started(path: &Path) -> Result<ChildStarted, ChildError> {
 }
 
 /// Writes `value` as pretty JSON with a trailing newline, atomically.
-pub(super) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), ChildError> {
+/// Whether a record must be durable when its write returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Sync {
+    /// fsync of the file, rename, fsync of the directory
+    /// ([`fsio::write_atomic`]).
+    Yes,
+    /// Temporary file and rename only: readers still see the old file or
+    /// the whole new one, but a power loss may take it.
+    No,
+}
+
+pub(super) fn write_json<T: Serialize>(
+    path: &Path,
+    value: &T,
+    sync: Sync,
+) -> Result<(), ChildError> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| ChildError::Encode {
         path: path.to_path_buf(),
         source,
     })?;
     bytes.push(b'\n');
-    fsio::write_atomic(path, &bytes)?;
+    match sync {
+        Sync::Yes => fsio::write_atomic(path, &bytes)?,
+        Sync::No => write_renamed(path, &bytes)?,
+    }
     Ok(())
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it into
+/// place, without fsync.
+fn write_renamed(path: &Path, bytes: &[u8]) -> Result<(), fsio::WriteError> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let io = |step: &'static str, p: &Path| {
+        let p = p.to_path_buf();
+        move |source| fsio::WriteError::Io {
+            step,
+            path: p,
+            source,
+        }
+    };
+    std::fs::write(&tmp, bytes).map_err(io("write", &tmp))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io("rename into place", path)(e)
+    })
 }
 
 fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, ChildError> {

@@ -2,7 +2,9 @@
 //! closed, the environment with publication credentials removed, the
 //! timeout (`SIGTERM` to the group, then `SIGKILL` after [`TERM_GRACE`]),
 //! clearing the group when the command ends, reaping, and the resource
-//! usage of the reaped command.
+//! usage of the reaped command (from `wait4(2)`, so that it is this
+//! command's own even in a worker that runs many commands one after
+//! another).
 
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -13,9 +15,7 @@ use std::time::{Duration, Instant};
 
 use benchops::Finite;
 use nix::errno::Errno;
-use nix::sys::resource::{UsageWho, getrusage};
 use nix::sys::signal::{Signal, killpg};
-use nix::sys::time::TimeVal;
 use nix::sys::wait::{Id, WaitPidFlag, waitid};
 use nix::unistd::Pid;
 
@@ -98,6 +98,8 @@ pub(super) struct Ran {
     pub(super) stdout: Capture,
     /// What stderr held.
     pub(super) stderr: Capture,
+    /// The resource usage of the reaped command.
+    pub(super) usage: Usage,
 }
 
 /// Drains the pipes, enforces the timeout, clears the process group and
@@ -152,9 +154,8 @@ pub(super) fn supervise(
     // The leader has exited but is not reaped yet, so the group id is still
     // ours: kill whatever the command left behind, then reap it.
     signal_group(pgid, Signal::SIGKILL);
-    let status = child
-        .wait()
-        .map_err(|source| ChildError::Wait { pid, source })?;
+    drop(child.stdin.take());
+    let (status, usage) = reap(pgid).map_err(|source| ChildError::Wait { pid, source })?;
     if let Err(errno) = observed {
         return Err(ChildError::Wait {
             pid,
@@ -182,7 +183,36 @@ pub(super) fn supervise(
         wall: exited_at.saturating_duration_since(spawned_at),
         stdout: take_capture(&stdout),
         stderr: take_capture(&stderr),
+        usage,
     })
+}
+
+/// Reaps process `pid` with `wait4(2)`: its wait status and the resource
+/// usage of it and of the descendants it waited for, nothing else. Unlike
+/// `getrusage(RUSAGE_CHILDREN)`, whose peak resident set is a high-water
+/// mark over every child the caller ever reaped, this is one command's own.
+#[expect(
+    unsafe_code,
+    reason = "wait4(2) is the one call that returns the resource usage of one reaped child, and neither std nor nix wraps it"
+)]
+fn reap(pid: Pid) -> std::io::Result<(ExitStatus, Usage)> {
+    let mut status: libc::c_int = 0;
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    loop {
+        // SAFETY: `status` and `usage` are live, writable and of the types
+        // wait4 writes; `pid` is our own unreaped child.
+        let reaped = unsafe { libc::wait4(pid.as_raw(), &mut status, 0, usage.as_mut_ptr()) };
+        if reaped == pid.as_raw() {
+            // SAFETY: wait4 filled it, and an all-zero rusage (plain
+            // integers) is a valid value in any case.
+            let usage = unsafe { usage.assume_init() };
+            return Ok((ExitStatus::from_raw(status), Usage::from_rusage(&usage)));
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
 }
 
 /// Blocks until process `pid` exits, without reaping it (`WNOWAIT`).
@@ -225,33 +255,31 @@ pub(super) fn signal_name(signal: i32) -> String {
     Signal::try_from(signal).map_or_else(|_| format!("signal {signal}"), |s| s.as_str().to_owned())
 }
 
-/// Resource usage of the reaped children of this process.
-pub(super) struct ChildrenUsage {
+/// The resource usage of one reaped command.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Usage {
     /// User CPU time.
-    pub(super) user: TimeVal,
+    pub(super) user: Duration,
     /// System CPU time.
-    pub(super) sys: TimeVal,
-    /// The high-water mark of resident set size.
+    pub(super) sys: Duration,
+    /// Its peak resident set (and that of the descendants it waited for).
     pub(super) max_rss_bytes: u64,
 }
 
-/// `getrusage(RUSAGE_CHILDREN)`, with `ru_maxrss` in bytes.
-pub(super) fn children_usage() -> Result<ChildrenUsage, ChildError> {
-    let usage = getrusage(UsageWho::RUSAGE_CHILDREN).map_err(ChildError::Usage)?;
-    // ru_maxrss is in KiB on Linux.
-    let max_rss_kib = u64::try_from(usage.max_rss()).unwrap_or(0);
-    Ok(ChildrenUsage {
-        user: usage.user_time(),
-        sys: usage.system_time(),
-        max_rss_bytes: max_rss_kib.saturating_mul(1024),
-    })
-}
-
-/// `after - before` in seconds, never negative.
-pub(super) fn cpu_delta(before: TimeVal, after: TimeVal) -> Finite {
-    let micros = |t: TimeVal| i128::from(t.tv_sec()) * 1_000_000 + i128::from(t.tv_usec());
-    let delta = (micros(after) - micros(before)).max(0);
-    Finite::new(delta as f64 / 1e6).unwrap_or(Finite::ZERO)
+impl Usage {
+    fn from_rusage(r: &libc::rusage) -> Self {
+        let time = |t: libc::timeval| {
+            Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
+                + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
+        };
+        // ru_maxrss is in KiB on Linux.
+        let max_rss_kib = u64::try_from(r.ru_maxrss).unwrap_or(0);
+        Usage {
+            user: time(r.ru_utime),
+            sys: time(r.ru_stime),
+            max_rss_bytes: max_rss_kib.saturating_mul(1024),
+        }
+    }
 }
 
 /// A duration in seconds.

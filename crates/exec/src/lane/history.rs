@@ -1,17 +1,21 @@
 //! Reading a lane's baseline and the drift state from the
-//! `benchmark-history` branch, read-only, with `git` alone: a local
-//! repository on disk, or a git URL fetched into a cache with the
-//! environment's own git access. No GitHub API and no token.
+//! `benchmark-history` branch, read-only, through `benchops-history` (plain
+//! `git`): a local repository on disk, or a git URL fetched into a cache
+//! with the environment's own git access. No GitHub API and no token.
+//!
+//! One read costs a fixed number of git processes: the tip, one `ls-tree`
+//! of the lane's baseline pointer and every record, the pointer and its
+//! record, and one `cat-file --batch` for every record, verified while git
+//! reads (the history crate's one reader).
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
+use benchops::LaneName;
 use benchops::baseline::BaselinePointer;
-use benchops::layout::{self, RecordEntry};
+use benchops::layout::{self, RESULTS_DIR, RecordEntry};
 use benchops::reconcile::{DriftKey, HistoryRecord, Standing, drift_statuses};
 use benchops::seal::SealedRecord;
-use benchops::{LaneName, Sha256Digest};
+use benchops_history::{HistoryError, LocalHistory};
 
 /// Why history could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -29,17 +33,16 @@ pub enum HistoryReadError {
         /// What git said.
         reason: String,
     },
-    /// A git command failed.
-    #[error("reading history {what} failed: {reason}")]
-    Git {
-        /// What was read.
-        what: String,
-        /// What git said.
-        reason: String,
+    /// Git could not be run, failed (for a URL: `git ls-remote` or
+    /// `git fetch`, with what it said), or printed something unreadable.
+    #[error("reading history {name} failed")]
+    Read {
+        /// The history, as given.
+        name: String,
+        /// What failed.
+        #[source]
+        source: HistoryError,
     },
-    /// git could not be started.
-    #[error("failed to run git")]
-    Spawn(#[source] std::io::Error),
     /// The baseline pointer or record is invalid.
     #[error("history {source_name}: {path} is invalid: {reason}")]
     Invalid {
@@ -110,160 +113,6 @@ impl HistorySource {
     }
 }
 
-fn git(git_dir: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.arg("--git-dir").arg(git_dir);
-    c.env("GIT_TERMINAL_PROMPT", "0");
-    c.stdin(Stdio::null());
-    c
-}
-
-fn run(mut c: Command, what: &str) -> Result<Vec<u8>, HistoryReadError> {
-    let out = c.output().map_err(HistoryReadError::Spawn)?;
-    if !out.status.success() {
-        return Err(HistoryReadError::Git {
-            what: what.to_owned(),
-            reason: benchops::excerpt::bytes_prefix(
-                String::from_utf8_lossy(&out.stderr).trim().as_bytes(),
-                400,
-            ),
-        });
-    }
-    Ok(out.stdout)
-}
-
-/// The git directory of a local history, checked to be a repository.
-fn local_git_dir(path: &Path) -> Result<PathBuf, HistoryReadError> {
-    if !path.exists() {
-        return Err(HistoryReadError::Missing(path.to_path_buf()));
-    }
-    let dot = path.join(".git");
-    let dir = if dot.exists() {
-        dot
-    } else {
-        path.to_path_buf()
-    };
-    let mut c = git(&dir);
-    c.args(["rev-parse", "--git-dir"]);
-    let out = c.output().map_err(HistoryReadError::Spawn)?;
-    if !out.status.success() {
-        return Err(HistoryReadError::NotARepository {
-            path: path.display().to_string(),
-            reason: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        });
-    }
-    Ok(dir)
-}
-
-/// Fetches the history branch of `url` into a cache repository under
-/// `cache`, without updating any ref there; returns the cache and the
-/// fetched commit (None when the remote has no history branch).
-fn fetch(url: &str, cache: &Path) -> Result<(PathBuf, Option<String>), HistoryReadError> {
-    let name = Sha256Digest::of(url.as_bytes()).hex()[..16].to_owned();
-    let dir = cache.join(format!("{name}.git"));
-    if !dir.join("HEAD").exists() {
-        std::fs::create_dir_all(cache).map_err(|e| HistoryReadError::Git {
-            what: format!("cache {}", cache.display()),
-            reason: e.to_string(),
-        })?;
-        let mut c = Command::new("git");
-        c.args(["init", "--bare", "--quiet"]).arg(&dir);
-        run(c, "init of the fetch cache")?;
-    }
-    let mut ls = git(&dir);
-    ls.args(["ls-remote", "--heads", url, layout::HISTORY_BRANCH]);
-    let heads = run(ls, &format!("{url} (ls-remote)"))?;
-    if heads.is_empty() {
-        return Ok((dir, None));
-    }
-    let mut c = git(&dir);
-    c.args([
-        "fetch",
-        "--quiet",
-        "--no-tags",
-        "--no-write-fetch-head",
-        url,
-    ]);
-    c.arg(layout::HISTORY_REF);
-    run(c, &format!("{url} (fetch)"))?;
-    let tip = String::from_utf8_lossy(&heads)
-        .split_whitespace()
-        .next()
-        .unwrap_or_default()
-        .to_owned();
-    Ok((dir, Some(tip)))
-}
-
-fn tip_of(dir: &Path) -> Result<Option<String>, HistoryReadError> {
-    let mut c = git(dir);
-    c.args(["rev-parse", "--verify", "--quiet"]);
-    c.arg(format!("{}^{{commit}}", layout::HISTORY_REF));
-    let out = c.output().map_err(HistoryReadError::Spawn)?;
-    if out.status.success() {
-        Ok(Some(String::from_utf8_lossy(&out.stdout).trim().to_owned()))
-    } else {
-        Ok(None)
-    }
-}
-
-/// Reads `paths` at `tip` with one `git cat-file --batch`: the bytes of
-/// each path that exists, `None` for the others.
-fn read_blobs(
-    dir: &Path,
-    tip: &str,
-    paths: &[String],
-) -> Result<Vec<Option<Vec<u8>>>, HistoryReadError> {
-    let mut c = git(dir);
-    c.args(["cat-file", "--batch"]);
-    c.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().map_err(HistoryReadError::Spawn)?;
-    let mut input = String::new();
-    for p in paths {
-        input.push_str(&format!("{tip}:{p}\n"));
-    }
-    let mut stdin = child.stdin.take().ok_or_else(|| HistoryReadError::Git {
-        what: "cat-file".into(),
-        reason: "no stdin".into(),
-    })?;
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out = child.wait_with_output().map_err(HistoryReadError::Spawn)?;
-    let _ = writer.join();
-    if !out.status.success() {
-        return Err(HistoryReadError::Git {
-            what: "cat-file".into(),
-            reason: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        });
-    }
-    let bad = || HistoryReadError::Git {
-        what: "cat-file".into(),
-        reason: "unexpected output".into(),
-    };
-    let mut rest = &out.stdout[..];
-    let mut blobs = Vec::with_capacity(paths.len());
-    for _ in paths {
-        let nl = rest.iter().position(|&b| b == b'\n').ok_or_else(bad)?;
-        let header = String::from_utf8_lossy(&rest[..nl]).into_owned();
-        rest = &rest[nl + 1..];
-        if header.ends_with(" missing") {
-            blobs.push(None);
-            continue;
-        }
-        let size: usize = header
-            .rsplit(' ')
-            .next()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(bad)?;
-        if rest.len() < size + 1 {
-            return Err(bad());
-        }
-        blobs.push(Some(rest[..size].to_vec()));
-        rest = &rest[size + 1..];
-    }
-    Ok(blobs)
-}
-
 /// Reads what a run of `lane` needs from `source`: its baseline, and the
 /// keys history holds as drifting for it under `manifest`. `cache` is where
 /// a URL's history is fetched to.
@@ -273,67 +122,95 @@ pub fn read(
     lane: &LaneName,
     manifest: &benchops::manifest::Manifest,
 ) -> Result<HistoryView, HistoryReadError> {
-    let (dir, tip) = match source {
+    let name = source.display();
+    let failed = |source| HistoryReadError::Read {
+        name: name.clone(),
+        source,
+    };
+    let (history, tip) = match source {
         HistorySource::Local(p) => {
-            let dir = local_git_dir(p)?;
-            let tip = tip_of(&dir)?;
-            (dir, tip)
+            if !p.exists() {
+                return Err(HistoryReadError::Missing(p.clone()));
+            }
+            let history = LocalHistory::open(p).map_err(|e| match e {
+                HistoryError::NoRepository { reason, .. } => HistoryReadError::NotARepository {
+                    path: p.display().to_string(),
+                    reason,
+                },
+                e => failed(e),
+            })?;
+            let tip = history.tip().map_err(failed)?;
+            (history, tip)
         }
-        HistorySource::Url(u) => fetch(u, cache)?,
+        HistorySource::Url(u) => benchops_history::fetch(u, cache).map_err(failed)?,
     };
     let Some(tip) = tip else {
         return Ok(HistoryView::default());
     };
-    let name = source.display();
     let invalid = |path: &str, reason: String| HistoryReadError::Invalid {
         source_name: name.clone(),
         path: path.to_owned(),
         reason,
     };
-    // The baseline.
+    // The lane's baseline pointer and every record, in one listing.
     let bpath = layout::baseline_path(lane);
-    let baseline = match read_blobs(&dir, &tip, std::slice::from_ref(&bpath))?
-        .pop()
-        .flatten()
-    {
+    let files = history
+        .files(&tip, &[bpath.as_str(), RESULTS_DIR])
+        .map_err(failed)?;
+    let read_one = |blob: &str| {
+        history
+            .read_blobs(&[blob])
+            .map(|mut b| b.pop().unwrap_or_default())
+            .map_err(failed)
+    };
+    // The baseline.
+    let baseline = match files.get(&bpath) {
         None => None,
-        Some(bytes) => {
+        Some(blob) => {
+            let bytes = read_one(blob)?;
             let pointer = BaselinePointer::from_bytes(&bytes, lane)
                 .map_err(|e| invalid(&bpath, e.join("; ")))?;
-            let bytes = read_blobs(&dir, &tip, std::slice::from_ref(&pointer.path))?
-                .pop()
-                .flatten()
-                .ok_or_else(|| {
-                    invalid(
-                        &bpath,
-                        format!("its record {} is not on the branch", pointer.path),
-                    )
-                })?;
+            let record_blob = match files.get(&pointer.path) {
+                Some(b) => Some(b.clone()),
+                // A pointer may name a path outside the listing.
+                None => history
+                    .files(&tip, &[pointer.path.as_str()])
+                    .map_err(failed)?
+                    .remove(&pointer.path),
+            };
+            let record_blob = record_blob.ok_or_else(|| {
+                invalid(
+                    &bpath,
+                    format!("its record {} is not on the branch", pointer.path),
+                )
+            })?;
+            let bytes = read_one(&record_blob)?;
             let record = benchops::seal::verify(&bytes, Some(&pointer.record))
                 .map_err(|e| invalid(&pointer.path, e.to_string()))?;
             Some(Baseline { pointer, record })
         }
     };
-    // Every record, for the drift state.
-    let mut ls = git(&dir);
-    ls.args(["ls-tree", "-r", "--name-only", &tip, "--", "results/"]);
-    let listing = run(ls, "the record listing")?;
-    let paths: Vec<String> = String::from_utf8_lossy(&listing)
-        .lines()
-        .filter(|p| RecordEntry::parse(p).is_ok())
+    // Every record, for the drift state, verified against the digest its
+    // path names.
+    let entries: Vec<(RecordEntry, &str)> = files
+        .iter()
+        .filter(|(p, _)| p.starts_with(RESULTS_DIR))
+        .filter_map(|(p, blob)| Some((RecordEntry::parse(p).ok()?, blob.as_str())))
         .take(MAX_RECORDS)
-        .map(str::to_owned)
         .collect();
-    let blobs = read_blobs(&dir, &tip, &paths)?;
-    let mut sealed = Vec::with_capacity(paths.len());
+    let items: Vec<_> = entries
+        .iter()
+        .map(|(e, blob)| (*blob, Some(&e.digest)))
+        .collect();
+    let verdicts = history.read_verified(&items).map_err(failed)?;
+    let mut sealed = Vec::with_capacity(entries.len());
     let mut skipped = Vec::new();
-    for (p, b) in paths.iter().zip(blobs) {
-        let Some(bytes) = b else { continue };
-        let digest = RecordEntry::parse(p).map(|e| e.digest).ok();
-        match benchops::seal::verify(&bytes, digest.as_ref()) {
+    for ((entry, _), verdict) in entries.iter().zip(verdicts) {
+        match verdict {
             Ok(s) => sealed.push(s),
             Err(e) => skipped.push(format!(
-                "{p}: {}",
+                "{}: {}",
+                entry.path,
                 benchops::excerpt::bytes_prefix(e.to_string().as_bytes(), 200)
             )),
         }
@@ -360,4 +237,131 @@ pub fn read(
         records: sealed.len(),
         skipped,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use benchops::manifest::BaselinePolicy;
+    use benchops_history::record_path;
+    use benchops_testkit::records::{TWO_LANE_MANIFEST, clean, drift};
+
+    use super::*;
+
+    fn nightly() -> LaneName {
+        LaneName::new("nightly").expect("lane")
+    }
+
+    fn manifest() -> benchops::manifest::Manifest {
+        benchops::manifest::from_toml(TWO_LANE_MANIFEST, "manifest.toml")
+            .expect("manifest")
+            .manifest
+    }
+
+    /// A history whose `nightly` baseline is a clean record, drifting
+    /// since, and a file at a record path that holds no record.
+    fn history(dir: &Path) -> (PathBuf, SealedRecord, String) {
+        let path = dir.join("history.git");
+        let h = LocalHistory::open_or_init(&path).expect("history");
+        let base = clean("nightly", "2026-11-28T01:00:00Z");
+        let later = drift("nightly", "2026-11-29T01:00:00Z");
+        let broken = record_path(&drift("sentinel", "2026-11-29T02:00:00Z")).expect("path");
+        let pointer = BaselinePointer {
+            schema: "baseline-pointer/v1".to_owned(),
+            lane: nightly(),
+            record: base.digest(),
+            path: record_path(&base).expect("path"),
+            slot: base.record().slot.clone(),
+            policy: BaselinePolicy::LastClean,
+            previous: None,
+        };
+        let files = vec![
+            (record_path(&base).expect("path"), base.bytes().to_vec()),
+            (record_path(&later).expect("path"), later.bytes().to_vec()),
+            (broken.clone(), b"not a record".to_vec()),
+            (
+                layout::baseline_path(&nightly()),
+                pointer.canonical_bytes().expect("pointer"),
+            ),
+        ];
+        let tip = h.tip_index().expect("tip");
+        let (commit, _) = h
+            .write_commit(&tip, &files, "fixture", 1_764_460_800)
+            .expect("commit");
+        h.advance(None, &commit).expect("branch");
+        (path, base, broken)
+    }
+
+    #[test]
+    fn a_lane_reads_the_same_view_from_a_path_and_from_a_url() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (path, base, broken) = history(tmp.path());
+        let cache = tmp.path().join("cache");
+        let local = read(
+            &HistorySource::Local(path.clone()),
+            &cache,
+            &nightly(),
+            &manifest(),
+        )
+        .expect("read");
+        let baseline = local.baseline.as_ref().expect("a baseline");
+        assert_eq!(baseline.record.digest(), base.digest());
+        assert_eq!(local.records, 2);
+        assert_eq!(local.skipped.len(), 1, "{:?}", local.skipped);
+        assert!(local.skipped[0].starts_with(&format!("{broken}: ")));
+        assert_eq!(
+            local
+                .drifting
+                .iter()
+                .map(|k| (k.case.as_str(), k.metric.as_str()))
+                .collect::<Vec<_>>(),
+            [("parse/large", "wall_s")]
+        );
+
+        let url = HistorySource::parse(&format!("file://{}", path.display()));
+        assert!(matches!(url, HistorySource::Url(_)));
+        let fetched = read(&url, &cache, &nightly(), &manifest()).expect("fetched");
+        assert_eq!(fetched.tip, local.tip);
+        assert_eq!(
+            fetched.baseline.map(|b| b.record.digest()),
+            Some(base.digest())
+        );
+        assert_eq!(
+            (fetched.records, fetched.drifting, fetched.skipped.len()),
+            (2, local.drifting, 1)
+        );
+    }
+
+    #[test]
+    fn a_wrong_history_path_is_named_and_never_created() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let cache = tmp.path().join("cache");
+        let missing = tmp.path().join("absent.git");
+        let err = read(
+            &HistorySource::Local(missing.clone()),
+            &cache,
+            &nightly(),
+            &manifest(),
+        )
+        .expect_err("missing");
+        assert!(matches!(err, HistoryReadError::Missing(_)), "{err:?}");
+        assert!(!missing.exists());
+
+        let empty = tmp.path().join("empty");
+        std::fs::create_dir(&empty).expect("dir");
+        let err = read(
+            &HistorySource::Local(empty.clone()),
+            &cache,
+            &nightly(),
+            &manifest(),
+        )
+        .expect_err("not a repository");
+        assert!(
+            err.to_string().starts_with(&format!(
+                "history {} is not a git repository: ",
+                empty.display()
+            )),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_dir(&empty).expect("list").count(), 0);
+    }
 }

@@ -217,7 +217,11 @@ pub fn list(state: &StateDir) -> Vec<LaneExecution> {
 
 fn backend_of(b: &LaneBackend, scheduler: &SchedulerOptions, exe: Option<PathBuf>) -> Backend {
     match b {
-        LaneBackend::Local { slots } => Backend::Local(LocalOptions { slots: *slots, exe }),
+        LaneBackend::Local { slots } => Backend::Local(LocalOptions {
+            slots: *slots,
+            exe,
+            ..LocalOptions::default()
+        }),
         LaneBackend::Slurm {
             partition,
             account,
@@ -850,8 +854,13 @@ pub fn status(
     })
 }
 
-/// Advances until sealed, looking every `poll` and reaping local wrappers:
-/// `lane run --wait`. `on_look` sees every look.
+/// How often `wait` checks whether the local workers it reaps have exited.
+const POLL_WORKERS: Duration = Duration::from_millis(20);
+
+/// Advances until sealed, reaping local workers: `lane run --wait`. While
+/// workers run it advances at the pace of [`crate::watch::Pace`], at once
+/// when they have all exited, and every `poll` otherwise. `on_look` sees
+/// every look.
 pub fn wait(
     state: &StateDir,
     id: &str,
@@ -862,8 +871,16 @@ pub fn wait(
     mut on_look: impl FnMut(&LaneStatus),
 ) -> Result<Progress, LaneError> {
     let mut notes = Vec::new();
+    let mut pace = crate::watch::Pace::default();
     loop {
         processes.retain_mut(|p| !matches!(p.try_wait(), Ok(Some(_))));
+        // While local workers run, look only at the pace of a look, so
+        // that this process stays idle while children are measured.
+        if !pace.due(!processes.is_empty(), poll) {
+            std::thread::sleep(POLL_WORKERS.min(poll));
+            continue;
+        }
+        let started = std::time::Instant::now();
         let mut p = advance(state, id, scheduler, exe.clone(), false)?;
         processes.append(&mut p.processes);
         // What is still running shows in the progress bar, not as notes.
@@ -882,6 +899,7 @@ pub fn wait(
         if let Ok(s) = status(state, id, scheduler) {
             on_look(&s);
         }
-        std::thread::sleep(poll);
+        pace.looked(started);
+        std::thread::sleep(POLL_WORKERS.min(poll));
     }
 }

@@ -362,6 +362,8 @@ pub fn build(
                     != Environment::from_facts(crate::state::machine_facts()).fingerprint
             }),
             keys,
+            confirm: None,
+            bisection: None,
         }),
     }
 }

@@ -20,17 +20,6 @@ use super::select::SelectError;
 /// Schema of `lane.json`.
 pub const LANE_SCHEMA: &str = "benchops-lane/v1";
 
-/// The environment variables that make `lane run` refuse to start:
-/// publication credentials have no business on the execution side.
-pub const REFUSED_VARIABLES: [&str; 6] = [
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-    "BENCHOPS_APP_KEY_FILE",
-    "BENCHOPS_APP_PRIVATE_KEY",
-    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-    "ACTIONS_ID_TOKEN_REQUEST_URL",
-];
-
 /// How long a Slurm follow-up that found its stage unfinished (accounting
 /// lagging behind the arrays) waits before the next one starts, in seconds.
 pub const FOLLOW_UP_RETRY_S: u64 = 10;
@@ -276,14 +265,16 @@ pub enum LaneError {
     Backend(#[from] crate::backend::BackendError),
 }
 
-/// Refuses when any of [`REFUSED_VARIABLES`] is set in `vars`.
+/// Refuses when any publication credential
+/// ([`crate::credentials::PUBLICATION_CREDENTIALS`]) is set in `vars`:
+/// they have no business on the execution side.
 pub fn refuse_credentials(
     vars: impl IntoIterator<Item = (String, String)>,
 ) -> Result<(), LaneError> {
     let found: BTreeSet<String> = vars
         .into_iter()
         .map(|(k, _)| k)
-        .filter(|k| REFUSED_VARIABLES.contains(&k.as_str()))
+        .filter(|k| crate::credentials::PUBLICATION_CREDENTIALS.contains(&k.as_str()))
         .collect();
     if found.is_empty() {
         Ok(())

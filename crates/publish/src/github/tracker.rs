@@ -15,9 +15,8 @@ use benchops_github::{
 };
 
 use super::{Shared, is_benchops_comment, is_benchops_issue, not_begun, revoke};
-use crate::ledger::Applied;
 use crate::sweep::{
-    self, ForeignIssue, IssueTracker, LabelNeed, Listing, PhaseToken, StepError, at,
+    self, Applied, ForeignIssue, IssueTracker, LabelNeed, Listing, PhaseToken, StepError, at,
 };
 
 /// What the tracker last saw of an issue: its state, labels and body.

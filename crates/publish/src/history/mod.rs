@@ -1,17 +1,19 @@
-//! The history branch `benchmark-history`: its layout and contract types
-//! (defined once, in the core: [`benchops::layout`], [`benchops::receipt`],
-//! [`benchops::baseline`]) and the local store, a real git repository on
-//! disk ([`git::LocalHistory`]).
+//! The local history store: the history crate's git repository
+//! ([`LocalHistory`], from `benchops-history`) as the sweep engine's
+//! [`HistoryStore`](crate::sweep::HistoryStore) port (in `store`), and
+//! [`LocalError`], what local mode reports when the store, the sweep lock
+//! or a persist rule stops it. The layout and contract types are defined
+//! once, in the core ([`benchops::layout`], [`benchops::receipt`],
+//! [`benchops::baseline`]); the git plumbing once, in `benchops-history`.
 //!
 //! The rules of a persist (create-only paths, baseline moves, receipts,
-//! compare-and-swap) live in the sweep engine ([`crate::sweep::persist`]);
-//! [`LocalHistory::persist`] runs that engine over the git repository.
+//! compare-and-swap) live in the sweep engine ([`crate::sweep::persist`]),
+//! which drives this store through its port; the store never drives the
+//! engine (`LocalPersist`, which runs it over this store, is local mode's,
+//! in `crate::local`).
 
-pub mod git;
-pub mod setup;
-pub(crate) mod stream;
+mod store;
 
-use std::io;
 use std::path::PathBuf;
 
 use benchops::Sha256Digest;
@@ -23,73 +25,42 @@ pub use benchops::receipt::{
     BaselineChange, HistoryInfo, PersistedRecord, Receipt, RequestMetrics, SkippedEntry, Stopped,
     SweepInfo, ValidatedEntry, WorkflowRun,
 };
-pub use git::{LocalHistory, PersistOutcome, PreparedCommit};
+pub use benchops_history::{HistoryError, LocalHistory, record_path, setup};
 
+use crate::sweep::AdapterFailure;
 pub use crate::sweep::persist::{MAX_ATTEMPTS, ReceiptBuilder};
 
-/// The slot of a record as it appears in history paths: `YYYYMMDDTHHMMSSZ`.
-pub fn compact_slot(slot: &str) -> Result<String, HistoryError> {
-    Ok(benchops::time::Utc::parse(slot)?.compact())
+/// A commit built over a tip but not yet published by moving the ref
+/// (`LocalPersist::prepare` in `crate::local`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedCommit {
+    /// The tip it was built on (None: the branch did not exist).
+    pub parent: Option<String>,
+    /// The new commit, or None when nothing was new.
+    pub commit: Option<String>,
+    /// The new commit's tree, or the parent's tree when nothing was new
+    /// (None when there is neither).
+    pub tree: Option<String>,
+    /// Which attempt built it.
+    pub attempt: u32,
+    /// Every record, in input order (duplicates removed).
+    pub persisted: Vec<PersistedRecord>,
+    /// Baseline pointers that move in this commit.
+    pub baseline_changes: Vec<BaselineChange>,
+    /// The receipt's canonical bytes (written only when `commit` is Some).
+    pub receipt: Vec<u8>,
+    /// The receipt's path.
+    pub receipt_path: String,
 }
 
-/// The history path of a sealed record (see [`benchops::layout`]).
-pub fn record_path(sealed: &benchops::SealedRecord) -> Result<String, HistoryError> {
-    let r = sealed.record();
-    Ok(benchops::layout::record_path(
-        &r.lane,
-        &r.slot,
-        &sealed.digest(),
-    )?)
-}
-
-/// Why a history operation failed.
+/// Why local mode's store stopped: the repository itself (git, the
+/// layout: [`HistoryError`]), the sweep lock, or a rule of the persist.
 #[derive(Debug, thiserror::Error)]
-pub enum HistoryError {
-    /// `git` could not be started or talked to.
-    #[error("failed to run `git {args}`")]
-    Spawn {
-        /// The git arguments.
-        args: String,
-        /// The OS error.
-        #[source]
-        source: io::Error,
-    },
-    /// A git command failed.
-    #[error("`git {args}` failed ({status}): {stderr}")]
-    Git {
-        /// The git arguments.
-        args: String,
-        /// The exit status.
-        status: String,
-        /// What git printed on stderr (trimmed).
-        stderr: String,
-    },
-    /// Git printed something this module cannot read.
-    #[error("unexpected output from `git {args}`: {output:?}")]
-    UnexpectedOutput {
-        /// The git arguments.
-        args: String,
-        /// The output.
-        output: String,
-    },
-    /// The path exists, is not a git repository and is not an empty
-    /// directory that could become one.
-    #[error("{} is not a git repository (nor an empty directory to initialise)", path.display())]
-    NotARepository {
-        /// The path.
-        path: PathBuf,
-    },
-    /// A file-system step failed.
-    #[error("failed to {step} {}", path.display())]
-    Io {
-        /// What was being done.
-        step: &'static str,
-        /// The path.
-        path: PathBuf,
-        /// The OS error.
-        #[source]
-        source: io::Error,
-    },
+pub enum LocalError {
+    /// The repository: git failed, or the branch holds what the layout
+    /// does not allow.
+    #[error(transparent)]
+    History(#[from] HistoryError),
     /// A record failed re-verification before being written.
     #[error("record {digest} failed re-verification, nothing was persisted: {source}")]
     InvalidRecord {
@@ -99,10 +70,6 @@ pub enum HistoryError {
         #[source]
         source: VerifyError,
     },
-    /// A record's slot (or a receipt's time) is not an RFC 3339 UTC
-    /// timestamp.
-    #[error(transparent)]
-    BadTimestamp(#[from] benchops::time::TimeError),
     /// The history already holds other bytes at a create-only path. The
     /// persist stopped and wrote nothing.
     #[error(
@@ -114,67 +81,11 @@ pub enum HistoryError {
         /// The git blob id found there.
         existing: String,
     },
-    /// A path is not a record path of the layout.
-    #[error(transparent)]
-    BadPath(#[from] benchops::layout::BadRecordPath),
-    /// Nothing at that path on the branch.
-    #[error("{path} is not on {HISTORY_BRANCH}")]
-    NotFound {
-        /// The path.
-        path: String,
-    },
-    /// A stored record does not verify against the digest in its name.
-    #[error("{path} on {HISTORY_BRANCH} does not hold a valid record: {source}")]
-    CorruptRecord {
-        /// The path.
-        path: String,
-        /// What verification found.
-        #[source]
-        source: VerifyError,
-    },
-    /// A stored record is valid but its lane or slot do not match its path.
-    #[error("{path} holds a record of lane {lane} slot {slot}, which belongs elsewhere")]
-    Misplaced {
-        /// The path.
-        path: String,
-        /// The record's lane.
-        lane: String,
-        /// The record's slot.
-        slot: String,
-    },
     /// A receipt does not satisfy `receipt/v1` (or its times are unusable).
     #[error("receipt does not satisfy receipt/v1: {}", reasons.join("; "))]
     InvalidReceipt {
         /// Every violation, with its JSON path.
         reasons: Vec<String>,
-    },
-    /// A baseline pointer (stored or about to be written) does not satisfy
-    /// `baseline-pointer/v1`.
-    #[error("baseline pointer of lane {lane} does not satisfy baseline-pointer/v1: {}", reasons.join("; "))]
-    InvalidPointer {
-        /// The lane.
-        lane: String,
-        /// Every violation.
-        reasons: Vec<String>,
-    },
-    /// The branch moved between reading the tip and updating the ref; the
-    /// update was refused, nothing was overwritten. Retryable.
-    #[error("{HISTORY_BRANCH} moved from {} to {} meanwhile; the update was refused (never forced)", show_tip(.expected.as_deref()), show_tip(.actual.as_deref()))]
-    RefMoved {
-        /// The tip the commit was built on.
-        expected: Option<String>,
-        /// The tip found afterwards.
-        actual: Option<String>,
-    },
-    /// The ref's lock file stayed in place for the whole wait while the
-    /// tip did not move. Retryable: a sweep removes a lock left by a killed
-    /// git process before it starts (under its sweep lock).
-    #[error(
-        "{HISTORY_REF} stayed locked for the whole wait while its tip did not move (git said: {stderr}); the next sweep removes a lock left by a killed git process before it starts, so a rerun clears it; if this repeats, a program other than benchops is writing the repository"
-    )]
-    RefBusy {
-        /// What git said.
-        stderr: String,
     },
     /// The sweep engine stopped for a reason this module has no variant for.
     #[error("{step}: {message}")]
@@ -212,23 +123,78 @@ pub enum HistoryError {
     },
 }
 
-fn show_tip(tip: Option<&str>) -> String {
-    tip.map_or_else(|| "(absent)".to_owned(), str::to_owned)
+/// The local history store failed, as the sweep reports it: the
+/// repository, then what failed.
+#[derive(Debug, thiserror::Error)]
+#[error("history repository {}", path.display())]
+pub struct StoreError {
+    /// The repository.
+    pub path: PathBuf,
+    /// What failed.
+    #[source]
+    pub source: LocalError,
 }
 
-impl HistoryError {
+impl AdapterFailure for StoreError {
+    fn is_retryable(&self) -> bool {
+        self.source.is_retryable()
+    }
+}
+
+impl StoreError {
+    /// A failure of the repository at `path`.
+    pub(crate) fn at(path: impl Into<PathBuf>) -> impl Fn(HistoryError) -> StoreError {
+        let path = path.into();
+        move |source| StoreError {
+            path: path.clone(),
+            source: LocalError::History(source),
+        }
+    }
+}
+
+impl LocalError {
     /// Whether rebuilding on the current tip and trying again can succeed.
     pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
-            HistoryError::RefMoved { .. }
-                | HistoryError::RefBusy { .. }
-                | HistoryError::RetriesExhausted { .. }
-                | HistoryError::SweepLocked { .. }
-                | HistoryError::Engine {
-                    retryable: true,
-                    ..
-                }
-        )
+        match self {
+            LocalError::History(e) => e.is_retryable(),
+            LocalError::RetriesExhausted { .. } | LocalError::SweepLocked { .. } => true,
+            LocalError::Engine { retryable, .. } => *retryable,
+            LocalError::InvalidRecord { .. }
+            | LocalError::Conflict { .. }
+            | LocalError::InvalidReceipt { .. } => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::Cause;
+
+    /// A git failure reaches the engine as the store's own error, and
+    /// whether a rerun helps comes from what git said.
+    #[test]
+    fn a_store_failure_is_retryable_as_its_history_error_says() {
+        let git = |source| {
+            Cause::from(StoreError {
+                path: PathBuf::from("history.git"),
+                source,
+            })
+        };
+        assert!(
+            git(LocalError::History(HistoryError::RefBusy {
+                stderr: "locked".into()
+            }))
+            .is_retryable()
+        );
+        let conflict = git(LocalError::Conflict {
+            path: "results/x".into(),
+            existing: "abc".into(),
+        });
+        assert!(!conflict.is_retryable());
+        assert!(
+            crate::text::error_line(&conflict).starts_with("history repository history.git: results/x on benchmark-history already holds other bytes"),
+            "{conflict}"
+        );
     }
 }

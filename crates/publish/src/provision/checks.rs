@@ -4,15 +4,17 @@
 //! token, or what a person has to change.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use benchops_github::{
-    BranchPolicy, BypassActor, Environment, Installation, Label, NewRuleset, RefNameCondition,
-    Rule, Ruleset, RulesetConditions,
+    BranchPolicy, BypassActor, Environment, GitHubError, Installation, Label, NewRuleset,
+    RefNameCondition, Rule, Ruleset, RulesetConditions,
 };
 use globset::{GlobBuilder, GlobMatcher};
 use serde::Serialize;
 
 use super::workflow;
+use crate::text::error_line;
 
 /// The ref benchops publishes to.
 pub const HISTORY_REF: &str = "refs/heads/benchmark-history";
@@ -56,17 +58,57 @@ pub struct Expected {
 #[derive(Debug, Clone)]
 pub struct Observed {
     /// The App's installation on the repository.
-    pub installation: Result<Installation, String>,
+    pub installation: Result<Installation, ReadError>,
     /// The default branch.
-    pub default_branch: Result<String, String>,
+    pub default_branch: Result<String, ReadError>,
     /// The environment and its branch policies (`None`: it does not exist).
-    pub environment: Result<Option<(Environment, Vec<BranchPolicy>)>, String>,
+    pub environment: Result<Option<(Environment, Vec<BranchPolicy>)>, ReadError>,
     /// Every ruleset, in full.
-    pub rulesets: Result<Vec<Ruleset>, String>,
+    pub rulesets: Result<Vec<Ruleset>, ReadError>,
     /// The labels.
-    pub labels: Result<Vec<Label>, String>,
+    pub labels: Result<Vec<Label>, ReadError>,
     /// The workflow file's bytes (`None`: it does not exist).
-    pub workflow: Result<Option<Vec<u8>>, String>,
+    pub workflow: Result<Option<Vec<u8>>, ReadError>,
+}
+
+/// Why a part of the repository could not be read. A check that needs it
+/// fails with this reason and its causes.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ReadError {
+    /// GitHub refused or failed the read (its message names the
+    /// operation).
+    #[error(transparent)]
+    GitHub(Arc<GitHubError>),
+    /// The installation is read with the App's own JWT, and no App
+    /// credentials were given.
+    #[error("it is readable only as the App: pass --app-id and --app-key-file")]
+    NotAsApp,
+    /// More rulesets than [`super::MAX_RULESETS`] apply.
+    #[error("{count} rulesets, more than the {max} read")]
+    TooManyRulesets {
+        /// How many the repository has.
+        count: usize,
+        /// How many are read in full.
+        max: usize,
+    },
+    /// One ruleset could not be read in full.
+    #[error("ruleset {id}")]
+    Ruleset {
+        /// Its id.
+        id: u64,
+        /// GitHub's error.
+        #[source]
+        source: Arc<GitHubError>,
+    },
+    /// The read needs the default branch, which could not be read.
+    #[error("the default branch is unknown")]
+    NoDefaultBranch(#[source] Box<ReadError>),
+}
+
+impl From<GitHubError> for ReadError {
+    fn from(e: GitHubError) -> Self {
+        ReadError::GitHub(Arc::new(e))
+    }
 }
 
 /// A step `apply` can take.
@@ -186,10 +228,10 @@ fn manual(s: impl Into<String>) -> Remedy {
     }
 }
 
-fn unread(id: &'static str, what: &str, why: &str) -> Check {
+fn unread(id: &'static str, what: &str, why: &ReadError) -> Check {
     fail(
         id,
-        format!("could not read {what}: {why}"),
+        format!("could not read {what}: {}", error_line(why)),
         manual(format!(
             "make {what} readable to the credential used (see the error), then run verify again"
         )),
@@ -221,7 +263,10 @@ fn installation(expected: &Expected, observed: &Observed) -> Check {
         Err(why) => {
             return fail(
                 ID,
-                format!("the App's installation could not be read: {why}"),
+                format!(
+                    "the App's installation could not be read: {}",
+                    error_line(why)
+                ),
                 manual(
                     "install the App on this repository (Settings → Integrations → GitHub Apps), and run verify with --app-id and --app-key-file so that it can read the installation",
                 ),
@@ -266,7 +311,10 @@ fn repository_access(observed: &Observed) -> Check {
     match &observed.installation {
         Err(why) => fail(
             ID,
-            format!("unknown: the installation could not be read ({why})"),
+            format!(
+                "unknown: the installation could not be read ({})",
+                error_line(why)
+            ),
             manual("fix app-installation first"),
         ),
         Ok(i) if i.repository_selection.as_deref() == Some("selected") => {

@@ -32,10 +32,11 @@ use benchops_github::{
 };
 use serde::Serialize;
 
-pub use checks::{Check, Expected, Observed, Remedy, Step};
+pub use checks::{Check, Expected, Observed, ReadError, Remedy, Step};
 
 use crate::github::{ClientSettings, build_client_with};
-use crate::sweep;
+use crate::sweep::{self, StepError};
+use crate::text::error_line;
 
 /// The environment the publication job deploys to.
 pub const DEFAULT_ENVIRONMENT: &str = "benchmark-publication";
@@ -62,38 +63,66 @@ pub fn app_permissions() -> BTreeMap<String, String> {
     .collect()
 }
 
+/// GitHub's bypass actor types, as `--execution-actor` takes them.
+pub const ACTOR_TYPES: [&str; 5] = [
+    "Integration",
+    "RepositoryRole",
+    "Team",
+    "OrganizationAdmin",
+    "DeployKey",
+];
+
+/// Why an `--execution-actor` does not parse; each message starts with
+/// the value given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ActorError {
+    /// The part after `:` is not a number.
+    #[error("{0:?}: the id after ':' must be a number")]
+    Id(String),
+    /// Not one of [`ACTOR_TYPES`].
+    #[error("{0:?}: the actor type must be one of {types}", types = ACTOR_TYPES.join(", "))]
+    Type(String),
+    /// A type that needs an id, given none.
+    #[error("{value:?}: {kind} needs an id ({kind}:ID)")]
+    NeedsId {
+        /// The value given.
+        value: String,
+        /// Its type.
+        kind: String,
+    },
+    /// A type that takes no id, given one.
+    #[error("{value:?}: {kind} takes no id")]
+    TakesNoId {
+        /// The value given.
+        value: String,
+        /// Its type.
+        kind: String,
+    },
+}
+
 /// Parses an `--execution-actor`: `TYPE` or `TYPE:ID`, where TYPE is one
-/// of GitHub's bypass actor types.
-pub fn parse_actor(s: &str) -> Result<BypassActor, String> {
-    const TYPES: [&str; 5] = [
-        "Integration",
-        "RepositoryRole",
-        "Team",
-        "OrganizationAdmin",
-        "DeployKey",
-    ];
+/// of GitHub's bypass actor types ([`ACTOR_TYPES`]).
+pub fn parse_actor(s: &str) -> Result<BypassActor, ActorError> {
     let (kind, id) = match s.split_once(':') {
         Some((k, id)) => (
             k,
             Some(
                 id.parse::<u64>()
-                    .map_err(|_| format!("{s:?}: the id after ':' must be a number"))?,
+                    .map_err(|_| ActorError::Id(s.to_owned()))?,
             ),
         ),
         None => (s, None),
     };
-    if !TYPES.contains(&kind) {
-        return Err(format!(
-            "{s:?}: the actor type must be one of {}",
-            TYPES.join(", ")
-        ));
+    if !ACTOR_TYPES.contains(&kind) {
+        return Err(ActorError::Type(s.to_owned()));
     }
     let needs_id = !matches!(kind, "OrganizationAdmin" | "DeployKey");
     if needs_id != id.is_some() {
+        let (value, kind) = (s.to_owned(), kind.to_owned());
         return Err(if needs_id {
-            format!("{s:?}: {kind} needs an id ({kind}:ID)")
+            ActorError::NeedsId { value, kind }
         } else {
-            format!("{s:?}: {kind} takes no id")
+            ActorError::TakesNoId { value, kind }
         });
     }
     Ok(BypassActor {
@@ -150,7 +179,7 @@ impl ProvisionOptions {
             execution_actors: Vec::new(),
             handoff_via_app: false,
             missed_run_label: Some("benchmark-missed-run".to_owned()),
-            health_label: Some(crate::health_issue::DEFAULT_HEALTH_LABEL.to_owned()),
+            health_label: Some(sweep::health_issue::DEFAULT_HEALTH_LABEL.to_owned()),
             client: ClientSettings::default(),
         }
     }
@@ -203,13 +232,75 @@ pub struct Report {
     pub manual: Vec<String>,
 }
 
-/// Why `provision` could not run at all.
+/// Why `provision` could not run at all. Printed with its causes
+/// ([`error_line`]).
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ProvisionError(pub String);
-
-fn err(what: &str) -> impl Fn(GitHubError) -> ProvisionError + '_ {
-    move |e| ProvisionError(format!("{what}: {e}"))
+pub enum ProvisionError {
+    /// `--repo` is not `owner/name`.
+    #[error("--repo")]
+    Repo(#[source] Box<GitHubError>),
+    /// The GitHub client could not be built (`GITHUB_API_URL`, TLS).
+    #[error("{}", error_line(&*.0.cause))]
+    Client(StepError),
+    /// The schedule manifest cannot be read or is invalid.
+    #[error("{}: {}", .0.step, error_line(&*.0.cause))]
+    Manifest(StepError),
+    /// The App key file cannot be read.
+    #[error("read the App key file {}", path.display())]
+    KeyRead {
+        /// The file.
+        path: PathBuf,
+        /// The OS error (or why the file is refused).
+        #[source]
+        source: std::io::Error,
+    },
+    /// The App key file is not an RSA private key.
+    #[error("use the App key file {}", path.display())]
+    Key {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: Box<GitHubError>,
+    },
+    /// Neither the App nor an owner's token was given.
+    #[error(
+        "provision needs --app-id with --app-key-file (or BENCHOPS_APP_KEY_FILE), --token-env VAR, or both"
+    )]
+    NoCredential,
+    /// `apply` needs the App to mint an issues-phase token, and has none.
+    #[error("no App credentials")]
+    NoAppCredentials,
+    /// The App's installation could not be read to mint a token.
+    #[error("read the installation")]
+    ReadInstallation(#[source] Box<GitHubError>),
+    /// The read-only (audit-phase) installation token could not be minted.
+    #[error("mint a read-only installation token")]
+    MintReadToken(#[source] Box<GitHubError>),
+    /// The issues-phase installation token could not be minted.
+    #[error("mint an issues-phase token")]
+    MintIssuesToken(#[source] Box<GitHubError>),
+    /// With the App alone, its installation cannot be read: nothing can be.
+    #[error("the App's installation on {repo} cannot be read, and no --token-env was given")]
+    Installation {
+        /// The repository.
+        repo: Repo,
+        /// Why.
+        #[source]
+        source: ReadError,
+    },
+    /// The repository itself cannot be read with the credential used.
+    #[error("{repo} cannot be read with this credential")]
+    Repository {
+        /// The repository.
+        repo: Repo,
+        /// Why.
+        #[source]
+        source: ReadError,
+    },
+    /// The runtime the commands run on could not start.
+    #[error("{}", error_line(&*.0.cause))]
+    Runtime(StepError),
 }
 
 struct Session {
@@ -221,8 +312,7 @@ struct Session {
 }
 
 fn expected(opts: &ProvisionOptions) -> Result<Expected, ProvisionError> {
-    let manifest = sweep::load_manifest(&opts.manifest)
-        .map_err(|e| ProvisionError(format!("{}: {}", e.step, sweep::error_line(&*e.cause))))?;
+    let manifest = sweep::load_manifest(&opts.manifest).map_err(ProvisionError::Manifest)?;
     let mut labels: Vec<(String, String, String)> = sweep::label_needs(&manifest, &[])
         .into_iter()
         .map(|l| (l.name, l.color, l.description))
@@ -248,26 +338,29 @@ fn expected(opts: &ProvisionOptions) -> Result<Expected, ProvisionError> {
 }
 
 fn session(opts: &ProvisionOptions) -> Result<Session, ProvisionError> {
-    let repo = Repo::parse(&opts.repo).map_err(err("--repo"))?;
-    let client = build_client_with(&opts.client)
-        .map_err(|e| ProvisionError(sweep::error_line(&*e.cause)))?;
+    let repo = Repo::parse(&opts.repo).map_err(|e| ProvisionError::Repo(Box::new(e)))?;
+    let client = build_client_with(&opts.client).map_err(ProvisionError::Client)?;
     let app = match (opts.app_id, &opts.app_key_file) {
         (Some(id), Some(file)) => {
             // Bounded and non-blocking, like every file the publisher reads.
-            let pem = benchops::fsio::read_input_file(file, MAX_KEY_BYTES)
-                .map_err(|e| ProvisionError(format!("{}: {e}", file.display())))?;
-            let key = AppKey::from_pem(AppId::new(id), &pem)
-                .map_err(|e| ProvisionError(format!("{}: {e}", file.display())))?;
+            let pem = benchops::fsio::read_input_file(file, MAX_KEY_BYTES).map_err(|source| {
+                ProvisionError::KeyRead {
+                    path: file.clone(),
+                    source,
+                }
+            })?;
+            let key =
+                AppKey::from_pem(AppId::new(id), &pem).map_err(|source| ProvisionError::Key {
+                    path: file.clone(),
+                    source: Box::new(source),
+                })?;
             Some(client.app(key))
         }
         _ => None,
     };
     let owner = opts.owner_token.clone().map(|t| client.with_token(t));
     if app.is_none() && owner.is_none() {
-        return Err(ProvisionError(
-            "provision needs --app-id with --app-key-file (or BENCHOPS_APP_KEY_FILE), --token-env VAR, or both"
-                .to_owned(),
-        ));
+        return Err(ProvisionError::NoCredential);
     }
     Ok(Session {
         repo,
@@ -278,17 +371,16 @@ fn session(opts: &ProvisionOptions) -> Result<Session, ProvisionError> {
     })
 }
 
-fn reason(e: &GitHubError) -> String {
-    e.to_string()
-}
-
 /// Reads everything the checks need. The reads use the owner's token when
 /// there is one, else an audit-phase installation token (revoked before
 /// returning).
 async fn observe(s: &Session) -> Result<Observed, ProvisionError> {
     let installation = match &s.app {
-        Some(app) => app.repo_installation(&s.repo).await.map_err(|e| reason(&e)),
-        None => Err("it is readable only as the App: pass --app-id and --app-key-file".to_owned()),
+        Some(app) => app
+            .repo_installation(&s.repo)
+            .await
+            .map_err(ReadError::from),
+        None => Err(ReadError::NotAsApp),
     };
     let (reads, minted) = match (&s.owner, &s.app, &installation) {
         (Some(owner), _, _) => (owner.clone(), false),
@@ -296,14 +388,14 @@ async fn observe(s: &Session) -> Result<Observed, ProvisionError> {
             let token = app
                 .create_installation_token(inst.id, Phase::Audit, std::slice::from_ref(&s.repo))
                 .await
-                .map_err(err("mint a read-only installation token"))?;
+                .map_err(|e| ProvisionError::MintReadToken(Box::new(e)))?;
             (s.client.with_installation_token(&token), true)
         }
         (None, _, Err(why)) => {
-            return Err(ProvisionError(format!(
-                "the App's installation on {} cannot be read, and no --token-env was given: {why}",
-                s.repo
-            )));
+            return Err(ProvisionError::Installation {
+                repo: s.repo.clone(),
+                source: why.clone(),
+            });
         }
         (None, None, Ok(_)) => unreachable!("an installation is only read with the App"),
     };
@@ -312,10 +404,10 @@ async fn observe(s: &Session) -> Result<Observed, ProvisionError> {
         if minted {
             let _ = reads.revoke_token().await;
         }
-        return Err(ProvisionError(format!(
-            "{} cannot be read with this credential: {why}",
-            s.repo
-        )));
+        return Err(ProvisionError::Repository {
+            repo: s.repo.clone(),
+            source: why.clone(),
+        });
     }
     if minted {
         // A failed revocation leaves a read-only token to expire within
@@ -330,29 +422,29 @@ async fn observe(s: &Session) -> Result<Observed, ProvisionError> {
 async fn read_all(
     s: &Session,
     gh: &GitHubClient,
-    installation: Result<benchops_github::Installation, String>,
+    installation: Result<benchops_github::Installation, ReadError>,
 ) -> Observed {
     let repo = &s.repo;
     let default_branch = gh
         .get_repository(repo)
         .await
         .map(|r| r.default_branch)
-        .map_err(|e| reason(&e));
+        .map_err(ReadError::from);
     let environment = match gh.get_environment(repo, &s.expected.environment).await {
         Ok(None) => Ok(None),
         Ok(Some(env)) => match gh.list_branch_policies(repo, &env.name).await {
             Ok(p) => Ok(Some((env, p))),
             // An environment that allows every branch has no policy list.
             Err(e) if e.is_not_found() => Ok(Some((env, Vec::new()))),
-            Err(e) => Err(reason(&e)),
+            Err(e) => Err(e.into()),
         },
-        Err(e) => Err(reason(&e)),
+        Err(e) => Err(e.into()),
     };
     let rulesets = match gh.list_rulesets(repo).await {
-        Ok(list) if list.len() > MAX_RULESETS => Err(format!(
-            "{} rulesets, more than the {MAX_RULESETS} read",
-            list.len()
-        )),
+        Ok(list) if list.len() > MAX_RULESETS => Err(ReadError::TooManyRulesets {
+            count: list.len(),
+            max: MAX_RULESETS,
+        }),
         Ok(list) => {
             let mut full = Vec::with_capacity(list.len());
             let mut failed = None;
@@ -360,23 +452,26 @@ async fn read_all(
                 match gh.get_ruleset(repo, r.id).await {
                     Ok(f) => full.push(f),
                     Err(e) => {
-                        failed = Some(format!("ruleset {}: {e}", r.id));
+                        failed = Some(ReadError::Ruleset {
+                            id: r.id,
+                            source: std::sync::Arc::new(e),
+                        });
                         break;
                     }
                 }
             }
             failed.map_or(Ok(full), Err)
         }
-        Err(e) => Err(reason(&e)),
+        Err(e) => Err(e.into()),
     };
-    let labels = gh.list_labels(repo).await.map_err(|e| reason(&e));
+    let labels = gh.list_labels(repo).await.map_err(ReadError::from);
     let workflow = match &default_branch {
         Ok(branch) => match gh.get_file(repo, &s.expected.workflow_path, branch).await {
             Ok(f) => Ok(Some(f.bytes)),
             Err(e) if e.is_not_found() => Ok(None),
-            Err(e) => Err(reason(&e)),
+            Err(e) => Err(e.into()),
         },
-        Err(why) => Err(format!("the default branch is unknown: {why}")),
+        Err(why) => Err(ReadError::NoDefaultBranch(Box::new(why.clone()))),
     };
     Observed {
         installation,
@@ -509,7 +604,7 @@ pub async fn apply(opts: &ProvisionOptions) -> Result<Report, ProvisionError> {
                     }
                     Err(e) => {
                         outcomes.push(StepOutcome {
-                            note: Some(e.0),
+                            note: Some(error_line(&e)),
                             step,
                             outcome: "failed",
                             credential: Some(credential),
@@ -538,18 +633,15 @@ pub async fn apply(opts: &ProvisionOptions) -> Result<Report, ProvisionError> {
 }
 
 async fn mint_issues(s: &Session) -> Result<GitHubClient, ProvisionError> {
-    let app = s
-        .app
-        .as_ref()
-        .ok_or_else(|| ProvisionError("no App credentials".to_owned()))?;
+    let app = s.app.as_ref().ok_or(ProvisionError::NoAppCredentials)?;
     let inst = app
         .repo_installation(&s.repo)
         .await
-        .map_err(err("read the installation"))?;
+        .map_err(|e| ProvisionError::ReadInstallation(Box::new(e)))?;
     let token = app
         .create_installation_token(inst.id, Phase::Issues, std::slice::from_ref(&s.repo))
         .await
-        .map_err(err("mint an issues-phase token"))?;
+        .map_err(|e| ProvisionError::MintIssuesToken(Box::new(e)))?;
     Ok(s.client.with_installation_token(&token))
 }
 
@@ -596,7 +688,7 @@ async fn take(gh: &GitHubClient, repo: &Repo, step: &Step) -> Result<(), GitHubE
 pub fn blocking<T>(
     f: impl Future<Output = Result<T, ProvisionError>>,
 ) -> Result<T, ProvisionError> {
-    sweep::block_on(f).map_err(|e| ProvisionError(sweep::error_line(&*e.cause)))?
+    sweep::block_on(f).map_err(ProvisionError::Runtime)?
 }
 
 /// The report as text: one line per check, its remedy under a failing one,

@@ -134,10 +134,10 @@ pub fn consume_dir(
                     signature,
                 });
             }
-            Err(why) => out.push(Consumed {
+            Err(e) => out.push(Consumed {
                 source: h.source.clone(),
                 to,
-                outcome: ConsumeOutcome::Left(why),
+                outcome: ConsumeOutcome::Left(crate::text::error_line(&e)),
             }),
         }
     }
@@ -250,34 +250,61 @@ fn link_signature(source: &Path, to: &Path) -> SignatureLink {
     }
 }
 
+/// Why a handoff was left in place by [`link_one`]; the message is the
+/// [`ConsumeOutcome::Left`] reason.
+#[derive(Debug, thiserror::Error)]
+enum LinkError {
+    /// It is gone or was replaced by something else.
+    #[error("it is no longer a regular file")]
+    NotRegular,
+    /// Its bytes changed after validation (the link was undone).
+    #[error("the file changed since it was validated; left for the next sweep")]
+    Changed,
+    /// The target exists with other bytes.
+    #[error("{} already holds other bytes; left in place", to.display())]
+    Occupied {
+        /// The target.
+        to: PathBuf,
+    },
+    /// The hard link failed.
+    #[error("cannot link it to {}", to.display())]
+    Link {
+        /// The target.
+        to: PathBuf,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+}
+
 /// Links `source` to `to` and checks the link holds `digest`; the caller
 /// flushes `to`'s directory before removing `source`.
-fn link_one(source: &Path, to: &Path, digest: &Sha256Digest) -> Result<ConsumeOutcome, String> {
+fn link_one(source: &Path, to: &Path, digest: &Sha256Digest) -> Result<ConsumeOutcome, LinkError> {
     let size = match std::fs::symlink_metadata(source) {
         Ok(m) if m.is_file() => m.len(),
-        _ => return Err("it is no longer a regular file".to_owned()),
+        _ => return Err(LinkError::NotRegular),
     };
     match std::fs::hard_link(source, to) {
         Ok(()) => {
             if digest_of(to, size).as_ref() != Some(digest) {
                 // The source changed since it was validated: undo.
                 let _ = std::fs::remove_file(to);
-                return Err(
-                    "the file changed since it was validated; left for the next sweep".to_owned(),
-                );
+                return Err(LinkError::Changed);
             }
             Ok(ConsumeOutcome::Moved)
         }
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             if digest_of(to, size).as_ref() != Some(digest) {
-                return Err(format!(
-                    "{} already holds other bytes; left in place",
-                    to.display()
-                ));
+                return Err(LinkError::Occupied {
+                    to: to.to_path_buf(),
+                });
             }
             Ok(ConsumeOutcome::AlreadyThere)
         }
-        Err(e) => Err(format!("cannot link it to {}: {e}", to.display())),
+        Err(source) => Err(LinkError::Link {
+            to: to.to_path_buf(),
+            source,
+        }),
     }
 }
 
@@ -339,6 +366,24 @@ mod tests {
         assert!(!dir.join("a.json").exists() && !dir.join("a.json.sig").exists());
         assert!(!dir.join("b.json").exists());
         assert!(dir.join("c.json").exists(), "a record not in history stays");
+    }
+
+    #[test]
+    fn a_link_that_fails_says_why_and_names_the_target() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path();
+        let digest = Sha256Digest::of(b"record a");
+        let why = |e: LinkError| crate::text::error_line(&e);
+        let gone =
+            link_one(&dir.join("gone.json"), &dir.join("to.json"), &digest).expect_err("no source");
+        assert_eq!(why(gone), "it is no longer a regular file");
+        std::fs::write(dir.join("a.json"), b"record a").expect("handoff");
+        let to = dir.join("absent").join("a.json");
+        let refused = link_one(&dir.join("a.json"), &to, &digest).expect_err("no target dir");
+        let text = why(refused);
+        let prefix = format!("cannot link it to {}: ", to.display());
+        assert!(text.starts_with(&prefix), "{text}");
+        assert!(text.len() > prefix.len(), "the OS error follows: {text}");
     }
 
     #[test]

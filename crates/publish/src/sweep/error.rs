@@ -1,7 +1,12 @@
-//! The sweep's one error model: a [`SweepError`] says the phase and the
-//! step where the sweep stopped, what it had done ([`Progress`]), and the
-//! [`Cause`]. Whether a rerun can succeed as is comes from the cause, and
-//! for wrapped errors from the inner error itself.
+//! The sweep's one error model for a failed step: a [`StepError`] says the
+//! step and the [`Cause`] (the engine adds the phase and what it had done:
+//! [`SweepError`](super::SweepError)). Whether a rerun can succeed as is
+//! comes from the cause, and for wrapped errors from the inner error itself.
+//!
+//! The engine's own causes are variants of [`Cause`]. An adapter's failure
+//! crosses its port as one boxed [`AdapterCause`]: the engine shows it, with
+//! its causes, and asks the adapter's error ([`AdapterFailure`]) whether a
+//! rerun can succeed. The engine knows no adapter's error type.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -9,39 +14,9 @@ use std::path::PathBuf;
 use benchops::manifest::ManifestError;
 use benchops::time::TimeError;
 use benchops::{Sha256Digest, VerifyError};
-use benchops_github::GitHubError;
-use serde::Serialize;
 
-use crate::history::HistoryError;
-use crate::ledger::{Applied, LedgerError};
-use crate::validate::shown_path;
-
-/// A phase of the sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Phase {
-    /// Reading options, the manifest and keys; opening the stores.
-    Setup,
-    /// Validating handoffs.
-    Validate,
-    /// Persisting to `benchmark-history` (in GitHub mode, with the
-    /// contents-phase token).
-    Persist,
-    /// Reconciling drift issues (in GitHub mode, with the issues-phase
-    /// token).
-    Reconcile,
-}
-
-impl fmt::Display for Phase {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Phase::Setup => "setup",
-            Phase::Validate => "validate",
-            Phase::Persist => "persist",
-            Phase::Reconcile => "reconcile",
-        })
-    }
-}
+use crate::signatures::SignersError;
+use crate::text::shown_path;
 
 /// Why a sweep stopped. Each leaf error is defined once, here or in the
 /// module that produces it.
@@ -67,6 +42,10 @@ pub enum Cause {
     /// The manifest is invalid (the message names the file).
     #[error(transparent)]
     Manifest(#[from] ManifestError),
+    /// The manifest's `allowed_signers` file cannot be used (the message
+    /// names the file).
+    #[error(transparent)]
+    Signers(#[from] SignersError),
     /// The handoff directory cannot be listed.
     #[error("failed to list handoffs in {}", shown_path(path))]
     ListHandoffs {
@@ -142,28 +121,75 @@ pub enum Cause {
         /// Plans recomputed.
         replans: u32,
     },
-    /// The local git repository failed.
-    #[error("history repository {}", path.display())]
-    Git {
-        /// The repository.
-        path: PathBuf,
-        /// What failed.
-        #[source]
-        source: HistoryError,
-    },
-    /// The local issue ledger failed.
+    /// An adapter failed (the local git repository or ledger, GitHub): its
+    /// own error, which says whether a rerun can succeed.
     #[error(transparent)]
-    Ledger(#[from] LedgerError),
-    /// GitHub refused or failed a request (after the client's retries).
-    #[error(transparent)]
-    GitHub(#[from] GitHubError),
-    /// GitHub truncated the recursive tree listing, so absence of a path
-    /// cannot be trusted.
-    #[error("the tree {tree} of benchmark-history is too large to list in one request (truncated)")]
-    TreeTruncated {
-        /// The tree id.
-        tree: String,
-    },
+    Adapter(AdapterCause),
+}
+
+/// An adapter's own error, as it crosses a port: any error that can tell
+/// whether rerunning the same sweep can succeed without a person changing
+/// anything. Every such error converts into a [`Cause`], so an adapter
+/// reports it with [`StepError::new`] or [`at`].
+pub trait AdapterFailure: std::error::Error + Send + Sync + 'static {
+    /// Whether rerunning the same sweep can succeed as is.
+    fn is_retryable(&self) -> bool;
+}
+
+/// An adapter's failure, boxed: shown as the adapter's error (its causes
+/// follow as sources), retryable as that error said.
+#[derive(Debug)]
+pub struct AdapterCause {
+    error: Box<dyn std::error::Error + Send + Sync>,
+    retryable: bool,
+}
+
+impl AdapterCause {
+    /// Boxes `error`, asking it once whether a rerun can succeed.
+    pub fn new(error: impl AdapterFailure) -> Self {
+        AdapterCause {
+            retryable: error.is_retryable(),
+            error: Box::new(error),
+        }
+    }
+
+    /// Whether rerunning the same sweep can succeed as is.
+    pub fn is_retryable(&self) -> bool {
+        self.retryable
+    }
+
+    /// The adapter's error, if it is an `E` (for a caller that knows the
+    /// adapter, such as the CLI telling a held sweep lock apart).
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.error.downcast_ref()
+    }
+
+    /// The adapter's error itself, if it is an `E`; else the cause as it was.
+    pub fn downcast<E: std::error::Error + 'static>(self) -> Result<E, AdapterCause> {
+        let retryable = self.retryable;
+        match self.error.downcast::<E>() {
+            Ok(e) => Ok(*e),
+            Err(error) => Err(AdapterCause { error, retryable }),
+        }
+    }
+}
+
+impl fmt::Display for AdapterCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for AdapterCause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
+}
+
+impl<E: AdapterFailure> From<E> for Cause {
+    fn from(e: E) -> Self {
+        Cause::Adapter(AdapterCause::new(e))
+    }
 }
 
 impl Cause {
@@ -171,9 +197,7 @@ impl Cause {
     /// changing anything. Wrapped errors decide for themselves.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Cause::Git { source, .. } => source.is_retryable(),
-            Cause::Ledger(e) => e.is_retryable(),
-            Cause::GitHub(e) => github_retryable(e),
+            Cause::Adapter(a) => a.is_retryable(),
             Cause::ListHandoffs { source, .. } | Cause::ReadFile { source, .. } => {
                 io_retryable(source)
             }
@@ -184,12 +208,12 @@ impl Cause {
             Cause::RetriesExhausted { .. } | Cause::IssuesBusy { .. } => true,
             Cause::Config { .. }
             | Cause::Manifest(_)
+            | Cause::Signers(_)
             | Cause::Time(_)
             | Cause::InvalidRecord { .. }
             | Cause::Conflict { .. }
             | Cause::CorruptHistory { .. }
-            | Cause::InvalidDocument { .. }
-            | Cause::TreeTruncated { .. } => false,
+            | Cause::InvalidDocument { .. } => false,
         }
     }
 }
@@ -201,21 +225,6 @@ fn io_retryable(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),
         K::Interrupted | K::WouldBlock | K::TimedOut | K::ResourceBusy
-    )
-}
-
-fn github_retryable(e: &GitHubError) -> bool {
-    !matches!(
-        e,
-        GitHubError::Forbidden { .. }
-            // GitHub's validation failed (a body over its size limit, a bad
-            // label): the same request fails the same way on a rerun.
-            | GitHubError::Unprocessable { .. }
-            | GitHubError::InvalidInput { .. }
-            | GitHubError::InvalidKey { .. }
-            | GitHubError::PhaseForbids { .. }
-            | GitHubError::Config { .. }
-            | GitHubError::BuildRequest { .. }
     )
 }
 
@@ -239,131 +248,18 @@ impl StepError {
     }
 }
 
+/// The signing policy's `allowed_signers` file could not be loaded: the
+/// step that reads it.
+impl From<SignersError> for StepError {
+    fn from(e: SignersError) -> Self {
+        StepError::new("read the allowed signers", e)
+    }
+}
+
 /// `map_err(at("step"))`: wraps any cause with its step.
 pub fn at<E: Into<Cause>>(step: impl Into<String>) -> impl FnOnce(E) -> StepError {
     let step = step.into();
     move |e| StepError::new(step, e)
-}
-
-/// One phase token (GitHub mode): minted for a phase, revoked when the
-/// phase ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PhaseToken {
-    /// The phase (`contents` or `issues`).
-    pub phase: String,
-    /// When GitHub said it would expire (RFC 3339).
-    pub expires_at: String,
-    /// Whether the revocation succeeded.
-    pub revoked: bool,
-}
-
-/// What a sweep had done when it stopped (also kept on success).
-#[derive(Debug, Clone, Default)]
-pub struct Progress {
-    /// Handoffs validated (valid or not), from every source.
-    pub validated: usize,
-    /// Handoffs quarantined (invalid handoff refs included: left in place).
-    pub quarantined: usize,
-    /// Valid handoff refs read.
-    pub handoff_refs: usize,
-    /// Consumed handoff refs deleted (or found already gone).
-    pub refs_deleted: usize,
-    /// Whether the persist finished (its commit landed, or nothing was new).
-    pub persisted: bool,
-    /// The commit the persist landed, if any.
-    pub commit: Option<String>,
-    /// Reconcile actions applied, in order.
-    pub applied: Vec<Applied>,
-    /// Actions the plan held when the sweep stopped, applied or not.
-    pub planned: usize,
-    /// Tokens minted so far.
-    pub tokens: Vec<PhaseToken>,
-}
-
-fn short_commit(c: &str) -> &str {
-    c.get(..12).unwrap_or(c)
-}
-
-fn progress_line(p: &Progress) -> String {
-    let persist = match (&p.commit, p.persisted) {
-        (Some(c), _) => format!("history commit {} landed", short_commit(c)),
-        (None, true) => "history already complete".to_owned(),
-        (None, false) => "nothing persisted".to_owned(),
-    };
-    let refs = if p.handoff_refs > 0 {
-        format!(
-            ", {} of {} consumed handoff ref(s) deleted",
-            p.refs_deleted, p.handoff_refs
-        )
-    } else {
-        String::new()
-    };
-    format!(
-        "{} handoff(s) validated, {persist}{refs}, {} of {} reconcile action(s) applied",
-        p.validated,
-        p.applied.len(),
-        p.planned
-    )
-}
-
-fn rerun_hint(cause: &Cause) -> &'static str {
-    if cause.is_retryable() {
-        "; rerun to converge"
-    } else {
-        "; a rerun will not help until the cause is fixed"
-    }
-}
-
-/// A sweep that stopped: the phase, the step, what was done, why, and the
-/// receipt saying so.
-#[derive(Debug, thiserror::Error)]
-#[error("sweep stopped in the {phase} phase at {step} ({}){}", progress_line(.progress), rerun_hint(.cause))]
-pub struct SweepError {
-    /// The phase.
-    pub phase: Phase,
-    /// The step within the phase.
-    pub step: String,
-    /// What had been done.
-    pub progress: Box<Progress>,
-    /// Why.
-    #[source]
-    pub cause: Box<Cause>,
-    /// The sweep's receipt with `stopped` set (canonical `receipt/v1`
-    /// bytes), once the sweep got past setup. A failed persist commits
-    /// nothing, so this is the only copy; after a failed reconcile it is
-    /// the committed receipt (if any) plus `stopped`. The CLI writes it to
-    /// `--receipt-out` (or stderr).
-    pub receipt: Option<Vec<u8>>,
-}
-
-impl SweepError {
-    /// A failure in `phase` with no receipt yet.
-    pub fn new(phase: Phase, e: StepError, progress: &Progress) -> Self {
-        SweepError {
-            phase,
-            step: e.step,
-            progress: Box::new(progress.clone()),
-            cause: e.cause,
-            receipt: None,
-        }
-    }
-
-    /// Whether rerunning the same sweep can succeed as is.
-    pub fn is_retryable(&self) -> bool {
-        self.cause.is_retryable()
-    }
-}
-
-/// The error and every cause, on one line.
-pub fn error_line(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cause = c.source();
-    }
-    s
 }
 
 #[cfg(test)]
@@ -392,41 +288,33 @@ mod tests {
         assert!(shown.contains("sealed/\\u{1b}[2Jx\\n.json"), "{shown}");
     }
 
+    /// An adapter's failure, as its own test error, wrapped once more.
+    #[derive(Debug, thiserror::Error)]
+    #[error("adapter step")]
+    struct TestFailure {
+        retryable: bool,
+        #[source]
+        source: std::io::Error,
+    }
+
+    impl AdapterFailure for TestFailure {
+        fn is_retryable(&self) -> bool {
+            self.retryable
+        }
+    }
+
     /// Retryability comes from the inner error, not from the variant.
     #[test]
     fn retryability_follows_the_inner_error() {
-        let git = |source| Cause::Git {
-            path: PathBuf::from("history.git"),
-            source,
+        let adapter = |retryable| {
+            Cause::from(TestFailure {
+                retryable,
+                source: io(std::io::ErrorKind::Other),
+            })
         };
-        assert!(
-            git(HistoryError::RefBusy {
-                stderr: "locked".into()
-            })
-            .is_retryable()
-        );
-        assert!(
-            !git(HistoryError::Conflict {
-                path: "results/x".into(),
-                existing: "abc".into()
-            })
-            .is_retryable()
-        );
-        let ledger = |e| Cause::Ledger(e);
-        assert!(
-            !ledger(LedgerError::Parse {
-                path: PathBuf::from("issues.json"),
-                reason: "eof".into()
-            })
-            .is_retryable()
-        );
-        assert!(
-            ledger(LedgerError::NoSuchIssue {
-                path: PathBuf::from("issues.json"),
-                number: 4
-            })
-            .is_retryable()
-        );
+        assert!(adapter(true).is_retryable());
+        let refused = adapter(false);
+        assert!(!refused.is_retryable());
         let list = |kind| Cause::ListHandoffs {
             path: PathBuf::from("sealed"),
             source: io(kind),
@@ -434,14 +322,6 @@ mod tests {
         assert!(!list(std::io::ErrorKind::PermissionDenied).is_retryable());
         assert!(list(std::io::ErrorKind::Interrupted).is_retryable());
         assert!(Cause::IssuesBusy { replans: 5 }.is_retryable());
-        let unprocessable = Cause::GitHub(GitHubError::Unprocessable {
-            operation: "issues/create",
-            message: "Validation Failed".into(),
-            errors: Vec::new(),
-            request_id: None,
-        });
-        assert!(!unprocessable.is_retryable());
-        assert!(rerun_hint(&unprocessable).contains("will not help"));
         assert!(
             !Cause::Conflict {
                 path: "p".into(),
@@ -449,5 +329,24 @@ mod tests {
             }
             .is_retryable()
         );
+    }
+
+    /// An adapter's failure shows as the adapter's error and its causes, as
+    /// if the engine had no box around it.
+    #[test]
+    fn an_adapter_cause_shows_the_adapter_error_and_its_sources() {
+        let cause = Cause::from(TestFailure {
+            retryable: false,
+            source: std::io::Error::other("disk on fire"),
+        });
+        assert_eq!(
+            crate::text::error_line(&cause),
+            "adapter step: disk on fire"
+        );
+        let Cause::Adapter(a) = &cause else {
+            panic!("an adapter cause: {cause:?}");
+        };
+        assert!(a.downcast_ref::<TestFailure>().is_some());
+        assert!(a.downcast_ref::<std::io::Error>().is_none());
     }
 }

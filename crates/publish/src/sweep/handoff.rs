@@ -1,7 +1,7 @@
 //! Handoffs: the sealed records a sweep is given, from a directory
 //! (`*.json`, as `benchops-exec bench seal` writes them) or from the store
 //! itself (GitHub's handoff refs). Every handoff is checked by the one rule
-//! of [`crate::validate::verify_named`]: its bytes against the digest its
+//! of [`crate::verify::verify_named`]: its bytes against the digest its
 //! name claims.
 //!
 //! An invalid directory handoff is copied (create-only) to the quarantine
@@ -36,13 +36,16 @@ use std::path::{Path, PathBuf};
 
 use benchops::fsio::{self, Created, Symlinks, WriteError};
 use benchops::{SealedRecord, Sha256Digest};
-use serde::Serialize;
 
-use super::error::{Cause, StepError, error_line};
-use crate::signatures::{SignaturePolicy, read_signature};
-use crate::validate::{
-    IssueOut, NameRule, escape_text, issue_line, read_issue, shown_path, verify_named,
-};
+use super::error::{Cause, StepError};
+use super::ports::{HandoffRefReport, RefHandoff, RefOutcome};
+use crate::signatures::{SignaturePolicy, check_signature, read_signature};
+use crate::text::{error_line, escape_text, shown_path};
+use crate::verify::{IssueOut, NameRule, issue_line, read_issue, verify_named};
+
+/// The quarantine directory's name, beside the handoffs it holds copies of
+/// (`DIR/quarantine` in local mode, `<handoff>/quarantine` in GitHub mode).
+pub const QUARANTINE_DIR: &str = "quarantine";
 
 /// Where an invalid handoff went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,119 +79,40 @@ impl HandoffReport {
     }
 }
 
-/// What became of one handoff ref.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum RefOutcome {
-    /// Invalid: left in place as its own quarantine (never persisted, never
-    /// deleted). A person removes it once investigated.
-    Quarantined,
-    /// Its record is in history and the ref was deleted.
-    Deleted,
-    /// Its record is in history and the ref was already gone.
-    AlreadyGone,
-    /// Its record is in history, but the ref points at another commit now
-    /// (pushed again meanwhile): left for the next sweep to read.
-    Moved {
-        /// The commit it points at now.
-        to: String,
-    },
-    /// Valid, but its record is not in history: left in place.
-    NotInHistory,
-    /// Its record is in history; deleting the ref failed. Left in place;
-    /// the next sweep finds the record present and deletes the ref.
-    DeleteFailed {
-        /// The error.
-        error: String,
-    },
-}
-
-impl RefOutcome {
-    /// Whether the ref is gone (deleted now or before).
-    pub fn is_gone(&self) -> bool {
-        matches!(self, RefOutcome::Deleted | RefOutcome::AlreadyGone)
-    }
-}
-
-/// One handoff ref: where it pointed, what it held, and what became of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HandoffRefReport {
-    /// The full ref name, `refs/heads/benchmark-result/…`.
-    pub name: String,
-    /// The commit it pointed at when read.
-    pub commit: String,
-    /// The sealed file's name (`<hex>.json`), when the layout was right.
-    pub file: Option<String>,
-    /// The digest of the file's bytes, when they were read.
-    pub digest: Option<Sha256Digest>,
-    /// Every problem found (empty: valid).
-    pub issues: Vec<IssueOut>,
-    /// What became of the ref.
-    pub outcome: RefOutcome,
-}
-
-impl HandoffRefReport {
-    /// Whether the handoff is a valid sealed record in the right layout.
-    pub fn valid(&self) -> bool {
-        self.issues.is_empty()
-    }
-
-    /// How the receipt names it: `<ref>@<commit>`.
-    pub fn source(&self) -> String {
-        format!("{}@{}", self.name, self.commit)
-    }
-}
-
-/// A handoff ref as a store read it: the ref, and its single file (or why
-/// its layout is wrong).
-#[derive(Debug, Clone)]
-pub struct RefHandoff {
-    /// The full ref name.
-    pub name: String,
-    /// The commit it pointed at.
-    pub commit: String,
-    /// The file name and bytes, or why the layout is wrong.
-    pub content: Result<(String, Vec<u8>), String>,
-    /// The signature the ref carries beside the record, if any.
-    pub signature: Option<Vec<u8>>,
-}
-
-impl RefHandoff {
-    /// Checks the handoff with the one rule; returns its report and, when
-    /// valid, its record. (Its signature is checked by the caller, against
-    /// the manifest's policy.)
-    pub fn check(self) -> (HandoffRefReport, Option<SealedRecord>) {
-        let mut report = HandoffRefReport {
-            name: self.name,
-            commit: self.commit,
-            file: None,
-            digest: None,
-            issues: Vec::new(),
-            outcome: RefOutcome::Quarantined,
-        };
-        let sealed = match self.content {
-            Err(reason) => {
-                report.issues.push(IssueOut {
-                    kind: "handoff-layout".to_owned(),
-                    path: "$".to_owned(),
-                    reason,
-                });
-                None
-            }
-            Ok((file, bytes)) => {
-                let v = verify_named(&bytes, &file, NameRule::Required);
-                report.file = Some(file);
-                report.digest = Some(v.digest);
-                report.issues = v.issues;
-                v.sealed
-            }
-        };
-        if sealed.is_some() {
-            // Decided after the persist.
-            report.outcome = RefOutcome::NotInHistory;
+/// Checks a handoff ref with the one rule; returns its report and, when
+/// valid, its record. (Its signature is checked by the caller, against
+/// the manifest's policy.)
+pub fn check_ref(r: RefHandoff) -> (HandoffRefReport, Option<SealedRecord>) {
+    let mut report = HandoffRefReport {
+        name: r.name,
+        commit: r.commit,
+        file: None,
+        digest: None,
+        issues: Vec::new(),
+        outcome: RefOutcome::Quarantined,
+    };
+    let sealed = match r.content {
+        Err(reason) => {
+            report.issues.push(IssueOut {
+                kind: "handoff-layout".to_owned(),
+                path: "$".to_owned(),
+                reason,
+            });
+            None
         }
-        (report, sealed)
+        Ok((file, bytes)) => {
+            let v = verify_named(&bytes, &file, NameRule::Required);
+            report.file = Some(file);
+            report.digest = Some(v.digest);
+            report.issues = v.issues;
+            v.sealed
+        }
+    };
+    if sealed.is_some() {
+        // Decided after the persist.
+        report.outcome = RefOutcome::NotInHistory;
     }
+    (report, sealed)
 }
 
 /// Every `*.json` entry directly in `dir` that is not a directory, sorted
@@ -306,27 +230,6 @@ pub fn validate_dir(
 
 /// Accepted signatures, by the digest of the record they sign.
 pub type Signatures = std::collections::BTreeMap<Sha256Digest, Vec<u8>>;
-
-/// The signature check of one valid handoff: the signature bytes to
-/// persist (`None`: unsigned and allowed to be), or the issue that makes
-/// the handoff invalid.
-pub fn check_signature(
-    policy: &SignaturePolicy,
-    sealed: &SealedRecord,
-    signature: Result<Option<Vec<u8>>, String>,
-) -> Result<Option<Vec<u8>>, IssueOut> {
-    let issue = |reason: String| IssueOut {
-        kind: "signature".to_owned(),
-        path: "$".to_owned(),
-        reason,
-    };
-    let sig = signature.map_err(|e| issue(format!("the signature cannot be read: {e}")))?;
-    match policy.check(sealed, sig.as_deref()) {
-        Ok(Some(_)) => Ok(sig),
-        Ok(None) => Ok(None),
-        Err(rejection) => Err(issue(rejection.to_string())),
-    }
-}
 
 /// The longest file name most file systems accept, in bytes.
 const MAX_NAME_BYTES: usize = 255;

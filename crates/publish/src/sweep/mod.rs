@@ -34,9 +34,11 @@
 pub mod consume;
 pub mod error;
 pub mod handoff;
+pub mod health_issue;
 pub mod persist;
 pub mod ports;
 pub mod report;
+pub mod stop;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -51,19 +53,25 @@ use benchops::receipt::{
     Receipt, RequestMetrics, SkippedEntry, Stopped, ValidatedEntry, WorkflowRun,
 };
 use benchops::reconcile::{Action, HistoryRecord, Note, RenderOptions, reconcile};
-use benchops::{LaneName, SealedRecord};
+use benchops::{LaneName, SealedRecord, Sha256Digest};
+
+use crate::text::error_line;
 
 pub use consume::{ConsumeOutcome, Consumed};
-pub use error::{Cause, Phase, PhaseToken, Progress, StepError, SweepError, at, error_line};
-pub use handoff::{HandoffRefReport, HandoffReport, Quarantined, RefHandoff, RefOutcome};
+pub use error::{AdapterCause, AdapterFailure, Cause, StepError, at};
+pub use handoff::{HandoffReport, Quarantined};
 pub use persist::{MAX_ATTEMPTS, ReceiptBuilder};
-pub use ports::{Advance, HistoryStore, IssueTracker, LabelNeed, Listing, TipIndex};
+pub use ports::{
+    Advance, Applied, ForeignIssue, HandoffRefReport, HistoryStore, IssueTracker, LabelNeed,
+    Listing, PhaseToken, RefHandoff, RefOutcome, TipIndex,
+};
 pub use report::{
-    ForeignIssue, LaneHealth, LatestRecord, PhaseSeconds, RequestSummary, SweepReport, render_note,
+    LaneHealth, LatestRecord, PhaseSeconds, RequestSummary, SweepReport, render_note,
     render_summary,
 };
+pub use stop::{Phase, Progress, SweepError};
 
-use crate::validate::issue_line;
+use crate::verify::issue_line;
 
 /// How many times the reconcile recomputes its plan because the issues
 /// changed under it before giving up with [`Cause::IssuesBusy`].
@@ -406,9 +414,9 @@ async fn persist_phase<S: HistoryStore>(
     let mut signatures = signatures.clone();
     for mut r in listed {
         let signature = r.signature.take();
-        let (mut report, mut sealed) = r.check();
+        let (mut report, mut sealed) = handoff::check_ref(r);
         if let (Some(policy), Some(s)) = (&inputs.signing, &sealed) {
-            match handoff::check_signature(policy, s, Ok(signature)) {
+            match crate::signatures::check_signature(policy, s, Ok(signature)) {
                 Ok(Some(sig)) => {
                     signatures.insert(s.digest(), sig);
                 }
@@ -416,7 +424,6 @@ async fn persist_phase<S: HistoryStore>(
                 Err(issue) => {
                     report.issues.push(issue);
                     report.outcome = RefOutcome::Quarantined;
-                    store.refuse_handoff(&report.name);
                     sealed = None;
                 }
             }
@@ -457,13 +464,22 @@ async fn persist_phase<S: HistoryStore>(
     progress.persisted = true;
     progress.commit = landed.commit.clone();
 
-    // Consumed store handoffs.
+    // Consumed store handoffs: only refs whose own verification passed
+    // (a refused ref is never deleted, even when its bytes are a record in
+    // history) and whose record is in history.
     let in_history: BTreeSet<_> = landed.persisted.iter().map(|p| p.digest).collect();
-    let consumed = store.consume(&in_history).await;
+    let consumable =
+        |r: &HandoffRefReport| r.valid() && r.digest.is_some_and(|d| in_history.contains(&d));
+    let asked: Vec<(&str, &str, Sha256Digest)> = refs
+        .iter()
+        .filter(|r| consumable(r))
+        .filter_map(|r| Some((r.name.as_str(), r.commit.as_str(), r.digest?)))
+        .collect();
+    let consumed = store.consume(&asked).await;
     for c in consumed {
         if let Some(r) = refs
             .iter_mut()
-            .find(|r| r.name == c.name && r.commit == c.commit)
+            .find(|r| r.name == c.name && r.commit == c.commit && consumable(r))
         {
             r.outcome = c.outcome;
         }
@@ -625,7 +641,7 @@ async fn reconcile_phase<T: IssueTracker>(
             missed_runs(inputs, tracker, &watches, label, progress).await?;
         }
         if let Some(label) = &inputs.health_issue_label {
-            health_issue(inputs, tracker, &watches, records, label, progress).await?;
+            keep_health_issue(inputs, tracker, &watches, records, label, progress).await?;
         }
     }
     Ok(out)
@@ -675,9 +691,9 @@ pub fn health_label_need(label: &str) -> LabelNeed {
     }
 }
 
-/// The repository's health issue ([`crate::health_issue`]), after the
-/// missed-run issues.
-async fn health_issue<T: IssueTracker>(
+/// The repository's health issue ([`health_issue`]), after the missed-run
+/// issues.
+async fn keep_health_issue<T: IssueTracker>(
     inputs: &Inputs,
     tracker: &mut T,
     watches: &[benchops::watchdog::LaneWatch],
@@ -691,9 +707,9 @@ async fn health_issue<T: IssueTracker>(
             .cmp(&(&b.record().slot, &b.record().finished_at))
     });
     let drift = tracker.list(&inputs.manifest.labels.drift).await?;
-    let body = crate::health_issue::body(&inputs.manifest, watches, &sorted, &drift.issues);
+    let body = health_issue::body(&inputs.manifest, watches, &sorted, &drift.issues);
     let listing = tracker.list(label).await?;
-    let actions: Vec<Action> = crate::health_issue::plan(&listing.issues, label, body)
+    let actions: Vec<Action> = health_issue::plan(&listing.issues, label, body)
         .into_iter()
         .collect();
     apply_notices(
@@ -798,19 +814,4 @@ pub fn block_on<F: Future>(f: F) -> Result<F::Output, StepError> {
             )
         })?;
     Ok(rt.block_on(f))
-}
-
-/// Runs a future that never waits (the local ports do all their work
-/// synchronously) to completion on this thread, without a runtime.
-pub fn ready<F: Future>(f: F) -> F::Output {
-    let mut f = std::pin::pin!(f);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    loop {
-        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-        // A local port never returns Pending; should one ever, yield and
-        // poll again rather than block forever on a waker nobody holds.
-        std::thread::yield_now();
-    }
 }

@@ -2,57 +2,37 @@
 //! them. The engine owns every rule; an adapter only moves bytes.
 //!
 //! - [`HistoryStore`]: the `benchmark-history` branch. Implemented by the
-//!   local git repository ([`crate::local`]) and by GitHub's git data API
+//!   local git repository ([`crate::history`]) and by GitHub's git data API
 //!   ([`crate::github`]).
 //! - [`IssueTracker`]: drift issues. Implemented by the local ledger and by
 //!   GitHub issues.
+//!
+//! Every value that crosses a port is defined here (the tip, handoff refs
+//! and what became of them, labels, listings, [`Applied`]); an adapter
+//! reports a failure as a [`StepError`] whose cause is its own error
+//! ([`AdapterFailure`](super::AdapterFailure)), never an engine variant
+//! made for it.
 //!
 //! Both ports have a `begin`/`end` pair around their phase. Local adapters
 //! do nothing there; the GitHub adapters mint the phase's installation
 //! token in `begin` and revoke it in `end` (which the engine calls on
 //! failure too).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 
 use benchops::Sha256Digest;
 use benchops::reconcile::{Action, ActualIssue};
 use benchops::seal::{SealedRecord, VerifyError};
 
-use super::error::{PhaseToken, StepError};
-use super::handoff::{HandoffRefReport, RefHandoff};
-use super::report::ForeignIssue;
-use crate::ledger::Applied;
+use serde::Serialize;
 
-/// The tip of the history branch and the blob at every path of its tree.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TipIndex {
-    /// The tip commit (None: the branch does not exist yet).
-    pub commit: Option<String>,
-    /// Its tree.
-    pub tree: Option<String>,
-    /// Every file of the tree: path → git blob id.
-    pub files: BTreeMap<String, String>,
-}
+use super::error::StepError;
+use crate::verify::IssueOut;
 
-/// The git blob id of `bytes`: the SHA-1 (or, for a repository in the
-/// SHA-256 object format, the SHA-256) of `blob <len>\0` followed by the
-/// bytes, in lowercase hex. Both history stores name blobs this way.
-pub fn git_blob_id(bytes: &[u8], sha256: bool) -> String {
-    use sha2::Digest as _;
-    let header = format!("blob {}\0", bytes.len());
-    let digest: Vec<u8> = if sha256 {
-        let mut h = sha2::Sha256::new();
-        h.update(header.as_bytes());
-        h.update(bytes);
-        h.finalize().to_vec()
-    } else {
-        let mut h = sha1::Sha1::new();
-        h.update(header.as_bytes());
-        h.update(bytes);
-        h.finalize().to_vec()
-    };
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
+/// The tip of the history branch and the blob at every path of its tree,
+/// and how git names a blob (both history stores name blobs this way):
+/// defined once, in `benchops-history`.
+pub use benchops_history::{TipIndex, git_blob_id};
 
 /// What a compare-and-swap advance of the branch did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +65,209 @@ pub struct Listing {
     pub foreign: Vec<ForeignIssue>,
 }
 
+/// What became of one handoff ref.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum RefOutcome {
+    /// Invalid: left in place as its own quarantine (never persisted, never
+    /// deleted). A person removes it once investigated.
+    Quarantined,
+    /// Its record is in history and the ref was deleted.
+    Deleted,
+    /// Its record is in history and the ref was already gone.
+    AlreadyGone,
+    /// Its record is in history, but the ref points at another commit now
+    /// (pushed again meanwhile): left for the next sweep to read.
+    Moved {
+        /// The commit it points at now.
+        to: String,
+    },
+    /// Valid, but its record is not in history: left in place.
+    NotInHistory,
+    /// Its record is in history; deleting the ref failed. Left in place;
+    /// the next sweep finds the record present and deletes the ref.
+    DeleteFailed {
+        /// The error.
+        error: String,
+    },
+}
+
+impl RefOutcome {
+    /// Whether the ref is gone (deleted now or before).
+    pub fn is_gone(&self) -> bool {
+        matches!(self, RefOutcome::Deleted | RefOutcome::AlreadyGone)
+    }
+}
+
+/// One handoff ref: where it pointed, what it held, and what became of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandoffRefReport {
+    /// The full ref name, `refs/heads/benchmark-result/…`.
+    pub name: String,
+    /// The commit it pointed at when read.
+    pub commit: String,
+    /// The sealed file's name (`<hex>.json`), when the layout was right.
+    pub file: Option<String>,
+    /// The digest of the file's bytes, when they were read.
+    pub digest: Option<Sha256Digest>,
+    /// Every problem found (empty: valid).
+    pub issues: Vec<IssueOut>,
+    /// What became of the ref.
+    pub outcome: RefOutcome,
+}
+
+impl HandoffRefReport {
+    /// Whether the handoff is a valid sealed record in the right layout.
+    pub fn valid(&self) -> bool {
+        self.issues.is_empty()
+    }
+
+    /// How the receipt names it: `<ref>@<commit>`.
+    pub fn source(&self) -> String {
+        format!("{}@{}", self.name, self.commit)
+    }
+}
+
+/// A handoff ref as a store read it: the ref, and its single file (or why
+/// its layout is wrong).
+#[derive(Debug, Clone)]
+pub struct RefHandoff {
+    /// The full ref name.
+    pub name: String,
+    /// The commit it pointed at.
+    pub commit: String,
+    /// The file name and bytes, or why the layout is wrong.
+    pub content: Result<(String, Vec<u8>), String>,
+    /// The signature the ref carries beside the record, if any.
+    pub signature: Option<Vec<u8>>,
+}
+
+/// What applying one [`Action`] did, for the sweep summary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Applied {
+    /// A new issue.
+    Opened {
+        /// Its number.
+        issue: u64,
+        /// Its title.
+        title: String,
+    },
+    /// Labels added.
+    LabelsAdded {
+        /// The issue.
+        issue: u64,
+        /// The labels.
+        labels: Vec<String>,
+    },
+    /// A comment announcing an evidence record.
+    Commented {
+        /// The issue.
+        issue: u64,
+        /// The evidence record.
+        record: Sha256Digest,
+    },
+    /// The closing comment for an epoch.
+    ClosingComment {
+        /// The issue.
+        issue: u64,
+        /// The epoch.
+        epoch: Sha256Digest,
+    },
+    /// Body replaced, state unchanged.
+    BodyUpdated {
+        /// The issue.
+        issue: u64,
+    },
+    /// Closed as completed.
+    Closed {
+        /// The issue.
+        issue: u64,
+    },
+    /// Reopened.
+    Reopened {
+        /// The issue.
+        issue: u64,
+    },
+    /// A comment that repeated an earlier one's marker was deleted.
+    DeletedDuplicateComment {
+        /// The issue.
+        issue: u64,
+        /// The deleted comment.
+        comment_id: u64,
+    },
+    /// Closed as a duplicate.
+    ClosedDuplicate {
+        /// The duplicate.
+        issue: u64,
+        /// The issue that tracks the key.
+        canonical: u64,
+    },
+}
+
+impl fmt::Display for Applied {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Applied::Opened { issue, title } => write!(f, "#{issue} opened: {title}"),
+            Applied::LabelsAdded { issue, labels } => {
+                write!(f, "#{issue} labels added: {}", labels.join(", "))
+            }
+            Applied::Commented { issue, record } => {
+                write!(f, "#{issue} commented: evidence record {record}")
+            }
+            Applied::ClosingComment { issue, epoch } => {
+                write!(f, "#{issue} closing comment (latest evidence {epoch})")
+            }
+            Applied::BodyUpdated { issue } => write!(f, "#{issue} body updated"),
+            Applied::Closed { issue } => write!(f, "#{issue} closed (completed)"),
+            Applied::Reopened { issue } => write!(f, "#{issue} reopened"),
+            Applied::DeletedDuplicateComment { issue, comment_id } => {
+                write!(f, "#{issue} duplicate comment {comment_id} deleted")
+            }
+            Applied::ClosedDuplicate { issue, canonical } => {
+                write!(f, "#{issue} closed as a duplicate of #{canonical}")
+            }
+        }
+    }
+}
+
+/// An issue that looks like a drift issue (drift label and a drift marker)
+/// but was not opened by benchops: left alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ForeignIssue {
+    /// Its number.
+    pub issue: u64,
+    /// Its author, if known.
+    pub author: Option<String>,
+    /// The key its drift marker names, if it parses.
+    pub key: Option<String>,
+}
+
+impl fmt::Display for ForeignIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "#{} carries a benchops drift marker{} but was opened by {}, not benchops: ignored (benchops tracks the drift in its own issue)",
+            self.issue,
+            self.key
+                .as_ref()
+                .map_or_else(String::new, |k| format!(" ({k})")),
+            self.author.as_deref().unwrap_or("an unknown author")
+        )
+    }
+}
+
+/// One phase token (GitHub mode): minted for a phase, revoked when the
+/// phase ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhaseToken {
+    /// The phase (`contents` or `issues`).
+    pub phase: String,
+    /// When GitHub said it would expire (RFC 3339).
+    pub expires_at: String,
+    /// Whether the revocation succeeded.
+    pub revoked: bool,
+}
+
 /// The `benchmark-history` branch.
 #[expect(
     async_fn_in_trait,
@@ -108,12 +291,6 @@ pub trait HistoryStore {
     async fn handoffs(&mut self) -> Result<Vec<RefHandoff>, StepError> {
         Ok(Vec::new())
     }
-
-    /// A handoff the sweep refused after the store read it (its
-    /// signature): the store keeps it out of [`consume`](Self::consume),
-    /// so it stays in place as its own quarantine even when the same
-    /// record reaches history another way.
-    fn refuse_handoff(&mut self, _name: &str) {}
 
     /// The tip and its tree.
     async fn tip(&mut self) -> Result<TipIndex, StepError>;
@@ -144,7 +321,7 @@ pub trait HistoryStore {
     /// Several records of `tip`, each given as (path, blob id, the digest
     /// its name carries), each verified against that digest, in order. By
     /// default [`read_blobs`](Self::read_blobs) then
-    /// [`verify_all`](crate::validate::verify_all); a store that can verify
+    /// [`verify_all`](crate::verify::verify_all); a store that can verify
     /// while it reads does so.
     async fn read_records(
         &mut self,
@@ -158,7 +335,7 @@ pub trait HistoryStore {
             .zip(records)
             .map(|(b, (_, _, d))| (b.as_slice(), Some(*d)))
             .collect();
-        Ok(crate::validate::verify_all(&items))
+        Ok(crate::verify::verify_all(&items))
     }
 
     /// Writes a commit with `files` added to (or replacing paths of) the
@@ -176,10 +353,13 @@ pub trait HistoryStore {
     /// missing branch is created only if still missing). Never forces.
     async fn advance(&mut self, tip: &TipIndex, commit: &str) -> Result<Advance, StepError>;
 
-    /// After the persist: the store's own handoffs whose record is now in
-    /// history (`in_history`) are consumed (handoff refs deleted). Failures
-    /// are reported per handoff, never raised.
-    async fn consume(&mut self, _in_history: &BTreeSet<Sha256Digest>) -> Vec<HandoffRefReport> {
+    /// After the persist: consumes the store's own handoffs the engine
+    /// names (handoff refs deleted), each as (name, the commit it was read
+    /// at, its digest). The engine names only handoffs that passed their
+    /// own verification and whose record is now in history; a refused one
+    /// is never named, so it stays in place as its own quarantine.
+    /// Failures are reported per handoff, never raised.
+    async fn consume(&mut self, _handoffs: &[(&str, &str, Sha256Digest)]) -> Vec<HandoffRefReport> {
         Vec::new()
     }
 

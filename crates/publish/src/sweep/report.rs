@@ -1,8 +1,11 @@
 //! What a sweep did ([`SweepReport`]), the health it computed from
-//! history, and the one human summary both modes print.
+//! history (with the run durations and their trend that the health issue
+//! and `benchops-publish health` show), and the one human summary both
+//! modes print.
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use benchops::manifest::Manifest;
@@ -14,38 +17,91 @@ use benchops::watchdog::{
     DEFAULT_GRACE_MINUTES, DEFAULT_LOOKBACK_HOURS, LaneWatch, SlotClass, SlotMeta, WatchSettings,
 };
 use benchops::{LaneName, SealedRecord, Sha256Digest};
+use jiff::Timestamp;
 use serde::Serialize;
 
-use super::error::PhaseToken;
-use super::handoff::{HandoffRefReport, HandoffReport, RefOutcome};
-use crate::ledger::Applied;
-use crate::validate::{escape_text, issue_line, shown_path};
+use super::handoff::HandoffReport;
+use super::ports::{Applied, ForeignIssue, HandoffRefReport, PhaseToken, RefOutcome};
+use crate::text::{escape_text, shown_path};
+use crate::verify::issue_line;
 
-/// An issue that looks like a drift issue (drift label and a drift marker)
-/// but was not opened by benchops: left alone.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ForeignIssue {
-    /// Its number.
-    pub issue: u64,
-    /// Its author, if known.
-    pub author: Option<String>,
-    /// The key its drift marker names, if it parses.
-    pub key: Option<String>,
+// ---------------------------------------------------------------------------
+// Run durations (the health issue and `benchops-publish health`)
+
+/// Durations shown per lane (the latest).
+pub const DURATION_POINTS: usize = 20;
+
+/// One run's duration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DurationPoint {
+    /// The slot.
+    pub slot: String,
+    /// `finished_at − started_at`, seconds; `None` when a time is unreadable.
+    pub seconds: Option<f64>,
 }
 
-impl fmt::Display for ForeignIssue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "#{} carries a benchops drift marker{} but was opened by {}, not benchops: ignored (benchops tracks the drift in its own issue)",
-            self.issue,
-            self.key
-                .as_ref()
-                .map_or_else(String::new, |k| format!(" ({k})")),
-            self.author.as_deref().unwrap_or("an unknown author")
-        )
+fn seconds(r: &SealedRecord) -> Option<f64> {
+    let s: Timestamp = r.record().started_at.parse().ok()?;
+    let f: Timestamp = r.record().finished_at.parse().ok()?;
+    Some((f - s).as_secs_f64())
+}
+
+fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
     }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
 }
+
+/// The latest [`DURATION_POINTS`] run durations of `lane` among `records`
+/// (sorted by slot), oldest first.
+pub fn durations_of<R: Borrow<SealedRecord>>(records: &[R], lane: &str) -> Vec<DurationPoint> {
+    let mine: Vec<&SealedRecord> = records
+        .iter()
+        .map(Borrow::borrow)
+        .filter(|r| r.record().lane.as_str() == lane)
+        .collect();
+    mine.iter()
+        .rev()
+        .take(DURATION_POINTS)
+        .rev()
+        .map(|r| DurationPoint {
+            slot: r.record().slot.clone(),
+            seconds: seconds(r),
+        })
+        .collect()
+}
+
+/// `rising`, `falling` or `flat`: the median of the newer half of the
+/// durations against the older half (±10 %); `None` under four points.
+pub fn trend(points: &[DurationPoint]) -> Option<String> {
+    let values: Vec<f64> = points.iter().filter_map(|p| p.seconds).collect();
+    if values.len() < 4 {
+        return None;
+    }
+    let half = values.len() / 2;
+    let old = median(&mut values[..half].to_vec())?;
+    let new = median(&mut values[values.len() - half..].to_vec())?;
+    Some(
+        if new > old * 1.1 {
+            "rising"
+        } else if new < old * 0.9 {
+            "falling"
+        } else {
+            "flat"
+        }
+        .to_owned(),
+    )
+}
+
+// ---------------------------------------------------------------------------
+// The report
 
 /// The latest record of a lane, as the health table shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +135,7 @@ pub fn watchdog(
     records: &[(String, SealedRecord)],
     now: &str,
 ) -> Vec<LaneWatch> {
-    let Ok(now) = now.parse::<jiff::Timestamp>() else {
+    let Ok(now) = now.parse::<Timestamp>() else {
         return Vec::new();
     };
     let metas: Vec<SlotMeta> = records

@@ -412,8 +412,8 @@ def submit(
 ) -> "Benchmark":
     """Plans ``intent`` and launches every child, then returns at once.
 
-    ``backend="local"`` starts detached wrapper processes (``slots`` at a
-    time); ``backend="slurm"`` submits job arrays (``partition``,
+    ``backend="local"`` starts ``slots`` detached worker processes, which
+    run the children one after another; ``backend="slurm"`` submits job arrays (``partition``,
     ``account``, ``throttle`` and ``max_array_size`` as the CLI's flags).
     The children outlive this interpreter; reopen the benchmark anywhere
     with :meth:`Benchmark.open`.

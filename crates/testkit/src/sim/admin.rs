@@ -666,6 +666,7 @@ mod tests {
                 &["non_fast_forward", "deletion"],
                 None,
             )],
+            #[cfg(feature = "platform")]
             pulls: Default::default(),
         };
         let history = "refs/heads/benchmark-history";

@@ -5,11 +5,11 @@
 //! refs with fast-forward enforcement, file writes through the contents
 //! API, issues, comments and labels with `Link` pagination, pull requests
 //! (mergeability known after a configurable delay, merge commits, required
-//! status checks) and commit statuses, deployment environments with their
-//! branch policies, repository rulesets (enforced on ref updates), App JWTs
-//! and installation tokens that enforce their permissions, rate-limit
-//! headers, and a scriptable [`FaultPlan`]. Tests read the state and the request log
-//! through the handle. See `docs/github-simulator.md`.
+//! status checks) and commit statuses (both behind the `platform` feature),
+//! deployment environments with their branch policies, repository rulesets
+//! (enforced on ref updates), App JWTs and installation tokens that enforce
+//! their permissions, rate-limit headers, and a scriptable [`FaultPlan`].
+//! Tests read the state and the request log through the handle. See `docs/github-simulator.md`.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -36,7 +36,9 @@ pub mod clock;
 pub mod faults;
 pub mod git;
 mod handlers;
+#[cfg(feature = "platform")]
 pub mod merge;
+#[cfg(feature = "platform")]
 mod pulls;
 pub mod routes;
 mod server;
@@ -45,6 +47,7 @@ mod state;
 
 pub use admin::EnvironmentSnapshot;
 pub use faults::{Fault, FaultPlan, FaultRule, Matcher};
+#[cfg(feature = "platform")]
 pub use pulls::{CombinedStatus, MergeableDelay, PullSnapshot, StatusSnapshot};
 pub use routes::{OPERATIONS, Operation};
 pub use state::{AuthKind, LoggedRequest};
@@ -224,6 +227,7 @@ impl GitHubSim {
     fn with<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
         let mut st = self.shared.lock();
         let out = f(&mut st);
+        #[cfg(feature = "platform")]
         st.sync_pulls();
         out
     }
@@ -322,6 +326,7 @@ impl GitHubSim {
                     labels: Vec::new(),
                     environments: Vec::new(),
                     rulesets: Vec::new(),
+                    #[cfg(feature = "platform")]
                     pulls: pulls::RepoPulls::default(),
                 },
             );

@@ -104,18 +104,6 @@ pub(crate) struct PullView {
 }
 
 impl Repo {
-    /// The next issue or pull request number (they share one sequence, as
-    /// on GitHub).
-    pub fn next_number(&self) -> u64 {
-        let issues = self.issues.iter().map(|i| i.number);
-        let pulls = self.pulls.list.iter().map(|p| p.number);
-        issues.chain(pulls).max().unwrap_or(0) + 1
-    }
-
-    pub fn branch_tip(&self, branch: &str) -> Option<&String> {
-        self.refs.get(&format!("refs/heads/{branch}"))
-    }
-
     pub fn pull_index(&self, number: u64) -> Option<usize> {
         self.pulls.list.iter().position(|p| p.number == number)
     }

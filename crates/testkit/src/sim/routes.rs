@@ -115,30 +115,35 @@ pub const OPERATIONS: &[Operation] = &[
         "repos/delete-file",
         "https://docs.github.com/rest/repos/contents#delete-a-file",
     ),
+    #[cfg(feature = "platform")]
     op(
         "POST",
         "/repos/{owner}/{repo}/pulls",
         "pulls/create",
         "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
     ),
+    #[cfg(feature = "platform")]
     op(
         "GET",
         "/repos/{owner}/{repo}/pulls/{pull_number}",
         "pulls/get",
         "https://docs.github.com/rest/pulls/pulls#get-a-pull-request",
     ),
+    #[cfg(feature = "platform")]
     op(
         "PUT",
         "/repos/{owner}/{repo}/pulls/{pull_number}/merge",
         "pulls/merge",
         "https://docs.github.com/rest/pulls/pulls#merge-a-pull-request",
     ),
+    #[cfg(feature = "platform")]
     op(
         "POST",
         "/repos/{owner}/{repo}/statuses/{sha}",
         "repos/create-commit-status",
         "https://docs.github.com/rest/commits/statuses#create-a-commit-status",
     ),
+    #[cfg(feature = "platform")]
     op(
         "GET",
         "/repos/{owner}/{repo}/commits/{ref}/status",
@@ -434,21 +439,24 @@ mod tests {
             id("DELETE", "/repos/o/r/contents/x.json"),
             Some("repos/delete-file")
         );
-        assert_eq!(id("POST", "/repos/o/r/pulls"), Some("pulls/create"));
-        assert_eq!(id("GET", "/repos/o/r/pulls/3"), Some("pulls/get"));
-        assert_eq!(id("PUT", "/repos/o/r/pulls/3/merge"), Some("pulls/merge"));
-        assert_eq!(
-            id("POST", "/repos/o/r/statuses/abc123"),
-            Some("repos/create-commit-status")
-        );
-        assert_eq!(
-            id("GET", "/repos/o/r/commits/main/status"),
-            Some("repos/get-combined-status-for-ref")
-        );
-        assert_eq!(
-            id("GET", "/repos/o/r/commits/feature/x/status"),
-            Some("repos/get-combined-status-for-ref")
-        );
+        // The pull-request slice (the `platform` feature).
+        if cfg!(feature = "platform") {
+            assert_eq!(id("POST", "/repos/o/r/pulls"), Some("pulls/create"));
+            assert_eq!(id("GET", "/repos/o/r/pulls/3"), Some("pulls/get"));
+            assert_eq!(id("PUT", "/repos/o/r/pulls/3/merge"), Some("pulls/merge"));
+            assert_eq!(
+                id("POST", "/repos/o/r/statuses/abc123"),
+                Some("repos/create-commit-status")
+            );
+            assert_eq!(
+                id("GET", "/repos/o/r/commits/main/status"),
+                Some("repos/get-combined-status-for-ref")
+            );
+            assert_eq!(
+                id("GET", "/repos/o/r/commits/feature/x/status"),
+                Some("repos/get-combined-status-for-ref")
+            );
+        }
         assert_eq!(id("GET", "/repos/o/r/commits/status"), None);
         assert_eq!(id("GET", "/repos/o/r/commits/main/statuses"), None);
         assert_eq!(id("GET", "/repos/o/r/pulls/3/merge"), None);

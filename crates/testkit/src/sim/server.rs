@@ -312,6 +312,7 @@ async fn front(sh: Sh, app: Router, req: Request<Incoming>) -> Result<Response<B
     {
         let mut st = sh.lock();
         // A ref this request moved restarts its pull requests' delay now.
+        #[cfg(feature = "platform")]
         st.sync_pulls();
         let (key, limit) = bucket_key(&st, caller);
         let b = st.bucket(&key, limit).clone();

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use super::auth::permissions_json;
 use super::clock::{iso, iso_with_offset};
 use super::git::{Commit, ObjectKind, Signature, TreeEntry};
+#[cfg(feature = "platform")]
 use super::pulls::{CommitStatus, PullRequest, PullView};
 use super::state::{
     Actor, App, BranchPolicy, BypassActor, Comment, Environment, Installation, Issue, Label, Repo,
@@ -544,6 +545,7 @@ pub fn content_item(
 /// A `pull-request`. `view` carries what is computed on each read
 /// (mergeability and the size of the change); `owner_id` is the owning
 /// account's id.
+#[cfg(feature = "platform")]
 pub fn pull_request(api: &str, r: &Repo, p: &PullRequest, owner_id: u64, view: &PullView) -> Value {
     let full = r.full_name();
     let repo_url = format!("{api}/repos/{full}");
@@ -629,6 +631,7 @@ pub fn pull_request(api: &str, r: &Repo, p: &PullRequest, owner_id: u64, view: &
 }
 
 /// A `simple-commit-status` (an item of a combined status).
+#[cfg(feature = "platform")]
 pub fn simple_status(api: &str, r: &Repo, s: &CommitStatus) -> Value {
     let creator = actor(api, &s.creator);
     json!({
@@ -647,6 +650,7 @@ pub fn simple_status(api: &str, r: &Repo, s: &CommitStatus) -> Value {
 
 /// A `status` (the answer to creating one): a `simple-commit-status`
 /// with its `creator`.
+#[cfg(feature = "platform")]
 pub fn status(api: &str, r: &Repo, s: &CommitStatus) -> Value {
     let mut v = simple_status(api, r, s);
     v["creator"] = actor(api, &s.creator);
@@ -654,6 +658,7 @@ pub fn status(api: &str, r: &Repo, s: &CommitStatus) -> Value {
 }
 
 /// A `combined-commit-status` around the page of `statuses` given.
+#[cfg(feature = "platform")]
 pub fn combined_status(
     api: &str,
     r: &Repo,

@@ -13,6 +13,7 @@ use super::auth::{Access, Permissions};
 use super::clock::Clock;
 use super::faults::Armed;
 use super::git::{self, Commit, Object, ObjectStore, Signature};
+#[cfg(feature = "platform")]
 use super::pulls::{MergeableDelay, RepoPulls};
 
 /// The simulated GitHub App.
@@ -168,10 +169,25 @@ pub(crate) struct Repo {
     /// In creation order.
     pub rulesets: Vec<Ruleset>,
     /// Pull requests, commit statuses and merge settings.
+    #[cfg(feature = "platform")]
     pub pulls: RepoPulls,
 }
 
 impl Repo {
+    /// The next issue or pull request number (they share one sequence, as
+    /// on GitHub).
+    pub fn next_number(&self) -> u64 {
+        let numbers = self.issues.iter().map(|i| i.number);
+        #[cfg(feature = "platform")]
+        let numbers = numbers.chain(self.pulls.list.iter().map(|p| p.number));
+        numbers.max().unwrap_or(0) + 1
+    }
+
+    /// The commit a branch (without `refs/heads/`) points at.
+    pub fn branch_tip(&self, branch: &str) -> Option<&String> {
+        self.refs.get(&format!("refs/heads/{branch}"))
+    }
+
     pub fn full_name(&self) -> String {
         format!("{}/{}", self.owner, self.name)
     }
@@ -354,6 +370,7 @@ pub(crate) struct State {
     /// truncated (GitHub: 100,000 entries, 7 MB).
     pub tree_limits: (usize, usize),
     /// How long pull request mergeability stays unknown.
+    #[cfg(feature = "platform")]
     pub mergeable_delay: MergeableDelay,
     pub faults: Vec<Armed>,
     pub log: Vec<LoggedRequest>,
@@ -373,6 +390,7 @@ impl State {
             buckets: HashMap::new(),
             rate_limit: 5000,
             tree_limits: (100_000, 7_000_000),
+            #[cfg(feature = "platform")]
             mergeable_delay: MergeableDelay::default(),
             faults: Vec::new(),
             log: Vec::new(),

@@ -8,7 +8,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::http::{HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, patch, post, put};
+use axum::routing::{delete, get, patch, post};
 use rsa::RsaPublicKey;
 use serde_json::{Value, json};
 
@@ -20,6 +20,7 @@ pub(crate) mod apps;
 pub(crate) mod contents;
 pub(crate) mod git;
 pub(crate) mod issues;
+#[cfg(feature = "platform")]
 pub(crate) mod pulls;
 
 /// State shared by the front layer and the handlers.
@@ -358,7 +359,7 @@ pub(crate) fn paginate_with(
 
 /// The router over every served operation (see `routes::OPERATIONS`).
 pub(crate) fn router(sh: Sh) -> Router {
-    Router::new()
+    let router = Router::new()
         .route("/repos/{owner}/{repo}/git/blobs", post(git::create_blob))
         .route("/repos/{owner}/{repo}/git/blobs/{sha}", get(git::get_blob))
         .route("/repos/{owner}/{repo}/git/trees", post(git::create_tree))
@@ -386,20 +387,6 @@ pub(crate) fn router(sh: Sh) -> Router {
             get(git::get_content)
                 .put(contents::put_file)
                 .delete(contents::delete_file),
-        )
-        .route("/repos/{owner}/{repo}/pulls", post(pulls::create))
-        .route("/repos/{owner}/{repo}/pulls/{number}", get(pulls::get_one))
-        .route(
-            "/repos/{owner}/{repo}/pulls/{number}/merge",
-            put(pulls::merge_pull),
-        )
-        .route(
-            "/repos/{owner}/{repo}/statuses/{sha}",
-            post(pulls::create_status),
-        )
-        .route(
-            "/repos/{owner}/{repo}/commits/{*rest}",
-            get(pulls::combined_status),
         )
         .route(
             "/repos/{owner}/{repo}/issues",
@@ -460,7 +447,10 @@ pub(crate) fn router(sh: Sh) -> Router {
         .route(
             "/repos/{owner}/{repo}/rulesets/{id}",
             get(admin::get_ruleset),
-        )
+        );
+    #[cfg(feature = "platform")]
+    let router = pulls::routes(router);
+    router
         .fallback(|| async { ApiError::not_found("https://docs.github.com/rest").into_response() })
         .with_state(sh)
 }

@@ -1,11 +1,12 @@
 //! Pull requests (create, get, merge) and commit statuses (create one,
 //! the combined status of a ref).
 
-use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::{Extension, Router};
 use serde_json::{Map, Value, json};
 
 use super::{
@@ -18,6 +19,22 @@ use crate::sim::merge;
 use crate::sim::pulls::{CommitStatus, PullRequest, combined_state};
 use crate::sim::shapes;
 use crate::sim::state::State as SimState;
+
+/// The pull-request and commit-status routes, added to `router`.
+pub(crate) fn routes(router: Router<Sh>) -> Router<Sh> {
+    router
+        .route("/repos/{owner}/{repo}/pulls", post(create))
+        .route("/repos/{owner}/{repo}/pulls/{number}", get(get_one))
+        .route(
+            "/repos/{owner}/{repo}/pulls/{number}/merge",
+            put(merge_pull),
+        )
+        .route("/repos/{owner}/{repo}/statuses/{sha}", post(create_status))
+        .route(
+            "/repos/{owner}/{repo}/commits/{*rest}",
+            get(combined_status),
+        )
+}
 
 fn respond(r: Result<Response>) -> Response {
     r.unwrap_or_else(IntoResponse::into_response)

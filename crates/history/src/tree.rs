@@ -1,0 +1,69 @@
+//! Listing a tree: `git ls-tree -r -z` read into path → blob id, the one
+//! parser of its output, and [`TipIndex`], the branch's tip with every
+//! blob of its tree.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use crate::command::{args_text, clone_command, run, run_checked};
+use crate::error::HistoryError;
+
+/// The tip of the history branch and the blob at every path of its tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TipIndex {
+    /// The tip commit (None: the branch does not exist yet).
+    pub commit: Option<String>,
+    /// Its tree.
+    pub tree: Option<String>,
+    /// Every file of the tree: path → git blob id.
+    pub files: BTreeMap<String, String>,
+}
+
+/// Runs `git ls-tree` with `args` (which include `-r -z`) through `git`
+/// and returns every blob it lists, by path. Trees and submodules are left
+/// out; a line that is not `<mode> <kind> <id>\t<path>` is an error.
+pub(crate) fn ls_tree(
+    git: Command,
+    args: &[&str],
+) -> Result<BTreeMap<String, String>, HistoryError> {
+    let mut c = git;
+    c.args(args);
+    let out = run_checked(c, args, None)?;
+    let mut files = BTreeMap::new();
+    for entry in out.split(|&b| b == 0).filter(|e| !e.is_empty()) {
+        let bad = || HistoryError::UnexpectedOutput {
+            args: args_text(args),
+            output: String::from_utf8_lossy(entry).chars().take(200).collect(),
+        };
+        let text = std::str::from_utf8(entry).map_err(|_| bad())?;
+        let (meta, path) = text.split_once('\t').ok_or_else(bad)?;
+        let mut f = meta.split(' ');
+        let (_mode, kind, id) = (
+            f.next().ok_or_else(bad)?,
+            f.next().ok_or_else(bad)?,
+            f.next().ok_or_else(bad)?,
+        );
+        if kind == "blob" {
+            files.insert(path.to_owned(), id.to_owned());
+        }
+    }
+    Ok(files)
+}
+
+/// Every blob of `tree` in the repository `git` points at, by path, or
+/// `None` when the repository does not hold that tree. One `cat-file -e`
+/// and one `ls-tree -r -z`.
+pub(crate) fn list_tree(
+    git: Command,
+    tree: &str,
+) -> Result<Option<BTreeMap<String, String>>, HistoryError> {
+    let spec = format!("{tree}^{{tree}}");
+    let mut probe = clone_command(&git);
+    let args = ["cat-file", "-e", spec.as_str()];
+    probe.args(args);
+    let out = run(probe, &args, None)?;
+    if !out.status.success() {
+        return Ok(None);
+    }
+    ls_tree(git, &["ls-tree", "-r", "-z", "--full-tree", tree]).map(Some)
+}

@@ -1,0 +1,754 @@
+//! Lane runs end to end in local mode, every step a separate process of the
+//! real binaries: `benchops-exec lane run` measures a demo subject (a git
+//! repository whose speed each commit sets), compares it with the lane's
+//! baseline from the local history, confirms, and seals; `benchops-publish
+//! sweep --local` persists the record and reconciles the issue ledger.
+//!
+//! Every test that asserts a verdict measures `work_s`, a metric the subject
+//! reports itself: its values are drawn with a fixed seed around the level
+//! the subject's commit sets, so the verdict does not depend on how busy
+//! the machine is. One smoke test runs the demo's own timed workload and
+//! asserts only that the lane runs, seals and publishes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::binaries::{PUBLISH, exec_bin, ok};
+
+const MANIFEST: &str = r#"
+schema = "schedule-manifest/v2"
+repository = "example/widgets"
+suite = ["bench.toml"]
+
+[[lanes]]
+name = "sentinel"
+cron = "0 * * * *"
+timezone = "UTC"
+completion_window_minutes = 50
+cases = ["widgets/size=small"]
+baseline = "last-clean"
+[lanes.comparison]
+metrics = ["work_s"]
+relative_threshold = 0.08
+min_absolute = 0.001
+confirm_runs = 8
+
+[[lanes]]
+name = "comprehensive"
+cron = "0 1 * * *"
+timezone = "UTC"
+completion_window_minutes = 180
+cases = ["*"]
+baseline = "last-clean"
+[lanes.comparison]
+metrics = ["work_s"]
+relative_threshold = 0.08
+min_absolute = 0.001
+confirm_runs = 8
+"#;
+
+const INTENT: &str = r#"
+schema = "benchmark-intent/v1"
+name = "widgets"
+command = ["sh", "-c", "cd \"$BENCHOPS_SUBJECT_DIR\" && exec sh ./work.sh {size}"]
+repetitions = 8
+warmup = 1
+timeout_s = 30
+
+[metrics]
+json_lines = true
+
+[[parameters]]
+name = "size"
+values = ["small", "large"]
+"#;
+
+/// The demo's workload: a timed wait, measured by the script itself.
+const TIMED_WORK: &str = include_str!("../../../../examples/lane/subject/work.sh");
+
+/// The test workload: the level `speed.conf` sets for the size, with 1%
+/// noise drawn from a seed made of the benchmark digest, the child index
+/// and the size, so every child reports its own value, the same on every
+/// machine. It waits a little, so a run can be stopped while it measures.
+const SEEDED_WORK: &str = r#"#!/bin/sh
+set -eu
+. ./speed.conf
+case "$1" in
+  small) ms=$SMALL_MS ;;
+  large) ms=$LARGE_MS ;;
+  *) echo "unknown size $1" >&2; exit 2 ;;
+esac
+sleep 0.05
+seed=$(printf '%s %s %s' "$BENCHOPS_BENCHMARK" "$BENCHOPS_CHILD_INDEX" "$1" | cksum | cut -d ' ' -f 1)
+awk -v seed="$seed" -v ms="$ms" 'BEGIN {
+  srand(seed % 2147483647); for (i = 0; i < 7; i++) rand();
+  u1 = 1 - rand(); u2 = rand();
+  z = sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+  printf "{\"metric\": \"work_s\", \"value\": %.9f, \"unit\": \"s\"}\n", ms / 1000 * (1 + 0.01 * z)
+}'
+"#;
+
+struct Demo {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Demo {
+    /// A demo whose subject reports seeded values: for verdicts.
+    fn new() -> Demo {
+        Demo::with_work(SEEDED_WORK)
+    }
+
+    /// A demo whose subject times a real wait: for the smoke test.
+    fn timed() -> Demo {
+        Demo::with_work(TIMED_WORK)
+    }
+
+    fn with_work(work: &str) -> Demo {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().to_path_buf();
+        std::fs::write(root.join("schedule.toml"), MANIFEST).expect("manifest");
+        std::fs::write(root.join("bench.toml"), INTENT).expect("intent");
+        let subject = root.join("widgets");
+        std::fs::create_dir_all(&subject).expect("subject");
+        std::fs::write(subject.join("work.sh"), work).expect("work.sh");
+        git(&subject, &["init", "--quiet"]);
+        std::fs::create_dir_all(root.join("pub")).expect("pub");
+        Demo { _tmp: tmp, root }
+    }
+
+    fn subject(&self) -> PathBuf {
+        self.root.join("widgets")
+    }
+
+    fn pub_dir(&self) -> PathBuf {
+        self.root.join("pub")
+    }
+
+    fn commit(&self, small_ms: u32, large_ms: u32, message: &str) {
+        std::fs::write(
+            self.subject().join("speed.conf"),
+            format!("SMALL_MS={small_ms}\nLARGE_MS={large_ms}\n"),
+        )
+        .expect("speed.conf");
+        git(&self.subject(), &["add", "-A"]);
+        git(&self.subject(), &["commit", "--quiet", "-m", message]);
+    }
+
+    fn exec(&self, args: &[&str]) -> Output {
+        Command::new(exec_bin())
+            .arg("--state")
+            .arg(self.pub_dir())
+            .args(args)
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GH_TOKEN")
+            .output()
+            .expect("benchops-exec runs")
+    }
+
+    fn lane_args(&self, lane: &str, slot: &str) -> Vec<String> {
+        [
+            "lane",
+            "run",
+            "--manifest",
+            &self.root.join("schedule.toml").display().to_string(),
+            "--lane",
+            lane,
+            "--history",
+            &self.pub_dir().join("history.git").display().to_string(),
+            "--subject",
+            &self.subject().display().to_string(),
+            "--slot",
+            slot,
+            "--out",
+            &self.pub_dir().join("sealed").display().to_string(),
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect()
+    }
+
+    /// `lane run --wait`; returns what it printed.
+    fn lane_run(&self, lane: &str, slot: &str) -> String {
+        let mut args = self.lane_args(lane, slot);
+        args.push("--wait".into());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        ok(&self.exec(&args))
+    }
+
+    fn sweep(&self) -> String {
+        let o = Command::new(PUBLISH)
+            .args(["sweep", "--local"])
+            .arg(self.pub_dir())
+            .arg("--manifest")
+            .arg(self.root.join("schedule.toml"))
+            .output()
+            .expect("benchops-publish runs");
+        ok(&o)
+    }
+
+    fn ledger(&self) -> Value {
+        serde_json::from_slice(&std::fs::read(self.pub_dir().join("issues.json")).expect("ledger"))
+            .expect("ledger JSON")
+    }
+
+    /// The last sealed record the lane run printed the digest of.
+    fn record(&self, out: &str) -> Value {
+        let digest = out
+            .lines()
+            .find_map(|l| l.strip_prefix("sealed sha256:"))
+            .and_then(|l| l.split(':').next())
+            .expect("a sealed record line");
+        let name = format!("{digest}.json");
+        let sealed = self.pub_dir().join("sealed");
+        let path = [sealed.join(&name), sealed.join(".persisted").join(&name)]
+            .into_iter()
+            .find(|p| p.is_file())
+            .expect("the sealed file");
+        serde_json::from_slice(&std::fs::read(path).expect("record")).expect("record JSON")
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let st = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .status()
+        .expect("git runs");
+    assert!(st.success(), "git {args:?}");
+}
+
+fn verdict(record: &Value, case: &str) -> String {
+    record["comparison"]["keys"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .find(|k| k["case"] == case && k["metric"] == "work_s")
+        .map(|k| k["verdict"].as_str().unwrap_or_default().to_owned())
+        .unwrap_or_else(|| "not compared".into())
+}
+
+fn issues(ledger: &Value) -> Vec<(String, String)> {
+    ledger["issues"]
+        .as_array()
+        .expect("issues")
+        .iter()
+        .map(|i| {
+            (
+                i["title"].as_str().unwrap_or_default().to_owned(),
+                i["state"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_regression_is_confirmed_published_held_by_the_full_lane_and_closed_by_its_fix() {
+    let d = Demo::new();
+    d.sweep(); // the history repository exists before the first lane run
+
+    // 1. First runs: no baseline, so each lane proposes one.
+    d.commit(50, 100, "first");
+    let out = d.lane_run("comprehensive", "2026-11-01T01:00:00Z");
+    let first = d.record(&out);
+    assert_eq!(first["schema"], "benchmark-result/v2");
+    assert!(first["baseline"].is_null());
+    assert!(
+        first["comparison"]["no_baseline_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("first run")),
+        "{}",
+        first["comparison"]
+    );
+    assert!(first["publication"]["baseline_proposal"].is_object());
+    d.lane_run("sentinel", "2026-11-01T01:00:00Z");
+    d.sweep();
+
+    // 2. The large case slowed by 30%: confirmed, sealed, announced.
+    d.commit(50, 130, "slower large");
+    let out = d.lane_run("comprehensive", "2026-11-02T01:00:00Z");
+    let rec = d.record(&out);
+    assert_eq!(
+        verdict(&rec, "widgets/size=large"),
+        "confirmed_regression",
+        "{out}"
+    );
+    let key = rec["comparison"]["keys"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .find(|k| k["case"] == "widgets/size=large")
+        .expect("large key")
+        .clone();
+    assert_eq!(key["role"], "suspect_regression");
+    assert_eq!(
+        key["confirmation"]["samples"].as_array().map(Vec::len),
+        Some(8)
+    );
+    assert!(key["initial"]["estimate"].as_f64().expect("estimate") > 0.15);
+    assert!(rec["publication"]["baseline_proposal"].is_null());
+    assert_eq!(rec["baseline"]["slot"], "2026-11-01T01:00:00Z");
+    let report = d.sweep();
+    assert!(report.contains("opened 1"), "{report}");
+    assert_eq!(
+        issues(&d.ledger()),
+        vec![(
+            "Benchmark drift: widgets/size=large work_s".to_owned(),
+            "open".to_owned()
+        )]
+    );
+
+    // 3. The fix, seen by the sentinel alone, cannot close it: the sentinel
+    //    does not cover the large case.
+    d.commit(50, 100, "fast again");
+    d.lane_run("sentinel", "2026-11-02T02:00:00Z");
+    let report = d.sweep();
+    assert!(report.contains("closed 0"), "{report}");
+    assert_eq!(issues(&d.ledger())[0].1, "open");
+
+    // 4. The comprehensive lane re-runs the drifting case and confirms the
+    //    clear; the issue closes.
+    let out = d.lane_run("comprehensive", "2026-11-03T01:00:00Z");
+    let rec = d.record(&out);
+    let key = rec["comparison"]["keys"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .find(|k| k["case"] == "widgets/size=large")
+        .expect("large key")
+        .clone();
+    assert_eq!(key["drifting_in_history"], true);
+    assert_eq!(key["role"], "confirm_clear", "{key}");
+    assert_eq!(key["verdict"], "within_band", "{key}");
+    let report = d.sweep();
+    assert!(report.contains("closed 1"), "{report}");
+    assert_eq!(issues(&d.ledger())[0].1, "closed");
+
+    // 5. A 1% wobble inside the band opens nothing.
+    d.commit(50, 101, "one percent");
+    let out = d.lane_run("comprehensive", "2026-11-04T01:00:00Z");
+    let rec = d.record(&out);
+    assert!(
+        rec["publication"]["drift_reports"]
+            .as_array()
+            .is_some_and(Vec::is_empty),
+        "{out}"
+    );
+    let v = verdict(&rec, "widgets/size=large");
+    assert!(
+        !v.starts_with("confirmed"),
+        "a 1% wobble must not be confirmed: {v}"
+    );
+    let report = d.sweep();
+    assert!(
+        report.contains("opened 0") && report.contains("reopened 0"),
+        "{report}"
+    );
+    assert_eq!(issues(&d.ledger()).len(), 1);
+}
+
+/// Every child directory of a benchmark that holds a result.
+fn results(pub_dir: &Path, benchmark: &str) -> usize {
+    let hex = benchmark.trim_start_matches("sha256:");
+    let mut n = 0;
+    let mut stack = vec![pub_dir.join("benchmarks").join(hex)];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n == "result.json") {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// The lane execution of `slot`.
+fn lane_json(d: &Demo, slot: &str) -> Option<Value> {
+    let lanes = d.pub_dir().join("lanes");
+    std::fs::read_dir(&lanes)
+        .ok()?
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("lane.json")).ok())
+        .filter_map(|b| serde_json::from_slice::<Value>(&b).ok())
+        .find(|v| v["slot"] == slot)
+}
+
+fn kill_group(child: &mut std::process::Child) {
+    let _ = Command::new("kill")
+        .args(["-KILL", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+}
+
+const SLOT: &str = "2026-11-02T01:00:00Z";
+
+#[test]
+fn a_lane_killed_while_measuring_and_while_confirming_resumes_and_reruns_nothing() {
+    let d = Demo::new();
+    d.sweep();
+    d.commit(50, 100, "first");
+    d.lane_run("comprehensive", "2026-11-01T01:00:00Z");
+    d.sweep();
+    d.commit(50, 130, "slower large");
+
+    let spawn_driver = || {
+        let mut args = d.lane_args("comprehensive", SLOT);
+        args.push("--wait".into());
+        Command::new(exec_bin())
+            .arg("--state")
+            .arg(d.pub_dir())
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn")
+    };
+    // Kill the driver while it measures.
+    let mut driver = spawn_driver();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while lane_json(&d, SLOT).is_none() {
+        assert!(Instant::now() < deadline, "the lane never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    kill_group(&mut driver);
+    let l = lane_json(&d, SLOT).expect("lane");
+    assert_eq!(l["phase"], "measuring", "killed while measuring");
+    let id = l["id"].as_str().expect("id").to_owned();
+
+    // `lane run` again resumes the same execution; kill it once it is
+    // confirming.
+    let mut driver = spawn_driver();
+    while lane_json(&d, SLOT).expect("lane")["phase"] == "measuring" {
+        assert!(Instant::now() < deadline, "measuring never finished");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    kill_group(&mut driver);
+    let l = lane_json(&d, SLOT).expect("lane");
+    assert_eq!(l["id"], id.as_str(), "the same execution resumed");
+    assert_eq!(l["phase"], "confirming", "a 30% slowdown is re-run: {l}");
+
+    // Fresh `lane advance` processes finish it.
+    loop {
+        let out = ok(&d.exec(&["lane", "advance", &id]));
+        if out.contains(" sealed") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "confirming never finished: {out}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Advancing a sealed execution again changes nothing.
+    let again = ok(&d.exec(&["lane", "advance", &id]));
+    assert!(again.contains(" sealed"), "{again}");
+
+    // Every stage benchmark was submitted once, and each child ran once.
+    let l = lane_json(&d, SLOT).expect("lane");
+    for stage in ["measuring", "confirming"] {
+        for b in l[stage].as_array().expect("stage") {
+            let digest = b["benchmark"].as_str().expect("digest");
+            let hex = digest.trim_start_matches("sha256:");
+            let subs =
+                std::fs::read_dir(d.pub_dir().join("benchmarks").join(hex).join("submissions"))
+                    .map(|r| {
+                        r.flatten()
+                            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                            .count()
+                    })
+                    .unwrap_or(0);
+            assert_eq!(subs, 1, "{stage} benchmark {digest} was submitted once");
+            assert_eq!(
+                results(&d.pub_dir(), digest) as u64,
+                b["children"].as_u64().expect("children"),
+                "{stage}: one result per child, none re-run"
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_refused_with_the_file_and_the_reason_and_nothing_half_done() {
+    let d = Demo::new();
+    d.sweep();
+    d.commit(50, 100, "first");
+    let run = |extra_env: &[(&str, &str)], args: Vec<String>| -> Output {
+        let mut c = Command::new(exec_bin());
+        c.arg("--state").arg(d.pub_dir()).args(&args);
+        c.env_remove("GITHUB_TOKEN").env_remove("GH_TOKEN");
+        for (k, v) in extra_env {
+            c.env(k, v);
+        }
+        c.output().expect("runs")
+    };
+    let refused = |o: &Output, needles: &[&str]| {
+        assert_eq!(o.status.code(), Some(2), "{o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        for n in needles {
+            assert!(err.contains(n), "{n:?} not in {err}");
+        }
+        assert!(
+            !d.pub_dir().join("lanes").exists()
+                || std::fs::read_dir(d.pub_dir().join("lanes"))
+                    .expect("lanes")
+                    .flatten()
+                    .all(|e| !e.path().join("lane.json").exists()),
+            "nothing was started"
+        );
+        assert!(!d.pub_dir().join("sealed").exists(), "nothing was sealed");
+    };
+    let slot = "2026-11-01T01:00:00Z";
+
+    // Publication credentials in the environment.
+    for var in [
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "BENCHOPS_APP_KEY_FILE",
+        "ACTIONS_ID_TOKEN_REQUEST_URL",
+        "ACTIONS_RUNTIME_TOKEN",
+    ] {
+        let o = run(&[(var, "secret-value")], d.lane_args("comprehensive", slot));
+        refused(&o, &["refusing to run", var]);
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("secret-value"));
+    }
+    // An unknown lane.
+    let o = run(&[], d.lane_args("nightly", slot));
+    refused(
+        &o,
+        &[
+            "schedule.toml",
+            "lane `nightly` is not declared",
+            "sentinel, comprehensive",
+        ],
+    );
+    // History that cannot be read: missing, then not a repository.
+    let mut args = d.lane_args("comprehensive", slot);
+    let h = args
+        .iter()
+        .position(|a| a == "--history")
+        .expect("--history")
+        + 1;
+    args[h] = d.root.join("nowhere.git").display().to_string();
+    refused(&run(&[], args.clone()), &["nowhere.git", "does not exist"]);
+    std::fs::create_dir_all(d.root.join("plain")).expect("dir");
+    args[h] = d.root.join("plain").display().to_string();
+    refused(&run(&[], args), &["plain", "not a git repository"]);
+    // A manifest naming a missing intent.
+    let m = d.root.join("missing.toml");
+    std::fs::write(
+        &m,
+        MANIFEST.replace("suite = [\"bench.toml\"]", "suite = [\"gone.toml\"]"),
+    )
+    .expect("manifest");
+    let mut args = d.lane_args("comprehensive", slot);
+    let i = args
+        .iter()
+        .position(|a| a == "--manifest")
+        .expect("--manifest")
+        + 1;
+    args[i] = m.display().to_string();
+    refused(
+        &run(&[], args.clone()),
+        &["missing.toml", "$.suite[0]", "gone.toml"],
+    );
+    // A v1 manifest has no suite.
+    std::fs::write(
+        &m,
+        MANIFEST
+            .replace("schedule-manifest/v2", "schedule-manifest/v1")
+            .replace("suite = [\"bench.toml\"]\n", "")
+            .replace("[lanes.comparison]\nmetrics = [\"work_s\"]\nrelative_threshold = 0.08\nmin_absolute = 0.001\nconfirm_runs = 8\n", ""),
+    )
+    .expect("manifest");
+    refused(&run(&[], args), &["missing.toml", "$.suite"]);
+}
+
+fn cluster_ready() -> bool {
+    let ok = Command::new("scontrol")
+        .arg("ping")
+        .output()
+        .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("UP"));
+    if !ok {
+        let msg = "Slurm is not running here: start it with scripts/slurm-up.sh";
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("{msg} (required in CI)");
+        }
+        eprintln!("\n!!! SLURM LANE TEST DID NOT RUN: {msg} !!!\n");
+    }
+    ok
+}
+
+/// Starts a lane run on Slurm and returns at once; then only reads
+/// `lane.json` until the follow-up jobs have sealed it.
+fn slurm_lane(d: &Demo, slot: &str) -> Value {
+    let mut args = d.lane_args("comprehensive", slot);
+    args.extend(["--backend".to_owned(), "slurm".to_owned()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let started = Instant::now();
+    let out = d.exec(&args);
+    let printed = ok(&out);
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "lane run returns once submitted"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        stderr.contains("scheduled follow-up job"),
+        "a dependency job follows the array: {stderr}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(420);
+    loop {
+        let l = lane_json(d, slot).expect("lane");
+        if l["phase"] == "sealed" {
+            return l;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the lane did not seal unattended: {l:#}\n{printed}\n{stderr}"
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+fn sealed_record(l: &Value) -> Value {
+    let path = PathBuf::from(l["sealed"]["path"].as_str().expect("sealed path"));
+    serde_json::from_slice(&std::fs::read(path).expect("sealed file")).expect("record JSON")
+}
+
+#[test]
+fn on_slurm_a_lane_measures_confirms_and_seals_with_nobody_waiting() {
+    if !cluster_ready() {
+        return;
+    }
+    let d = Demo::new();
+    d.sweep();
+    d.commit(50, 100, "first");
+    let first = slurm_lane(&d, "2026-11-01T01:00:00Z");
+    let rec = sealed_record(&first);
+    assert_eq!(rec["executor"]["kind"], "slurm", "{}", rec["executor"]);
+    assert!(rec["publication"]["baseline_proposal"].is_object());
+    d.sweep();
+
+    // 30% slower, in the metric the subject reports: the verdict does not
+    // depend on Slurm's scheduling or the machine's load.
+    d.commit(50, 130, "slower large");
+    let l = slurm_lane(&d, "2026-11-02T01:00:00Z");
+    // One follow-up after the measuring array, one after the confirming
+    // array (more only when accounting lagged).
+    assert!(
+        l["follow_ups"].as_array().is_some_and(|f| f.len() >= 2),
+        "{l:#}"
+    );
+    assert!(l["confirming"].as_array().is_some_and(|c| !c.is_empty()));
+    let rec = sealed_record(&l);
+    assert_eq!(
+        verdict(&rec, "widgets/size=large"),
+        "confirmed_regression",
+        "{rec:#}"
+    );
+    assert_eq!(rec["executor"]["kind"], "slurm");
+    let report = d.sweep();
+    assert!(report.contains("opened 1"), "{report}");
+}
+
+#[test]
+fn smoke_the_timed_demo_workload_runs_seals_and_publishes() {
+    // Wall time decides nothing here: on a loaded machine the timed wait
+    // may read slower or faster, so only the pipeline is checked.
+    let d = Demo::timed();
+    d.sweep();
+    d.commit(50, 100, "first");
+    let out = d.lane_run("comprehensive", "2026-11-01T01:00:00Z");
+    let first = d.record(&out);
+    assert_eq!(first["schema"], "benchmark-result/v2");
+    assert_eq!(first["runs"]["succeeded"], first["runs"]["total"], "{out}");
+    let report = d.sweep();
+    assert!(report.contains("persist: 1 new record(s)"), "{report}");
+
+    d.commit(50, 130, "slower large");
+    let out = d.lane_run("comprehensive", "2026-11-02T01:00:00Z");
+    let second = d.record(&out);
+    assert_eq!(second["baseline"]["slot"], "2026-11-01T01:00:00Z");
+    assert!(
+        verdict(&second, "widgets/size=large") != "not compared",
+        "the large case was compared: {out}"
+    );
+    let report = d.sweep();
+    assert!(report.contains("persist: 1 new record(s)"), "{report}");
+}
+
+#[test]
+fn a_lane_comparing_a_metric_no_case_reports_refuses_to_seal() {
+    let d = Demo::new();
+    std::fs::write(
+        d.root.join("schedule.toml"),
+        MANIFEST.replace("metrics = [\"work_s\"]", "metrics = [\"work\"]"),
+    )
+    .expect("manifest");
+    d.sweep();
+    d.commit(50, 100, "first");
+    let mut args = d.lane_args("comprehensive", "2026-11-01T01:00:00Z");
+    args.push("--wait".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = d.exec(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("compares metric `work` that no case reports")
+            && err.contains("`work_s`")
+            && err.contains("[lanes.comparison]"),
+        "{err}"
+    );
+    let sealed = d.pub_dir().join("sealed");
+    assert!(
+        !sealed.exists()
+            || std::fs::read_dir(&sealed)
+                .expect("sealed")
+                .flatten()
+                .all(|e| e.path().extension().is_none_or(|x| x != "json")),
+        "nothing was sealed"
+    );
+}
+
+#[test]
+fn a_lane_run_whose_children_all_failed_seals_the_errors_and_does_not_exit_0() {
+    let d = Demo::new();
+    d.sweep();
+    d.commit(50, 100, "first");
+    git(&d.subject(), &["rm", "--quiet", "speed.conf"]);
+    git(&d.subject(), &["commit", "--quiet", "-m", "lose the speed"]);
+    let mut args = d.lane_args("comprehensive", "2026-11-01T01:00:00Z");
+    args.push("--wait".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = d.exec(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    for case in ["widgets/size=small", "widgets/size=large"] {
+        assert!(
+            err.contains(&format!(
+                "{case}: 9 of 9 run(s) did not succeed; first: failed"
+            )),
+            "{case}: {err}"
+        );
+    }
+    assert!(err.contains("speed.conf"), "the child's own words: {err}");
+    // The record is sealed, with the errors in it and no baseline proposal.
+    let rec = d.record(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(rec["runs"]["succeeded"], 0);
+    assert!(rec["publication"]["baseline_proposal"].is_null());
+}
