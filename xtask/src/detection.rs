@@ -581,7 +581,11 @@ pub(crate) fn main(raw: &[String]) -> Result<()> {
             } else {
                 format!(
                     "{} [{name}]",
-                    if mode.is_same_session() { "ss" } else { "stored" }
+                    if mode.is_same_session() {
+                        "ss"
+                    } else {
+                        "stored"
+                    }
                 )
             };
             policies.push(Policy::Benchops {
@@ -964,10 +968,23 @@ pub(crate) fn main(raw: &[String]) -> Result<()> {
             })).collect::<Vec<_>>(),
         });
         let text = serde_json::to_string_pretty(&doc).context("json")?;
-        std::fs::write(path, text + "\n").with_context(|| format!("writing {path}"))?;
+        write_figures(path, &(text + "\n"))?;
         println!("figures written to {path}");
     }
     Ok(())
+}
+
+/// Writes the `--json` figures to `path`, creating its directory (the
+/// default `target/` is absent when `CARGO_TARGET_DIR` points elsewhere).
+fn write_figures(path: &str, text: &str) -> Result<()> {
+    let dir = std::path::Path::new(path)
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = dir {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--json {path}: creating {}", dir.display()))?;
+    }
+    std::fs::write(path, text).with_context(|| format!("--json {path}: writing the figures"))
 }
 
 fn opt_pct(v: Option<f64>) -> String {
@@ -1048,5 +1065,24 @@ fn explain(scores: &[SeriesScore], name: &str) {
         s.family == Family::RegressFix && s.episode.is_some_and(|e| e.left_open_after_fix)
     }) {
         println!("  {}  {}", label(s), s.trace);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_json_figures_go_into_a_directory_that_does_not_exist_yet() {
+        let dir = std::env::temp_dir().join(format!("detection-json-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("target").join("detection.json");
+        let path = path.to_str().expect("utf-8 path");
+        write_figures(path, "{}\n").expect("written");
+        assert_eq!(std::fs::read_to_string(path).expect("read"), "{}\n");
+        // A directory where the file should be: the error names the flag.
+        let err = write_figures(dir.to_str().expect("utf-8 path"), "{}").expect_err("a directory");
+        assert!(format!("{err:#}").contains("--json"), "{err:#}");
+        std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 }
