@@ -42,7 +42,7 @@ use anyhow::{Context, Result, bail};
 use benchops::compare::Settings;
 use serde_json::{Value, json};
 
-use bisection::{StepRule, StepVariant, TrialScore};
+use bisection::{StepRule, TrialScore};
 use corpus::{Family, Series, Session, Spec};
 use policies::{Mode, Observed, PINPOINT_ALPHA, Policy, SsRule};
 use report::Figures;
@@ -328,11 +328,7 @@ struct Target {
 /// The targets on a shifting machine, over the whole corpus (`all`), and
 /// the bisection experiment's exact share (`None`: the mode does not
 /// bisect).
-fn session_targets(
-    all: &Figures,
-    bisect: Option<(usize, usize)>,
-    proposed: Option<(usize, usize)>,
-) -> Vec<Target> {
+fn session_targets(all: &Figures, bisect: Option<(usize, usize)>) -> Vec<Target> {
     let mut t = Vec::new();
     let fa = all.fa_le3;
     t.push(Target {
@@ -356,12 +352,8 @@ fn session_targets(
         what: "culprit named exactly in >= 95% of single-commit regressions >= 10%, N <= 64, within ceil(log2 N) + 2 steps",
         figure: match bisect {
             Some((num, den)) => format!(
-                "{} ({num}/{den}, CV inside <= 3%){}",
-                report::Ratio { num, den }.pct(),
-                proposed.map_or(String::new(), |(num, den)| format!(
-                    "; with the proposed step rule {} ({num}/{den})",
-                    report::Ratio { num, den }.pct()
-                ))
+                "{} ({num}/{den}, CV inside <= 3%)",
+                report::Ratio { num, den }.pct()
             ),
             None => "does not bisect".into(),
         },
@@ -661,13 +653,9 @@ pub(crate) fn main(raw: &[String]) -> Result<()> {
                 } else {
                     format!("ss [{name}]")
                 },
-                StepRule::Benchops(s, StepVariant::CORE),
+                StepRule::Benchops(s),
             )
         })
-        .chain([(
-            "same-session proposed".to_owned(),
-            StepRule::Benchops(&args.settings, StepVariant::PROPOSED),
-        )])
         .chain([(
             format!("pinpoint p<={PINPOINT_ALPHA}"),
             StepRule::Pinpoint(PINPOINT_ALPHA),
@@ -829,9 +817,7 @@ pub(crate) fn main(raw: &[String]) -> Result<()> {
             let bis = mode
                 .is_same_session()
                 .then(|| bisection::exact_in_target(&trials[v].1));
-            let proposed = (v == 0 && mode.is_same_session())
-                .then(|| bisection::exact_in_target(&trials[variants.len()].1));
-            let mut ts = session_targets(&pf.all, bis, proposed);
+            let mut ts = session_targets(&pf.all, bis);
             let eq = eq_for(&pf.stable);
             ts.extend(stable_targets(&pf.stable, &peers_stable, &eq));
             println!(
@@ -868,11 +854,7 @@ pub(crate) fn main(raw: &[String]) -> Result<()> {
     }
     for (i, (name, _)) in lanes.iter().enumerate() {
         let pf = &figs[lanes_at + i];
-        let ts = session_targets(
-            &pf.all,
-            Some(bisection::exact_in_target(&trials[0].1)),
-            None,
-        );
+        let ts = session_targets(&pf.all, Some(bisection::exact_in_target(&trials[0].1)));
         println!("\n== Targets: {} (lane-side variant)", pf.all.label);
         print_targets(&ts);
         json_variants.push(json!({

@@ -19,7 +19,6 @@ use benchops::names::CaseId;
 use benchops::record::{ConfirmationRole, Direction, KeyVerdict, RunCounts};
 use benchops::same_session;
 
-pub(crate) use super::bisection::StepVariant;
 use super::bisection::{self, Named, StepRule};
 use super::corpus::{COMMITS_PER_RUN, Series};
 
@@ -66,19 +65,16 @@ pub(crate) struct SsRule {
     /// `level` (a change `same_session::decide` would need; measured by
     /// `--sweep`).
     pub(crate) one_sided_clear: bool,
-    /// How the lane's bisection decides a step.
-    pub(crate) step: StepVariant,
 }
 
 impl SsRule {
     /// The rule the benchmark measures as "same-session": per key, last
     /// clean; a drifting key measured with three times `confirm_runs` per
-    /// side; the core's clear and bisection step.
+    /// side; the core's clear.
     pub(crate) const LANE: SsRule = SsRule {
         last_clean: true,
         clear_factor: 3,
         one_sided_clear: false,
-        step: StepVariant::CORE,
     };
     /// The same comparison with today's lane choices: the baseline also
     /// moves on an inconclusive look at a key that is not drifting, and a
@@ -87,7 +83,6 @@ impl SsRule {
         last_clean: false,
         clear_factor: 1,
         one_sided_clear: false,
-        step: StepVariant::CORE,
     };
 }
 
@@ -475,16 +470,8 @@ fn benchops(id: usize, settings: &Settings, mode: Mode, obs: &Observed<'_>) -> R
         if verdict == KeyVerdict::ConfirmedRegression && !open {
             open = true;
             out.opens.push(t);
-            if let Mode::SameSession(rule) = mode {
-                lane_bisect(
-                    StepRule::Benchops(settings, rule.step),
-                    obs,
-                    &case,
-                    b,
-                    t,
-                    k,
-                    &mut out,
-                );
+            if mode.is_same_session() {
+                lane_bisect(StepRule::Benchops(settings), obs, &case, b, t, k, &mut out);
             }
         }
         if verdict.clears() && open {
