@@ -42,7 +42,7 @@ use anyhow::{Context, Result, bail};
 use benchops::compare::Settings;
 use serde_json::{Value, json};
 
-use bisection::{StepRule, StepVariant, TrialScore};
+use bisection::{StepRule, TrialScore};
 use corpus::{Family, Series, Session, Spec};
 use policies::{Mode, Observed, PINPOINT_ALPHA, Policy, SsRule};
 use report::Figures;
@@ -154,11 +154,38 @@ fn sweep_grid(base: &Settings) -> Vec<(String, Settings)> {
         f(&mut s);
         out.push((name.to_owned(), s));
     };
-    add("confirm_level 0.995", &|s| s.confirm_level = 0.995);
-    add("fence 1.5 MAD", &|s| s.band.noise_fence_mads = 1.5);
-    add("level 0.99", &|s| s.level = 0.99);
-    add("confirm_runs 20", &|s| s.confirm_runs = 20);
+    add("cl 0.995", &|s| s.confirm_level = 0.995);
+    add("fence 1.5", &|s| s.band.noise_fence_mads = 1.5);
     out
+}
+
+/// Alternative lane-side rules of the same-session mode tried by
+/// `--sweep` (with the settings under test), each with a name.
+fn lane_grid() -> Vec<(&'static str, SsRule)> {
+    vec![
+        (
+            "clear x1",
+            SsRule {
+                clear_factor: 1,
+                ..SsRule::LANE
+            },
+        ),
+        (
+            "clear x2",
+            SsRule {
+                clear_factor: 2,
+                ..SsRule::LANE
+            },
+        ),
+        (
+            "clear x2 1-sided",
+            SsRule {
+                clear_factor: 2,
+                one_sided_clear: true,
+                ..SsRule::LANE
+            },
+        ),
+    ]
 }
 
 fn describe(s: &Settings) -> String {
@@ -301,11 +328,7 @@ struct Target {
 /// The targets on a shifting machine, over the whole corpus (`all`), and
 /// the bisection experiment's exact share (`None`: the mode does not
 /// bisect).
-fn session_targets(
-    all: &Figures,
-    bisect: Option<(usize, usize)>,
-    proposed: Option<(usize, usize)>,
-) -> Vec<Target> {
+fn session_targets(all: &Figures, bisect: Option<(usize, usize)>) -> Vec<Target> {
     let mut t = Vec::new();
     let fa = all.fa_le3;
     t.push(Target {
@@ -329,12 +352,8 @@ fn session_targets(
         what: "culprit named exactly in >= 95% of single-commit regressions >= 10%, N <= 64, within ceil(log2 N) + 2 steps",
         figure: match bisect {
             Some((num, den)) => format!(
-                "{} ({num}/{den}, CV inside <= 3%){}",
-                report::Ratio { num, den }.pct(),
-                proposed.map_or(String::new(), |(num, den)| format!(
-                    "; with the proposed step rule {} ({num}/{den})",
-                    report::Ratio { num, den }.pct()
-                ))
+                "{} ({num}/{den}, CV inside <= 3%)",
+                report::Ratio { num, den }.pct()
             ),
             None => "does not bisect".into(),
         },
@@ -552,7 +571,14 @@ pub(crate) fn main(raw: &[String]) -> Result<()> {
             let label = if name.is_empty() {
                 format!("benchops {}", mode.name())
             } else {
-                format!("{} [{name}]", mode.name())
+                format!(
+                    "{} [{name}]",
+                    if mode.is_same_session() {
+                        "ss"
+                    } else {
+                        "stored"
+                    }
+                )
             };
             policies.push(Policy::Benchops {
                 id,
@@ -571,6 +597,16 @@ pub(crate) fn main(raw: &[String]) -> Result<()> {
         settings: Box::new(args.settings.clone()),
         mode: Mode::SameSession(SsRule::PLAIN),
     });
+    let lanes = if args.sweep { lane_grid() } else { Vec::new() };
+    let lanes_at = policies.len();
+    for (name, rule) in &lanes {
+        policies.push(Policy::Benchops {
+            id: 0,
+            name: format!("ss [{name}]"),
+            settings: Box::new(args.settings.clone()),
+            mode: Mode::SameSession(*rule),
+        });
+    }
     let pinpoint_at = policies.len();
     policies.push(Policy::Pinpoint {
         alpha: PINPOINT_ALPHA,
@@ -615,15 +651,11 @@ pub(crate) fn main(raw: &[String]) -> Result<()> {
                 if name.is_empty() {
                     "benchops same-session".to_owned()
                 } else {
-                    format!("same-session [{name}]")
+                    format!("ss [{name}]")
                 },
-                StepRule::Benchops(s, StepVariant::CORE),
+                StepRule::Benchops(s),
             )
         })
-        .chain([(
-            "same-session proposed".to_owned(),
-            StepRule::Benchops(&args.settings, StepVariant::PROPOSED),
-        )])
         .chain([(
             format!("pinpoint p<={PINPOINT_ALPHA}"),
             StepRule::Pinpoint(PINPOINT_ALPHA),
@@ -785,9 +817,7 @@ pub(crate) fn main(raw: &[String]) -> Result<()> {
             let bis = mode
                 .is_same_session()
                 .then(|| bisection::exact_in_target(&trials[v].1));
-            let proposed = (v == 0 && mode.is_same_session())
-                .then(|| bisection::exact_in_target(&trials[variants.len()].1));
-            let mut ts = session_targets(&pf.all, bis, proposed);
+            let mut ts = session_targets(&pf.all, bis);
             let eq = eq_for(&pf.stable);
             ts.extend(stable_targets(&pf.stable, &peers_stable, &eq));
             println!(
@@ -821,6 +851,19 @@ pub(crate) fn main(raw: &[String]) -> Result<()> {
                 "targets": targets_json(&ts),
             }));
         }
+    }
+    for (i, (name, _)) in lanes.iter().enumerate() {
+        let pf = &figs[lanes_at + i];
+        let ts = session_targets(&pf.all, Some(bisection::exact_in_target(&trials[0].1)));
+        println!("\n== Targets: {} (lane-side variant)", pf.all.label);
+        print_targets(&ts);
+        json_variants.push(json!({
+            "name": pf.all.label,
+            "mode": "same-session",
+            "lane_rule": name,
+            "figures": report::to_json(&pf.all),
+            "targets": targets_json(&ts),
+        }));
     }
     let pinpoint_rule = rules
         .iter()
@@ -907,10 +950,23 @@ pub(crate) fn main(raw: &[String]) -> Result<()> {
             })).collect::<Vec<_>>(),
         });
         let text = serde_json::to_string_pretty(&doc).context("json")?;
-        std::fs::write(path, text + "\n").with_context(|| format!("writing {path}"))?;
+        write_figures(path, &(text + "\n"))?;
         println!("figures written to {path}");
     }
     Ok(())
+}
+
+/// Writes the `--json` figures to `path`, creating its directory (the
+/// default `target/` is absent when `CARGO_TARGET_DIR` points elsewhere).
+fn write_figures(path: &str, text: &str) -> Result<()> {
+    let dir = std::path::Path::new(path)
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = dir {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--json {path}: creating {}", dir.display()))?;
+    }
+    std::fs::write(path, text).with_context(|| format!("--json {path}: writing the figures"))
 }
 
 fn opt_pct(v: Option<f64>) -> String {
@@ -991,5 +1047,24 @@ fn explain(scores: &[SeriesScore], name: &str) {
         s.family == Family::RegressFix && s.episode.is_some_and(|e| e.left_open_after_fix)
     }) {
         println!("  {}  {}", label(s), s.trace);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_json_figures_go_into_a_directory_that_does_not_exist_yet() {
+        let dir = std::env::temp_dir().join(format!("detection-json-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("target").join("detection.json");
+        let path = path.to_str().expect("utf-8 path");
+        write_figures(path, "{}\n").expect("written");
+        assert_eq!(std::fs::read_to_string(path).expect("read"), "{}\n");
+        // A directory where the file should be: the error names the flag.
+        let err = write_figures(dir.to_str().expect("utf-8 path"), "{}").expect_err("a directory");
+        assert!(format!("{err:#}").contains("--json"), "{err:#}");
+        std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 }

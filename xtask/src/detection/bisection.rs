@@ -2,9 +2,10 @@
 //! `benchops::bisect` planner: each step is a session of its own that
 //! measures the midpoint interleaved with both bounds, `confirm_runs`
 //! samples each, and decides from two comparisons (the midpoint against
-//! the good bound, the bad bound against the midpoint). Also the range
-//! experiment: ranges of N commits with one culprit, scored on whether the
-//! culprit is named exactly and in how many steps.
+//! the good bound, the bad bound against the midpoint); a step that does
+//! not decide is measured again in a new session while the budget lasts.
+//! Also the range experiment: ranges of N commits with one culprit, scored
+//! on whether the culprit is named exactly and in how many steps.
 
 use anyhow::{Context, Result};
 use benchops::bisect::{Bisection, Outcome, StepFinding};
@@ -17,40 +18,14 @@ use benchops::same_session::decide;
 use super::corpus::{Noise, Session, draw};
 use super::rng::{Rng, derive};
 
-/// How a benchops bisection step is decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct StepVariant {
-    /// The other half need not clear: a half is bad when its comparison is
-    /// a confirmed regression and the other half's is not (which already
-    /// proves that a commit of the first half made it worse).
-    pub(crate) relaxed: bool,
-    /// An undecided step is measured again (in a new session) while the
-    /// budget lasts, instead of stopping.
-    pub(crate) retry: bool,
-}
-
-impl StepVariant {
-    /// `benchops::bisect` as it is: `StepFinding::from_verdicts` needs the
-    /// other half to clear, and the first undecided step stops.
-    pub(crate) const CORE: StepVariant = StepVariant {
-        relaxed: false,
-        retry: false,
-    };
-    /// The change this benchmark proposes for `benchops::bisect`.
-    pub(crate) const PROPOSED: StepVariant = StepVariant {
-        relaxed: true,
-        retry: true,
-    };
-}
-
 /// How a step compares two commits measured side by side.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum StepRule<'a> {
-    /// `same_session::decide`: worse is a confirmed regression (the
-    /// interval at `confirm_level` wholly above the band); not worse is a
-    /// clear (the interval at `level` wholly below the band's upper edge).
-    /// Anything else is inconclusive, and the step does not decide.
-    Benchops(&'a Settings, StepVariant),
+    /// `same_session::decide` as a suspect regression: worse is a
+    /// confirmed regression (the interval at `confirm_level` wholly above
+    /// the band), anything else is not worse; `StepFinding::from_verdicts`
+    /// decides the step.
+    Benchops(&'a Settings),
     /// Pinpoint-style: worse when the two-sided Mann-Whitney p-value is at
     /// most `alpha` and the later commit's median is higher; not worse
     /// otherwise. No band.
@@ -70,30 +45,17 @@ fn median(v: &[f64]) -> f64 {
 /// The verdict on `b` against `a` in one step.
 fn pair(rule: StepRule<'_>, case: &CaseId, stage: &str, a: &[f64], b: &[f64]) -> KeyVerdict {
     match rule {
-        StepRule::Benchops(settings, variant) => {
-            let run = |role| {
-                decide(
-                    settings,
-                    case,
-                    "wall_s",
-                    Direction::LowerIsBetter,
-                    role,
-                    a,
-                    b,
-                    stage,
-                )
-                .map(|d| d.verdict)
-            };
-            match run(ConfirmationRole::SuspectRegression) {
-                Ok(KeyVerdict::ConfirmedRegression) => KeyVerdict::ConfirmedRegression,
-                Ok(_) if variant.relaxed => KeyVerdict::WithinBand,
-                Ok(_) => match run(ConfirmationRole::ConfirmClear) {
-                    Ok(v) if v.clears() => v,
-                    _ => KeyVerdict::Inconclusive,
-                },
-                Err(_) => KeyVerdict::Inconclusive,
-            }
-        }
+        StepRule::Benchops(settings) => decide(
+            settings,
+            case,
+            "wall_s",
+            Direction::LowerIsBetter,
+            ConfirmationRole::SuspectRegression,
+            a,
+            b,
+            stage,
+        )
+        .map_or(KeyVerdict::Inconclusive, |d| d.verdict),
         StepRule::Pinpoint(alpha) => {
             let different = mann_whitney(b, a).is_some_and(|t| t.p_two_sided <= alpha);
             if different && median(b) > median(a) {
@@ -122,15 +84,9 @@ pub(crate) fn run(
     len: usize,
     mut sample: impl FnMut(usize, usize, usize) -> Vec<f64>,
 ) -> Run {
-    let retry = matches!(rule, StepRule::Benchops(_, v) if v.retry);
-    let total = budget(len);
-    let mut b = Bisection::new(len, total);
-    let mut step = 0;
-    let mut last_undecided = None;
+    let mut b = Bisection::new(len, budget(len));
     while let Some(mid) = b.next() {
-        if step >= total {
-            break;
-        }
+        let step = b.steps().len();
         let (good, bad) = match b.outcome() {
             Outcome::Range { good, bad, .. } => (good, bad),
             Outcome::Culprit(_) => break,
@@ -143,20 +99,10 @@ pub(crate) fn run(
             pair(rule, case, &stage("mid-good"), &g, &m),
             pair(rule, case, &stage("bad-mid"), &m, &d),
         );
-        step += 1;
-        if retry && matches!(finding, StepFinding::Undecided(_)) {
-            last_undecided = Some(finding);
-            continue;
-        }
-        last_undecided = None;
         b.record(mid, finding);
     }
-    if let (Some(f), Some(mid)) = (last_undecided, b.next()) {
-        // The budget ran out on a step that did not decide.
-        b.record(mid, f);
-    }
     Run {
-        steps: step,
+        steps: b.steps().len(),
         outcome: b.outcome(),
     }
 }
@@ -404,11 +350,7 @@ mod tests {
     #[test]
     fn a_clear_culprit_is_found_in_log2_steps_by_every_rule() {
         let s = Settings::default();
-        for rule in [
-            StepRule::Benchops(&s, StepVariant::CORE),
-            StepRule::Benchops(&s, StepVariant::PROPOSED),
-            StepRule::Pinpoint(0.01),
-        ] {
+        for rule in [StepRule::Benchops(&s), StepRule::Pinpoint(0.01)] {
             for culprit in [1, 5, 16] {
                 // No noise inside a session: every comparison is exact.
                 let r = bisect(rule, culprit, 0.0);
@@ -420,21 +362,28 @@ mod tests {
     }
 
     #[test]
-    fn an_undecided_step_stops_the_core_rule_and_is_retried_by_the_proposed_one() {
+    fn undecided_steps_are_measured_again_within_the_budget() {
         let s = Settings::default();
-        // Heavy noise inside the session: some step does not decide.
-        let core = bisect(StepRule::Benchops(&s, StepVariant::CORE), 5, 0.05);
-        match &core.outcome {
-            Outcome::Range { reason, .. } => assert!(reason.contains("did not decide"), "{reason}"),
-            other => panic!("{other:?}"),
+        // Heavy noise inside the session: some steps do not decide, and are
+        // measured again in a new session.
+        let runs: Vec<(usize, Run)> = (1..=16)
+            .map(|c| (c, bisect(StepRule::Benchops(&s), c, 0.05)))
+            .collect();
+        for (culprit, r) in &runs {
+            assert!(r.steps <= budget(17), "{r:?}");
+            assert_ne!(
+                Named::of(&r.outcome, Some(*culprit)),
+                Named::WrongCommit,
+                "{r:?}"
+            );
         }
-        assert!(core.steps < budget(17));
-        // The proposed rule never takes more than the budget.
-        for culprit in 1..=16 {
-            let p = bisect(StepRule::Benchops(&s, StepVariant::PROPOSED), culprit, 0.05);
-            assert!(p.steps <= budget(17), "{p:?}");
-            assert_ne!(Named::of(&p.outcome, Some(culprit)), Named::WrongCommit);
-        }
+        // Some culprit was named exactly only thanks to a step measured
+        // again: more steps than ⌈log2 16⌉ = 4.
+        assert!(
+            runs.iter()
+                .any(|(c, r)| r.steps > 4 && r.outcome == Outcome::Culprit(*c)),
+            "{runs:?}"
+        );
     }
 
     #[test]

@@ -19,7 +19,6 @@ use benchops::names::CaseId;
 use benchops::record::{ConfirmationRole, Direction, KeyVerdict, RunCounts};
 use benchops::same_session;
 
-pub(crate) use super::bisection::StepVariant;
 use super::bisection::{self, Named, StepRule};
 use super::corpus::{COMMITS_PER_RUN, Series};
 
@@ -61,18 +60,21 @@ pub(crate) struct SsRule {
     /// Samples per side of a drifting key's comparison (the clear), in
     /// multiples of `confirm_runs`.
     pub(crate) clear_factor: usize,
-    /// How the lane's bisection decides a step.
-    pub(crate) step: StepVariant,
+    /// The clear reads the upper end of the interval at `2·level − 1`,
+    /// a one-sided bound at `level`, instead of the two-sided interval at
+    /// `level` (a change `same_session::decide` would need; measured by
+    /// `--sweep`).
+    pub(crate) one_sided_clear: bool,
 }
 
 impl SsRule {
     /// The rule the benchmark measures as "same-session": per key, last
-    /// clean; a drifting key measured with twice `confirm_runs` per side;
-    /// the core's bisection step.
+    /// clean; a drifting key measured with three times `confirm_runs` per
+    /// side; the core's clear.
     pub(crate) const LANE: SsRule = SsRule {
         last_clean: true,
-        clear_factor: 2,
-        step: StepVariant::CORE,
+        clear_factor: 3,
+        one_sided_clear: false,
     };
     /// The same comparison with today's lane choices: the baseline also
     /// moves on an inconclusive look at a key that is not drifting, and a
@@ -80,7 +82,7 @@ impl SsRule {
     pub(crate) const PLAIN: SsRule = SsRule {
         last_clean: false,
         clear_factor: 1,
-        step: StepVariant::CORE,
+        one_sided_clear: false,
     };
 }
 
@@ -440,6 +442,15 @@ fn benchops(id: usize, settings: &Settings, mode: Mode, obs: &Observed<'_>) -> R
                         }
                         let a = obs.series.side_a(t, Series::commit_of(b), k);
                         let bb = obs.series.side_b(t, k);
+                        let one_sided;
+                        let settings = if drifting && rule.one_sided_clear {
+                            let mut s = settings.clone();
+                            s.level = 2.0 * s.level - 1.0;
+                            one_sided = s;
+                            &one_sided
+                        } else {
+                            settings
+                        };
                         same_session::decide(
                             settings,
                             &case,
@@ -459,16 +470,8 @@ fn benchops(id: usize, settings: &Settings, mode: Mode, obs: &Observed<'_>) -> R
         if verdict == KeyVerdict::ConfirmedRegression && !open {
             open = true;
             out.opens.push(t);
-            if let Mode::SameSession(rule) = mode {
-                lane_bisect(
-                    StepRule::Benchops(settings, rule.step),
-                    obs,
-                    &case,
-                    b,
-                    t,
-                    k,
-                    &mut out,
-                );
+            if mode.is_same_session() {
+                lane_bisect(StepRule::Benchops(settings), obs, &case, b, t, k, &mut out);
             }
         }
         if verdict.clears() && open {
@@ -709,6 +712,16 @@ mod tests {
             &obs,
         )
         .expect("runs")
+    }
+
+    #[test]
+    fn the_lane_rule_moves_on_an_inconclusive_look_only_when_not_drifting() {
+        assert!(baseline_moves(KeyVerdict::WithinBand, true));
+        assert!(baseline_moves(KeyVerdict::ConfirmedImprovement, false));
+        assert!(baseline_moves(KeyVerdict::Inconclusive, false));
+        assert!(!baseline_moves(KeyVerdict::Inconclusive, true));
+        assert!(!baseline_moves(KeyVerdict::NotConfirmed, false));
+        assert!(!baseline_moves(KeyVerdict::ConfirmedRegression, false));
     }
 
     #[test]

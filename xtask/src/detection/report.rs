@@ -627,7 +627,7 @@ pub(crate) fn verdict_mix(f: &Figures) -> String {
 /// [`Session::ALL`] order) and pooled.
 pub(crate) fn by_session(rows: &[(String, Vec<Figures>, Figures)]) -> String {
     let mut s = format!(
-        "{:<22}{:<8}{:>16}{:>14}{:>9}{:>9}{:>8}{:>8}{:>14}{:>8}\n",
+        "{:<22}{:<8}{:>21}{:>16}{:>9}{:>9}{:>8}{:>8}{:>17}{:>8}\n",
         "policy",
         "session",
         "FA<=3% /1000",
@@ -640,14 +640,14 @@ pub(crate) fn by_session(rows: &[(String, Vec<Figures>, Figures)]) -> String {
         "extra"
     );
     s += &format!(
-        "{:<22}{:<8}{:>16}{:>14}{:>9}{:>9}{:>8}{:>8}{:>14}{:>8}\n",
+        "{:<22}{:<8}{:>21}{:>16}{:>9}{:>9}{:>8}{:>8}{:>17}{:>8}\n",
         "", "", "(alarms/runs)", "cv<=3%", "/1000", "/1000", "A/A", "A/A", "cv<=5%", "A/A"
     );
     for (label, per, pooled) in rows {
         let names = Session::ALL.iter().map(|x| x.name()).chain(["all".into()]);
         for (f, name) in per.iter().chain([pooled]).zip(names) {
             s += &format!(
-                "{:<22}{:<8}{:>16}{:>14}{:>9}{:>9}{:>8}{:>8}{:>14}{:>8.3}\n",
+                "{:<22}{:<8}{:>21}{:>16}{:>9}{:>9}{:>8}{:>8}{:>17}{:>8.3}\n",
                 label,
                 name.replace("cv ", ""),
                 format!("{} ({}/{})", f.fa_le3.pm(), f.fa_le3.num, f.fa_le3.den),
