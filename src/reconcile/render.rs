@@ -1,5 +1,8 @@
 //! Issue text: titles, bodies with their lane and evidence tables and the
-//! Mermaid trend chart, comments, and links to records in history.
+//! Mermaid trend chart, comments, and links to records in history. For a
+//! v3 record, the body also names the culprit commit and says when side A
+//! and side B measured in the same run decided the verdict
+//! ([`super::culprit`]).
 //!
 //! Every function here is pure, so snapshot tests can pin the bytes. Every
 //! text that comes from a record goes through [`inert`] (see
@@ -81,17 +84,17 @@ pub fn compact_slot(slot: &str) -> String {
 }
 
 /// A name (lane, case, metric, label) as inline code.
-fn code(s: &str) -> String {
+pub(super) fn code(s: &str) -> String {
     inert(s, Place::Code, NAME_CHARS)
 }
 
 /// A name as inline code inside a table cell.
-fn table_code(s: &str) -> String {
+pub(super) fn table_code(s: &str) -> String {
     inert(s, Place::TableCode, NAME_CHARS)
 }
 
 /// Free text from a record, for prose and table cells alike.
-fn text(s: &str) -> String {
+pub(super) fn text(s: &str) -> String {
     inert(s, Place::Text, TEXT_CHARS)
 }
 
@@ -111,12 +114,12 @@ fn short(d: &Sha256Digest) -> String {
     d.hex().chars().take(12).collect()
 }
 
-fn record_link(r: &RecordRef, o: &RenderOptions) -> String {
+pub(super) fn record_link(r: &RecordRef, o: &RenderOptions) -> String {
     format!("[`{}`]({})", short(&r.digest), o.link(r))
 }
 
 /// A value and its unit, as prose (safe in a table cell).
-fn with_unit(v: Finite, unit: Option<&str>) -> String {
+pub(super) fn with_unit(v: Finite, unit: Option<&str>) -> String {
     match unit {
         Some(u) if !u.is_empty() => format!("{v} {}", inert(u, Place::Text, NAME_CHARS)),
         _ => v.to_string(),
@@ -229,6 +232,10 @@ pub fn render_issue_body(
         }
     };
     let _ = writeln!(b, "{verdict}\n");
+
+    // v3: the culprit, and the same-session verdict.
+    b.push_str(&super::culprit::culprit_section(status, options));
+    b.push_str(&super::culprit::same_session_section(status, options));
 
     // Lanes.
     let _ = writeln!(b, "### Lanes\n");
@@ -432,6 +439,7 @@ pub fn render_evidence_comment(
         _ => {}
     }
     let _ = writeln!(c, ".");
+    c.push_str(&super::culprit::evidence_lines(evidence));
     if closed_by_human {
         let _ = writeln!(
             c,

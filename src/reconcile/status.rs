@@ -8,7 +8,7 @@ use crate::digest::Sha256Digest;
 use crate::manifest::Manifest;
 use crate::names::LaneName;
 use crate::num::Finite;
-use crate::record::{Outcome, ResultRecord};
+use crate::record::{BisectionRecord, Outcome, ResultRecord, SameSession, Subject};
 use crate::time::{Utc, order_key};
 
 use super::{DriftKey, HistoryRecord, RecordRef};
@@ -45,6 +45,14 @@ pub struct EvidenceEntry {
     pub unit: Option<String>,
     /// The baseline median in the drift evidence, when present.
     pub baseline_median: Option<Finite>,
+    /// The record's subject: its repository and commit.
+    pub subject: Subject,
+    /// v3: side A and side B measured in the record's run, when they
+    /// decided this key.
+    pub same_session: Option<SameSession>,
+    /// v3: the culprit bisection the record's run made of this key, when
+    /// it made one.
+    pub bisection: Option<BisectionRecord>,
 }
 
 /// One lane's view of a key.
@@ -276,7 +284,19 @@ pub fn drift_statuses(manifest: &Manifest, history: &[HistoryRecord<'_>]) -> Vec
 fn evidence_entry(h: &HistoryRecord<'_>, key: &DriftKey, summary: &str) -> EvidenceEntry {
     let case = h.record.cases.iter().find(|c| c.id == key.case);
     let metric = case.and_then(|c| c.metrics.iter().find(|m| m.name == key.metric));
+    let comparison = h.record.comparison.as_ref();
+    let compared = comparison.and_then(|c| {
+        c.keys
+            .iter()
+            .find(|k| k.case == key.case && k.metric == key.metric)
+    });
     EvidenceEntry {
+        subject: h.record.subject.clone(),
+        same_session: compared.and_then(|k| k.same_session.clone()),
+        bisection: comparison
+            .and_then(|c| c.bisection.as_ref())
+            .filter(|b| b.case == key.case && b.metric == key.metric)
+            .cloned(),
         record: record_ref(h),
         summary: summary.to_owned(),
         median: metric.and_then(|m| m.summary.as_ref()).map(|s| s.median),
@@ -285,15 +305,8 @@ fn evidence_entry(h: &HistoryRecord<'_>, key: &DriftKey, summary: &str) -> Evide
             .and_then(|c| c.drift.as_ref())
             .filter(|d| d.metric == key.metric)
             .map(|d| d.baseline.median)
-            .or_else(|| {
-                // v2: the key's comparison holds the baseline median.
-                h.record.comparison.as_ref().and_then(|c| {
-                    c.keys
-                        .iter()
-                        .find(|k| k.case == key.case && k.metric == key.metric)
-                        .map(|k| k.baseline_median)
-                })
-            }),
+            // v2: the key's comparison holds the baseline median.
+            .or_else(|| compared.map(|k| k.baseline_median)),
     }
 }
 

@@ -1,7 +1,9 @@
 //! Snapshots of the drift issue text (issue 5): the title, the body (summary,
 //! per-lane status table, evidence table linking the history files, trend
 //! chart as a Mermaid `xychart-beta` block), the evidence comments and the
-//! closing comment.
+//! closing comment. For a v3 record (`examples/result-v3.draft.json`): the
+//! culprit commit linked to GitHub with the bisection table, the range when
+//! no culprit was named, and the same-session A/B verdict.
 //!
 //! Every input is fixed: record digests are `Sha256Digest::of(<name>)` rather
 //! than the records' seals, so a change to the record encoding does not churn
@@ -433,7 +435,8 @@ fn check_tables(text: &str) {
 }
 
 /// Every link points at a history file under the base URL:
-/// `results/<lane>/<yyyy>/<mm>/<YYYYMMDDTHHMMSSZ>--<hex>.json`.
+/// `results/<lane>/<yyyy>/<mm>/<YYYYMMDDTHHMMSSZ>--<hex>.json`, or at a
+/// commit of the subject repository on GitHub.
 fn check_links(text: &str) {
     let mut n = 0;
     for (i, _) in text.match_indices("](") {
@@ -442,6 +445,17 @@ fn check_links(text: &str) {
         }
         let rest = &text[i + 2..];
         let url = &rest[..rest.find(')').expect("link closes")];
+        if let Some(commit) = url.strip_prefix("https://github.com/example/widgets/commit/") {
+            assert!(
+                matches!(commit.len(), 40 | 64)
+                    && commit
+                        .bytes()
+                        .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')),
+                "{url}"
+            );
+            n += 1;
+            continue;
+        }
         let path = url
             .strip_prefix(BASE)
             .and_then(|p| p.strip_prefix("/results/"))
@@ -762,6 +776,181 @@ fn record_text_is_inert_in_titles_bodies_and_comments() {
     let body = render_issue_body(other, IssueState::Open, &BTreeSet::new(), &labels, &o);
     assert!(
         body.contains("| drift on ``p99\\|lat`ency @\u{200B}acme/perf"),
+        "{body}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Scenario 3: a v3 record decided in the same session, whose bisection named
+// the culprit (the v3 example), and variants of it.
+// ---------------------------------------------------------------------------
+
+fn v3_record() -> ResultRecord {
+    benchops::seal::seal_json(include_bytes!("../../examples/result-v3.draft.json"))
+        .expect("the v3 example seals")
+        .record()
+        .clone()
+}
+
+fn v3_manifest() -> Manifest {
+    manifest(&["widgets/size=small"], &["*"])
+}
+
+/// The status of `widgets/size=large · wall_s` over `records`.
+fn v3_status(records: &[Named]) -> DriftStatus {
+    let history: Vec<HistoryRecord<'_>> = records
+        .iter()
+        .map(|n| HistoryRecord {
+            digest: digest(n.name),
+            record: &n.record,
+        })
+        .collect();
+    drift_statuses(&v3_manifest(), &history)
+        .into_iter()
+        .find(|s| s.key.case.as_str() == "widgets/size=large" && s.key.metric == "wall_s")
+        .expect("widgets/size=large drifted on wall_s")
+}
+
+fn bisection_of(r: &mut ResultRecord) -> &mut benchops::record::BisectionRecord {
+    r.comparison
+        .as_mut()
+        .and_then(|c| c.bisection.as_mut())
+        .expect("a bisection")
+}
+
+#[test]
+fn v3_body_names_the_culprit_and_the_same_session_verdict() {
+    let r = v3_record();
+    let culprit = r
+        .comparison
+        .as_ref()
+        .and_then(|c| c.bisection.as_ref())
+        .and_then(|b| b.culprit.clone())
+        .expect("the example names a culprit");
+    let s = v3_status(&[named("v3/C1", r)]);
+    let carried: BTreeSet<Sha256Digest> = s.evidence.iter().map(|e| e.record.digest).collect();
+    let body = render_issue_body(
+        &s,
+        IssueState::Open,
+        &carried,
+        &Labels::default(),
+        &options(),
+    );
+    check_tables(&body);
+    check_links(&body);
+    check_mermaid(&body);
+    assert!(
+        body.contains(&format!(
+            "**Culprit: [`{}`](https://github.com/example/widgets/commit/{culprit}) (`{culprit}`).**",
+            &culprit[..12]
+        )),
+        "{body}"
+    );
+    assert!(body.contains("| A (baseline) |") && body.contains("| B (candidate) |"));
+    insta::assert_snapshot!("v3_culprit_body", body);
+    let comment = render_evidence_comment(
+        &s,
+        s.evidence.last().expect("evidence"),
+        false,
+        &Labels::default(),
+        &options(),
+    );
+    check_links(&comment);
+    assert!(comment.contains(&culprit), "{comment}");
+    insta::assert_snapshot!("v3_culprit_evidence_comment", comment);
+}
+
+#[test]
+fn v3_body_names_the_range_when_no_culprit_was_named() {
+    let mut r = v3_record();
+    let b = bisection_of(&mut r);
+    b.culprit = None;
+    b.good = b.commits[0].clone();
+    b.bad = b.commits[5].clone();
+    b.reason = Some(
+        "step at commit 2 did not decide: the midpoint against the good bound was inconclusive"
+            .into(),
+    );
+    b.steps.truncate(1);
+    b.steps[0].finding = benchops::record::StepFindingKind::Undecided;
+    b.steps[0].reason =
+        "the midpoint against the good bound was inconclusive, the bad bound against the \
+         midpoint a confirmed regression"
+            .into();
+    let s = v3_status(&[named("v3/range", r)]);
+    let body = render_issue_body(
+        &s,
+        IssueState::Open,
+        &BTreeSet::new(),
+        &Labels::default(),
+        &options(),
+    );
+    check_tables(&body);
+    check_links(&body);
+    assert!(!body.contains("**Culprit"), "{body}");
+    insta::assert_snapshot!("v3_range_body", body);
+}
+
+#[test]
+fn a_v2_or_stored_baseline_record_shows_neither_section() {
+    let mut r = v3_record();
+    let c = r.comparison.as_mut().expect("comparison");
+    c.bisection = None;
+    c.keys[1].same_session = None;
+    let s = v3_status(&[named("v3/plain", r)]);
+    let body = render_issue_body(
+        &s,
+        IssueState::Open,
+        &BTreeSet::new(),
+        &Labels::default(),
+        &options(),
+    );
+    assert!(
+        !body.contains("### Culprit") && !body.contains("### Same-session"),
+        "{body}"
+    );
+}
+
+#[test]
+fn the_bisection_table_is_bounded_and_its_text_inert() {
+    let mut r = v3_record();
+    // A repository no link may be made of, and 40 steps of hostile text.
+    r.subject.repository = "../..".into();
+    let b = bisection_of(&mut r);
+    let step = b.steps[0].clone();
+    b.steps = (0..40)
+        .map(|i| {
+            let mut s = step.clone();
+            s.reason = format!("{i} {}", hostile(100_000));
+            s
+        })
+        .collect();
+    b.budget_steps = 64;
+    b.budget_seconds = 5_430;
+    let s = v3_status(&[named("v3/hostile", r)]);
+    let body = render_issue_body(
+        &s,
+        IssueState::Open,
+        &BTreeSet::new(),
+        &Labels::default(),
+        &options(),
+    );
+    check_inert(&body);
+    check_tables(&body);
+    assert!(body.chars().count() < 65_536, "GitHub's body limit");
+    assert!(!body.contains("github.com/../"), "{body}");
+    assert!(
+        body.contains("The 16 latest of 40 steps; 24 earlier not shown."),
+        "{body}"
+    );
+    let rows = body
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains("(truncated from 100003 bytes)"))
+        .count();
+    assert_eq!(rows, 16, "{body}");
+    assert!(body.contains("| 25 | `9c0abe51c6e6` | good |"), "{body}");
+    assert!(
+        body.contains("Budget: 64 step(s) and 5430 s; 40 step(s) taken."),
         "{body}"
     );
 }
