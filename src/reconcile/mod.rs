@@ -10,7 +10,9 @@
 //! hidden markers and reads an issue's body and comments back
 //! ([`ActualIssue`]); `status` derives each key's desired state from history
 //! ([`drift_statuses`]); `plan` computes the writes ([`reconcile`]);
-//! `render` writes titles, bodies and comments ([`render_issue_body`]); and
+//! `render` writes titles, bodies and comments ([`render_issue_body`]), with
+//! `culprit` for the v3 parts (the culprit commit, the same-session
+//! verdict); and
 //! `inert` makes the text records contribute to them inert ([`inert`]).
 //!
 //! # Drift keys and what history says
@@ -125,6 +127,7 @@ use crate::names::{CaseId, LaneName};
 use crate::record::ResultRecord;
 use crate::seal::SealedRecord;
 
+mod culprit;
 mod inert;
 mod markers;
 mod plan;

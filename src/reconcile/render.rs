@@ -1,8 +1,8 @@
 //! Issue text: titles, bodies with their lane and evidence tables and the
 //! Mermaid trend chart, comments, and links to records in history. For a
-//! v3 record, the body also names the culprit commit with the bisection's
-//! table, and says when side A and side B measured in the same run decided
-//! the verdict.
+//! v3 record, the body also names the culprit commit and says when side A
+//! and side B measured in the same run decided the verdict
+//! ([`super::culprit`]).
 //!
 //! Every function here is pure, so snapshot tests can pin the bytes. Every
 //! text that comes from a record goes through [`inert`] (see
@@ -16,7 +16,7 @@ use crate::digest::Sha256Digest;
 use crate::manifest::Labels;
 use crate::names::LaneName;
 use crate::num::Finite;
-use crate::record::{BisectionRecord, Outcome, RunSide, SameSession, StepFindingKind};
+use crate::record::Outcome;
 
 use super::inert::{NAME_CHARS, Place, TEXT_CHARS, inert};
 use super::markers::{StateMarker, closed_marker, drift_marker, evidence_marker, state_marker};
@@ -29,10 +29,6 @@ const TITLE_CHARS: usize = 256;
 const EVIDENCE_ROWS: usize = 20;
 /// Points in the trend chart (the newest ones).
 const CHART_POINTS: usize = 30;
-/// Bisection steps shown in an issue body (the latest ones).
-const BISECTION_ROWS: usize = 16;
-/// Hex digits of a commit's short form.
-const SHORT_COMMIT: usize = 12;
 
 /// How history files are linked from issue text.
 #[derive(Debug, Clone)]
@@ -88,17 +84,17 @@ pub fn compact_slot(slot: &str) -> String {
 }
 
 /// A name (lane, case, metric, label) as inline code.
-fn code(s: &str) -> String {
+pub(super) fn code(s: &str) -> String {
     inert(s, Place::Code, NAME_CHARS)
 }
 
 /// A name as inline code inside a table cell.
-fn table_code(s: &str) -> String {
+pub(super) fn table_code(s: &str) -> String {
     inert(s, Place::TableCode, NAME_CHARS)
 }
 
 /// Free text from a record, for prose and table cells alike.
-fn text(s: &str) -> String {
+pub(super) fn text(s: &str) -> String {
     inert(s, Place::Text, TEXT_CHARS)
 }
 
@@ -118,263 +114,16 @@ fn short(d: &Sha256Digest) -> String {
     d.hex().chars().take(12).collect()
 }
 
-fn record_link(r: &RecordRef, o: &RenderOptions) -> String {
+pub(super) fn record_link(r: &RecordRef, o: &RenderOptions) -> String {
     format!("[`{}`]({})", short(&r.digest), o.link(r))
 }
 
 /// A value and its unit, as prose (safe in a table cell).
-fn with_unit(v: Finite, unit: Option<&str>) -> String {
+pub(super) fn with_unit(v: Finite, unit: Option<&str>) -> String {
     match unit {
         Some(u) if !u.is_empty() => format!("{v} {}", inert(u, Place::Text, NAME_CHARS)),
         _ => v.to_string(),
     }
-}
-
-/// `owner/name` when it is fit for a link on github.com: two parts of
-/// the characters a record's `subject.repository` may hold, neither empty
-/// nor starting with a dot (so no `.` or `..` part).
-fn github_repository(repository: &str) -> Option<&str> {
-    let (owner, name) = repository.split_once('/')?;
-    let part = |s: &str| {
-        !s.is_empty()
-            && !s.starts_with('.')
-            && s.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-    };
-    (part(owner) && part(name)).then_some(repository)
-}
-
-/// Whether `s` is a commit id: 40 or 64 lowercase hex digits.
-fn is_commit(s: &str) -> bool {
-    matches!(s.len(), 40 | 64) && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
-
-/// A commit by its short id, linked to its page on GitHub when the
-/// repository is known. Anything but a commit id is shown as inert code.
-fn commit_link(sha: &str, repository: Option<&str>) -> String {
-    if !is_commit(sha) {
-        return code(sha);
-    }
-    let short = &sha[..SHORT_COMMIT];
-    match repository {
-        Some(r) => format!("[`{short}`](https://github.com/{r}/commit/{sha})"),
-        None => format!("`{short}`"),
-    }
-}
-
-/// A commit by its short id (linked) and its full id.
-fn commit_named(sha: &str, repository: Option<&str>) -> String {
-    if is_commit(sha) {
-        format!("{} (`{sha}`)", commit_link(sha, repository))
-    } else {
-        code(sha)
-    }
-}
-
-/// A relative effect as a signed percentage.
-fn pct(v: Finite) -> String {
-    format!("{:+.1}%", v.get() * 100.0)
-}
-
-/// A duration in whole minutes when it is one, else in seconds.
-fn duration(seconds: u64) -> String {
-    if seconds % 60 == 0 {
-        format!("{} min", seconds / 60)
-    } else {
-        format!("{seconds} s")
-    }
-}
-
-fn finding_text(f: StepFindingKind) -> &'static str {
-    match f {
-        StepFindingKind::Good => "good",
-        StepFindingKind::Bad => "bad",
-        StepFindingKind::Undecided => "undecided",
-        StepFindingKind::BuildFailed => "build failed",
-    }
-}
-
-/// Where the section's evidence comes from: `lane <lane>, record <link>
-/// (slot <slot>)`.
-fn evidence_source(e: &EvidenceEntry, options: &RenderOptions) -> String {
-    format!(
-        "lane {}, record {} (slot {})",
-        code(e.record.lane.as_str()),
-        record_link(&e.record, options),
-        text(&e.record.slot)
-    )
-}
-
-/// The culprit of the newest evidence record that bisected the key: the
-/// commit, or the range reached and why, and the steps (the latest
-/// [`BISECTION_ROWS`]). Empty when no evidence record bisected it.
-fn culprit_section(status: &DriftStatus, options: &RenderOptions) -> String {
-    let Some((e, bis)) = status
-        .evidence
-        .iter()
-        .rev()
-        .find_map(|e| e.bisection.as_ref().map(|b| (e, b)))
-    else {
-        return String::new();
-    };
-    let repo = github_repository(&e.subject.repository);
-    let mut s = String::new();
-    let _ = writeln!(s, "### Culprit\n");
-    let ends = bis.commits.first().zip(bis.commits.last());
-    let range = ends.map_or_else(String::new, |(first, last)| {
-        format!(
-            " over the first-parent range from the baseline commit {} to the candidate {} ({} \
-             commit(s) after the baseline commit)",
-            commit_link(first, repo),
-            commit_link(last, repo),
-            bis.commits.len().saturating_sub(1)
-        )
-    });
-    let _ = writeln!(
-        s,
-        "Bisected by {}{range}, each midpoint measured interleaved with both bounds in the same \
-         run.\n",
-        evidence_source(e, options)
-    );
-    match (&bis.culprit, &bis.reason) {
-        (Some(c), _) => {
-            let _ = writeln!(s, "**Culprit: {}.**\n", commit_named(c, repo));
-        }
-        (None, reason) => {
-            let at = |c: &str| bis.commits.iter().position(|x| x == c);
-            let count = match (at(&bis.good), at(&bis.bad)) {
-                (Some(g), Some(b)) if g < b => format!(" {}", b - g),
-                _ => String::new(),
-            };
-            let _ = writeln!(
-                s,
-                "**No single commit named.** The culprit is one of the{count} commits after {} up \
-                 to {}: {}.\n",
-                commit_named(&bis.good, repo),
-                commit_named(&bis.bad, repo),
-                reason
-                    .as_deref()
-                    .map_or_else(|| "no reason given".to_owned(), text)
-            );
-        }
-    }
-    s.push_str(&bisection_table(bis, repo));
-    let _ = writeln!(
-        s,
-        "Budget: {} step(s) and {}; {} step(s) taken.\n",
-        bis.budget_steps,
-        duration(bis.budget_seconds),
-        bis.steps.len()
-    );
-    s
-}
-
-/// The bisection's steps as a table (the latest [`BISECTION_ROWS`]).
-fn bisection_table(bis: &BisectionRecord, repo: Option<&str>) -> String {
-    let mut s = String::new();
-    if bis.steps.is_empty() {
-        let _ = writeln!(s, "No step was measured.\n");
-        return s;
-    }
-    let skip = bis.steps.len().saturating_sub(BISECTION_ROWS);
-    if skip > 0 {
-        let _ = writeln!(
-            s,
-            "The {BISECTION_ROWS} latest of {} steps; {skip} earlier not shown.\n",
-            bis.steps.len()
-        );
-    }
-    let _ = writeln!(s, "| step | commit | finding | reason |");
-    let _ = writeln!(s, "|---|---|---|---|");
-    for (i, step) in bis.steps.iter().enumerate().skip(skip) {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} |",
-            i + 1,
-            commit_link(&step.commit, repo),
-            finding_text(step.finding),
-            text(&step.reason)
-        );
-    }
-    let _ = writeln!(s);
-    s
-}
-
-/// One side of a same-session comparison: the median of its measured runs
-/// (none when no run measured), how many measured, and how many ran.
-fn side_figures(ss: &SameSession, side: RunSide) -> (Option<Finite>, usize, usize) {
-    let runs = ss.runs.iter().filter(|r| r.side == side);
-    let values: Vec<f64> = runs
-        .clone()
-        .filter_map(|r| r.value.map(Finite::get))
-        .collect();
-    let median = crate::stats::Summary::of(&values).and_then(|s| Finite::new(sig6(s.median)).ok());
-    (median, values.len(), runs.count())
-}
-
-/// `v` rounded to 6 significant digits: a median computed here (the mean
-/// of two samples) shows as `0.0453463`, not `0.045346329000000005`.
-fn sig6(v: f64) -> f64 {
-    if v == 0.0 || !v.is_finite() {
-        return v;
-    }
-    let exp = v.abs().log10().floor() as i32 - 5;
-    match exp {
-        // Dividing an integer by an exact power of ten rounds once.
-        -22..=-1 => (v * 10f64.powi(-exp)).round() / 10f64.powi(-exp),
-        0..=22 => (v / 10f64.powi(exp)).round() * 10f64.powi(exp),
-        _ => v,
-    }
-}
-
-/// How the newest evidence record decided in the same session: side A
-/// (the baseline commit) against side B (the candidate), with both
-/// medians and counts. Empty when no evidence record did.
-fn same_session_section(status: &DriftStatus, options: &RenderOptions) -> String {
-    let Some((e, ss)) = status
-        .evidence
-        .iter()
-        .rev()
-        .find_map(|e| e.same_session.as_ref().map(|s| (e, s)))
-    else {
-        return String::new();
-    };
-    let repo = github_repository(&e.subject.repository);
-    let unit = e.unit.as_deref();
-    let mut s = String::new();
-    let _ = writeln!(s, "### Same-session confirmation\n");
-    let _ = writeln!(
-        s,
-        "The verdict of {} came from side A, the baseline commit, against side B, the \
-         candidate, measured interleaved in the same run: a shift of the whole session moves \
-         both sides alike.\n",
-        evidence_source(e, options)
-    );
-    let _ = writeln!(s, "| side | commit | median | measured runs |");
-    let _ = writeln!(s, "|---|---|---|---|");
-    for (name, side, commit) in [
-        ("A (baseline)", RunSide::A, &ss.baseline_commit),
-        ("B (candidate)", RunSide::B, &ss.candidate_commit),
-    ] {
-        let (median, measured, ran) = side_figures(ss, side);
-        let median = median.map_or_else(|| "not measured".to_owned(), |m| with_unit(m, unit));
-        let _ = writeln!(
-            s,
-            "| {name} | {} | {median} | {measured} of {ran} |",
-            commit_link(commit, repo)
-        );
-    }
-    let eff = &ss.effect;
-    let _ = writeln!(
-        s,
-        "\nB against A: {} [{}, {}] at {:.0}%, band ±{:.1}%.\n",
-        pct(eff.estimate),
-        pct(eff.low),
-        pct(eff.high),
-        eff.level.get() * 100.0,
-        ss.band.relative.get() * 100.0
-    );
-    s
 }
 
 fn lane_list(lanes: &[LaneName]) -> String {
@@ -485,8 +234,8 @@ pub fn render_issue_body(
     let _ = writeln!(b, "{verdict}\n");
 
     // v3: the culprit, and the same-session verdict.
-    b.push_str(&culprit_section(status, options));
-    b.push_str(&same_session_section(status, options));
+    b.push_str(&super::culprit::culprit_section(status, options));
+    b.push_str(&super::culprit::same_session_section(status, options));
 
     // Lanes.
     let _ = writeln!(b, "### Lanes\n");
@@ -690,36 +439,7 @@ pub fn render_evidence_comment(
         _ => {}
     }
     let _ = writeln!(c, ".");
-    let repo = github_repository(&evidence.subject.repository);
-    if let Some(bis) = &evidence.bisection {
-        let _ = match &bis.culprit {
-            Some(culprit) => writeln!(
-                c,
-                "\nBisection: the culprit is {}.",
-                commit_named(culprit, repo)
-            ),
-            None => writeln!(
-                c,
-                "\nBisection: no single commit named; the culprit is one of the commits after {} \
-                 up to {}.",
-                commit_link(&bis.good, repo),
-                commit_link(&bis.bad, repo)
-            ),
-        };
-    }
-    if let Some(ss) = &evidence.same_session {
-        let _ = writeln!(
-            c,
-            "\nDecided by side A, the baseline commit {}, against side B, the candidate {}, \
-             measured in the same run: B against A {} [{}, {}] at {:.0}%.",
-            commit_link(&ss.baseline_commit, repo),
-            commit_link(&ss.candidate_commit, repo),
-            pct(ss.effect.estimate),
-            pct(ss.effect.low),
-            pct(ss.effect.high),
-            ss.effect.level.get() * 100.0
-        );
-    }
+    c.push_str(&super::culprit::evidence_lines(evidence));
     if closed_by_human {
         let _ = writeln!(
             c,
@@ -788,35 +508,6 @@ pub fn render_duplicate_body(key: &DriftKey, canonical: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn computed_medians_show_six_significant_digits() {
-        assert_eq!(sig6(0.045346329000000005), 0.0453463);
-        assert_eq!(sig6(26081280.0), 26081300.0);
-        assert_eq!(sig6(-1.5), -1.5);
-        assert_eq!(sig6(4.2e-7), 4.2e-7);
-        assert_eq!(sig6(0.0), 0.0);
-        assert_eq!(
-            Finite::new(sig6(0.1 + 0.2)).map(|f| f.to_string()),
-            Ok("0.3".into())
-        );
-    }
-
-    #[test]
-    fn commit_links_need_a_commit_id_and_a_plain_repository() {
-        let sha = "7c1c97df17c066924822b0af09a65251554962c6";
-        assert_eq!(
-            commit_link(sha, github_repository("example/widgets")),
-            format!("[`7c1c97df17c0`](https://github.com/example/widgets/commit/{sha})")
-        );
-        for repo in ["../..", "./x", "a/..", "a", "a/b/c", "a b/c", ""] {
-            assert_eq!(github_repository(repo), None, "{repo}");
-        }
-        assert_eq!(commit_link(sha, None), "`7c1c97df17c0`");
-        // Not a commit id: inert code, never a link.
-        assert_eq!(commit_link("HEAD](x)", Some("o/r")), "`HEAD](x)`");
-        assert!(!commit_link(&sha.to_uppercase(), Some("o/r")).contains("]("));
-    }
 
     #[test]
     fn default_history_path_is_partitioned_by_lane_and_month() {
