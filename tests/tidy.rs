@@ -110,10 +110,6 @@ const LONG_FILES: &[(&str, &str)] = &[
         "the Slurm backend's launch, snapshot and evidence rules refer to each other (grace, order, requeues); parsing and tool calls are already apart",
     ),
     (
-        "crates/exec/src/lane/mod.rs",
-        "the lane state machine: every phase transition in one place, so that a resume after any kill can be read in one file",
-    ),
-    (
         "crates/exec/src/bench.rs",
         "the library API of the bench commands (plan, submit, run a child, refresh, analyze, cancel, list), each a thin function over the same state",
     ),

@@ -329,7 +329,7 @@ pub fn run_planned_child(
     env.insert("BENCHOPS_WARMUP".into(), config.warmup.to_string());
     env.insert("BENCHOPS_ATTEMPT".into(), attempt.to_string());
     // A run of an interleaved stage measures its own side's subject.
-    let side = crate::lane::sides::side_env(&config.point, &config.env);
+    let side = crate::subject::side_env(&config.point, &config.env);
     env.extend(side);
     let spec = ChildSpec {
         argv: config.argv.clone(),

@@ -17,8 +17,56 @@
 //!   hand.
 //! * **First-parent ranges** for bisection: [`first_parent_range`].
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+use benchops::record::RunSide;
+use serde_json::Value;
+
+/// The parameter of an interleaved stage that carries a run's token
+/// (`003-b`: round 3 of side B; see `lane::sides`).
+pub const RUN_PARAM: &str = "benchops_run";
+
+/// A token's parts: whether it is a warm-up, and its side.
+pub fn parse_token(token: &str) -> Option<(bool, RunSide)> {
+    let (round, side) = token.split_once('-')?;
+    let warm = round.starts_with('w');
+    let side = match side {
+        "a" => RunSide::A,
+        "b" => RunSide::B,
+        "good" => RunSide::Good,
+        "mid" => RunSide::Mid,
+        "bad" => RunSide::Bad,
+        _ => return None,
+    };
+    Some((warm, side))
+}
+
+/// The variables the child wrapper adds for a run of an interleaved
+/// stage: its own side's `BENCHOPS_SUBJECT_DIR` and
+/// `BENCHOPS_SUBJECT_COMMIT`, and `BENCHOPS_SIDE`. Nothing for any other
+/// run. This is the one place a run learns its side.
+pub fn side_env(
+    point: &BTreeMap<String, Value>,
+    env: &BTreeMap<String, String>,
+) -> Vec<(String, String)> {
+    let Some((_, side)) = point
+        .get(RUN_PARAM)
+        .and_then(Value::as_str)
+        .and_then(parse_token)
+    else {
+        return Vec::new();
+    };
+    let up = side.as_str().to_ascii_uppercase();
+    let mut out = vec![("BENCHOPS_SIDE".to_owned(), side.as_str().to_owned())];
+    for what in ["DIR", "COMMIT"] {
+        if let Some(v) = env.get(&format!("BENCHOPS_SUBJECT_{what}_{up}")) {
+            out.push((format!("BENCHOPS_SUBJECT_{what}"), v.clone()));
+        }
+    }
+    out
+}
 
 /// Trees a lane run leaves in the cache.
 pub const DEFAULT_KEEP: usize = 16;

@@ -198,7 +198,7 @@ pub(super) fn plan_next(
                 interleave: Some(&interleave),
             };
             if let Some(sel) = select::select(&plan, |c| *c == case, spec, &s.intent)? {
-                stage.push(super::persist(state, &s.intent, &sel)?);
+                stage.push(super::stages::persist(state, &s.intent, &sel)?);
             }
         }
         let _ = subjects.prune(

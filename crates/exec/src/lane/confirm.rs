@@ -163,7 +163,7 @@ pub(super) fn plan_ab(
             interleave: Some(&i),
         };
         if let Some(sel) = select::select(&plan, |c| rerun.contains(c), spec, &s.intent)? {
-            out.push(super::persist(state, &s.intent, &sel)?);
+            out.push(super::stages::persist(state, &s.intent, &sel)?);
         }
     }
     Ok((

@@ -17,26 +17,29 @@
 pub mod bisect;
 pub mod confirm;
 pub mod history;
+mod look;
 pub mod seal;
 pub mod select;
 pub mod sides;
 pub mod slot;
+mod stages;
 mod types;
 
-use std::collections::BTreeSet;
+pub use self::look::{LaneStatus, StageLook, status, wait};
+use self::stages::{
+    baseline_of, current_stage, ensure_submitted, finished, persist, plan_confirmation,
+    push_sealed_notes, schedule_follow_up, seal_now, settings_of,
+};
+
 use std::path::{Path, PathBuf};
-use std::process::Child;
 use std::time::Duration;
 
-use benchops::compare::Settings;
 use benchops::manifest::{self, Lane, LoadedManifest};
 use benchops::plan::Plan;
 use benchops::{LaneName, Sha256Digest};
-use serde::Serialize;
 
 use crate::backend::{Backend, LocalOptions, SchedulerOptions, SlurmOptions};
 use crate::bench::{self, BenchError};
-use crate::seal::{SealOutcome, write_sealed};
 use crate::state::{StateDir, StateError, now_rfc3339, read_json};
 
 use self::history::HistorySource;
@@ -168,7 +171,7 @@ fn lock(state: &StateDir, id: &str) -> Result<nix::fcntl::Flock<std::fs::File>, 
     Err(LaneError::Busy(id.to_owned()))
 }
 
-fn save(state: &StateDir, exec: &LaneExecution) -> Result<(), LaneError> {
+pub(super) fn save(state: &StateDir, exec: &LaneExecution) -> Result<(), LaneError> {
     let path = lane_dir(state, &exec.id).join("lane.json");
     benchops::fsio::write_atomic(&path, &crate::state::pretty(exec)).map_err(StateError::from)?;
     Ok(())
@@ -454,23 +457,6 @@ pub fn read_sealed(s: &SealedRef) -> Option<benchops::seal::SealedRecord> {
         })
 }
 
-fn persist(
-    state: &StateDir,
-    name: &str,
-    sel: &select::Selection,
-) -> Result<StageBenchmark, LaneError> {
-    let digests = sel.plan.child_digests();
-    let digest = sel.plan.benchmark_digest(&digests);
-    state.persist_plan(&sel.plan, &digests, &digest, name, &now_rfc3339())?;
-    Ok(StageBenchmark {
-        intent: name.to_owned(),
-        benchmark: digest,
-        children: sel.plan.len(),
-        cases: sel.cases.clone(),
-        runs: sel.runs.clone(),
-    })
-}
-
 fn execution_id(
     lane: &LaneName,
     slot: &str,
@@ -691,346 +677,5 @@ fn advance_inner(
                 }
             }
         }
-    }
-}
-
-/// The benchmarks of the stage the execution is in.
-fn current_stage(exec: &LaneExecution) -> Vec<StageBenchmark> {
-    match exec.phase {
-        Phase::Measuring => exec.measuring.clone(),
-        Phase::Confirming => exec.confirming.clone().unwrap_or_default(),
-        Phase::Bisecting => exec
-            .bisect
-            .as_ref()
-            .and_then(|b| b.current.as_ref())
-            .map(|c| c.stage.clone())
-            .unwrap_or_default(),
-        Phase::Sealed => Vec::new(),
-    }
-}
-
-/// Seals the execution from its finished stages and its bisection.
-fn seal_now(
-    state: &StateDir,
-    exec: &LaneExecution,
-    scheduler: &SchedulerOptions,
-) -> Result<SealOutcome, LaneError> {
-    let measured = finished(state, &exec.measuring, scheduler)?;
-    let confirmed = finished(
-        state,
-        &exec.confirming.clone().unwrap_or_default(),
-        scheduler,
-    )?;
-    seal_execution(state, exec, &measured, &confirmed)
-}
-
-fn push_sealed_notes(notes: &mut Vec<String>, outcome: &SealOutcome) {
-    notes.push(format!(
-        "sealed {} ({})",
-        outcome.path.display(),
-        outcome.digest
-    ));
-    if let Some(sig) = &outcome.signature {
-        notes.push(format!("signed {}", sig.display()));
-    }
-}
-
-/// Submits every benchmark of `stage` that has no submission yet; returns
-/// the submissions of the stage (new and old), and whether any is new.
-fn ensure_submitted(
-    state: &StateDir,
-    stage: &[StageBenchmark],
-    backend: &Backend,
-    notes: &mut Vec<String>,
-    processes: &mut Vec<Child>,
-) -> Result<(Vec<crate::state::Submission>, bool), LaneError> {
-    let mut subs = Vec::new();
-    let mut newly = false;
-    for s in stage {
-        let existing = state.submissions(&s.benchmark)?;
-        if let Some(last) = existing.last() {
-            subs.push(last.clone());
-            continue;
-        }
-        let (_, plan) = state.load_plan(&s.benchmark)?;
-        let submitted = bench::submit_planned(state, s.benchmark, &plan, backend)?;
-        newly = true;
-        notes.push(format!("submitted {}: {}", s.intent, submitted.note));
-        processes.extend(submitted.processes);
-        if let Some(last) = state.submissions(&s.benchmark)?.pop() {
-            subs.push(last);
-        }
-    }
-    Ok((subs, newly))
-}
-
-fn schedule_follow_up(
-    state: &StateDir,
-    exec: &mut LaneExecution,
-    o: &SlurmOptions,
-    after: &[String],
-    begin_after_s: Option<u64>,
-    notes: &mut Vec<String>,
-) -> Result<(), LaneError> {
-    let root = std::path::absolute(state.root()).unwrap_or_else(|_| state.root().to_path_buf());
-    let args = vec![
-        "--state".to_owned(),
-        root.display().to_string(),
-        "lane".to_owned(),
-        "advance".to_owned(),
-        exec.id.clone(),
-        "--follow-up".to_owned(),
-    ];
-    let name = format!("benchops-lane-{}", &exec.id[..12]);
-    let job = crate::slurm::submit_follow_up(
-        &lane_dir(state, &exec.id).join("slurm"),
-        &name,
-        &args,
-        after,
-        begin_after_s,
-        o,
-    )?;
-    notes.push(match begin_after_s {
-        Some(s) => format!("scheduled follow-up job {job} in {s} s"),
-        None => format!(
-            "scheduled follow-up job {job} after array job(s) {}",
-            after.join(", ")
-        ),
-    });
-    exec.follow_ups.push(job);
-    save(state, exec)
-}
-
-/// The comparison settings of the execution's lane, from its manifest copy.
-fn settings_of(state: &StateDir, exec: &LaneExecution) -> Result<Settings, LaneError> {
-    let path = lane_dir(state, &exec.id).join("manifest.toml");
-    let (m, _) = load_manifest(&path)?;
-    Ok(find_lane(&m, &path, exec.lane.as_str())?.comparison_settings())
-}
-
-fn baseline_of(
-    state: &StateDir,
-    exec: &LaneExecution,
-) -> Result<Option<benchops::record::ResultRecord>, LaneError> {
-    let Some(b) = &exec.baseline else {
-        return Ok(None);
-    };
-    let path = lane_dir(state, &exec.id).join("baseline.json");
-    let bytes = benchops::fsio::read_record_file(
-        &path,
-        benchops::fsio::DEFAULT_MAX_RECORD_BYTES,
-        benchops::fsio::Symlinks::Refuse,
-    )
-    .map_err(|e| StateError::Corrupt {
-        path: path.clone(),
-        reason: e.to_string(),
-    })?;
-    let sealed =
-        benchops::seal::verify(&bytes, Some(&b.record)).map_err(|e| StateError::Corrupt {
-            path,
-            reason: e.to_string(),
-        })?;
-    Ok(Some(sealed.record().clone()))
-}
-
-fn finished(
-    state: &StateDir,
-    stage: &[StageBenchmark],
-    scheduler: &SchedulerOptions,
-) -> Result<Vec<StageResult>, LaneError> {
-    stage
-        .iter()
-        .map(|s| {
-            let (status, analysis) = bench::analyze(state, &s.benchmark, scheduler)?;
-            Ok(StageResult {
-                digest: s.benchmark,
-                cases: s.cases.clone(),
-                status,
-                analysis,
-            })
-        })
-        .collect()
-}
-
-/// Plans (and persists) the confirmation benchmarks: in the same-session
-/// mode the interleaved A/B stage ([`confirm::plan_ab`]); otherwise, for
-/// each measuring benchmark, the cases with a key to re-run,
-/// `confirm_runs` times.
-fn plan_confirmation(
-    state: &StateDir,
-    exec: &LaneExecution,
-    measured: &[StageResult],
-) -> Result<(Vec<StageBenchmark>, Option<AbSides>), LaneError> {
-    let settings = settings_of(state, exec)?;
-    let baseline = baseline_of(state, exec)?;
-    let drifting: BTreeSet<(benchops::CaseId, String)> = exec
-        .drifting
-        .iter()
-        .map(|k| (k.case.clone(), k.metric.clone()))
-        .collect();
-    let cases = seal::measured_cases(measured);
-    seal::check_compared_metrics(&settings, exec.lane.as_str(), &cases)?;
-    let looks = seal::first_looks(&settings, &cases, baseline.as_ref(), &drifting);
-    let same_session = exec
-        .confirm
-        .as_ref()
-        .is_some_and(|c| c.mode == benchops::record::ConfirmModeKind::SameSession);
-    if let (true, Some(b)) = (same_session, &baseline) {
-        return confirm::plan_ab(state, exec, &settings, &looks, &b.subject.commit);
-    }
-    let rerun = seal::cases_to_rerun(&looks);
-    let mut out = Vec::new();
-    if rerun.is_empty() {
-        return Ok((out, None));
-    }
-    for s in &exec.measuring {
-        let (_, plan) = state.load_plan(&s.benchmark)?;
-        let dir = exec.subject_dir.display().to_string();
-        let spec = StageSpec {
-            lane_run: &exec.id,
-            stage: "confirm",
-            repetitions: Some(settings.confirm_runs),
-            subject: Some((&dir, &exec.commit)),
-            interleave: None,
-        };
-        if let Some(sel) = select::select(&plan, |c| rerun.contains(c), spec, &s.intent)? {
-            out.push(persist(state, &s.intent, &sel)?);
-        }
-    }
-    Ok((out, None))
-}
-
-fn seal_execution(
-    state: &StateDir,
-    exec: &LaneExecution,
-    measured: &[StageResult],
-    confirmed: &[StageResult],
-) -> Result<SealOutcome, LaneError> {
-    let settings = settings_of(state, exec)?;
-    seal::check_compared_metrics(
-        &settings,
-        exec.lane.as_str(),
-        &seal::measured_cases(measured),
-    )?;
-    let baseline = baseline_of(state, exec)?;
-    let bisection = exec.bisect.as_ref().map(bisect::record).transpose()?;
-    let record = seal::build(
-        state,
-        exec,
-        &settings,
-        baseline.as_ref(),
-        measured,
-        confirmed,
-        bisection,
-    );
-    let sealed = benchops::seal::seal(&record)?;
-    let signer = match &exec.sign_key {
-        Some(key) => Some(crate::signing::Signer::load(key)?),
-        None => None,
-    };
-    Ok(write_sealed(&sealed, &exec.out, signer.as_ref())?)
-}
-
-/// One look at a lane execution, for `lane status` and the progress bar.
-#[derive(Debug, Clone, Serialize)]
-pub struct LaneStatus {
-    /// The execution.
-    pub execution: LaneExecution,
-    /// The current stage's benchmarks with their class counts.
-    pub stage: Vec<StageLook>,
-}
-
-/// One benchmark of the current stage.
-#[derive(Debug, Clone, Serialize)]
-pub struct StageLook {
-    /// The benchmark.
-    pub benchmark: Sha256Digest,
-    /// Whether it was submitted.
-    pub submitted: bool,
-    /// Its class counts, when submitted.
-    pub counts: Option<benchops::record::RunCounts>,
-    /// Whether it is finished.
-    pub terminal: bool,
-}
-
-/// Where a lane execution is (read-only): `benchops-exec lane status`.
-pub fn status(
-    state: &StateDir,
-    id: &str,
-    scheduler: &SchedulerOptions,
-) -> Result<LaneStatus, LaneError> {
-    let exec = load(state, id)?;
-    let stage = current_stage(&exec);
-    let mut looks = Vec::new();
-    for s in &stage {
-        match bench::refresh(state, &s.benchmark, scheduler) {
-            Ok(st) => looks.push(StageLook {
-                benchmark: s.benchmark,
-                submitted: true,
-                counts: Some(st.counts),
-                terminal: st.terminal,
-            }),
-            Err(BenchError::NotSubmitted(_)) => looks.push(StageLook {
-                benchmark: s.benchmark,
-                submitted: false,
-                counts: None,
-                terminal: false,
-            }),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(LaneStatus {
-        execution: exec,
-        stage: looks,
-    })
-}
-
-/// How often `wait` checks whether the local workers it reaps have exited.
-const POLL_WORKERS: Duration = Duration::from_millis(20);
-
-/// Advances until sealed, reaping local workers: `lane run --wait`. While
-/// workers run it advances at the pace of [`crate::watch::Pace`], at once
-/// when they have all exited, and every `poll` otherwise. `on_look` sees
-/// every look.
-pub fn wait(
-    state: &StateDir,
-    id: &str,
-    scheduler: &SchedulerOptions,
-    exe: Option<PathBuf>,
-    mut processes: Vec<Child>,
-    poll: Duration,
-    mut on_look: impl FnMut(&LaneStatus),
-) -> Result<Progress, LaneError> {
-    let mut notes = Vec::new();
-    let mut pace = crate::watch::Pace::default();
-    loop {
-        processes.retain_mut(|p| !matches!(p.try_wait(), Ok(Some(_))));
-        // While local workers run, look only at the pace of a look, so
-        // that this process stays idle while children are measured.
-        if !pace.due(!processes.is_empty(), poll) {
-            std::thread::sleep(POLL_WORKERS.min(poll));
-            continue;
-        }
-        let started = std::time::Instant::now();
-        let mut p = advance(state, id, scheduler, exe.clone(), false)?;
-        processes.append(&mut p.processes);
-        // What is still running shows in the progress bar, not as notes.
-        notes.extend(
-            p.notes
-                .drain(..)
-                .filter(|n| !n.contains("not finished yet")),
-        );
-        if p.execution.phase == Phase::Sealed {
-            for mut c in processes {
-                let _ = c.wait();
-            }
-            p.notes = notes;
-            return Ok(p);
-        }
-        if let Ok(s) = status(state, id, scheduler) {
-            on_look(&s);
-        }
-        pace.looked(started);
-        std::thread::sleep(POLL_WORKERS.min(poll));
     }
 }

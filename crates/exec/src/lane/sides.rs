@@ -18,7 +18,8 @@
 //! ([`crate::subject`]). The stage's environment names every side's tree
 //! and commit (`BENCHOPS_SUBJECT_DIR_A`, `BENCHOPS_SUBJECT_COMMIT_A`, …),
 //! and the child wrapper gives each run its own side's as
-//! `BENCHOPS_SUBJECT_DIR` and `BENCHOPS_SUBJECT_COMMIT` ([`side_env`]).
+//! `BENCHOPS_SUBJECT_DIR` and `BENCHOPS_SUBJECT_COMMIT`
+//! ([`crate::subject::side_env`]).
 
 use std::collections::BTreeMap;
 
@@ -33,8 +34,7 @@ use super::types::{InterleavedRun, StageBenchmark};
 use crate::bench::Status;
 use crate::state::StateDir;
 
-/// The parameter that carries a run's token.
-pub const RUN_PARAM: &str = "benchops_run";
+pub use crate::subject::{RUN_PARAM, parse_token, side_env};
 
 /// One side of an interleaved stage: which commit, in which tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,46 +92,6 @@ impl Interleave {
             })
             .collect()
     }
-}
-
-/// A token's parts: whether it is a warm-up, and its side.
-pub fn parse_token(token: &str) -> Option<(bool, RunSide)> {
-    let (round, side) = token.split_once('-')?;
-    let warm = round.starts_with('w');
-    let side = match side {
-        "a" => RunSide::A,
-        "b" => RunSide::B,
-        "good" => RunSide::Good,
-        "mid" => RunSide::Mid,
-        "bad" => RunSide::Bad,
-        _ => return None,
-    };
-    Some((warm, side))
-}
-
-/// The variables the child wrapper adds for a run of an interleaved
-/// stage: its own side's `BENCHOPS_SUBJECT_DIR` and
-/// `BENCHOPS_SUBJECT_COMMIT`, and `BENCHOPS_SIDE`. Nothing for any other
-/// run. This is the one place a run learns its side.
-pub fn side_env(
-    point: &BTreeMap<String, Value>,
-    env: &BTreeMap<String, String>,
-) -> Vec<(String, String)> {
-    let Some((_, side)) = point
-        .get(RUN_PARAM)
-        .and_then(Value::as_str)
-        .and_then(parse_token)
-    else {
-        return Vec::new();
-    };
-    let up = side.as_str().to_ascii_uppercase();
-    let mut out = vec![("BENCHOPS_SIDE".to_owned(), side.as_str().to_owned())];
-    for what in ["DIR", "COMMIT"] {
-        if let Some(v) = env.get(&format!("BENCHOPS_SUBJECT_{what}_{up}")) {
-            out.push((format!("BENCHOPS_SUBJECT_{what}"), v.clone()));
-        }
-    }
-    out
 }
 
 /// The selection of an interleaved stage: maps every planned case back to

@@ -2,7 +2,7 @@
 //! is `benchops-exec platform … --metrics`, so its rows become the case's
 //! metrics; a case whose every row was skipped is sealed as skipped, with
 //! the reason; the subject token of one platform case reaches no other
-//! child; and the sealed `benchmark-result/v2` record is valid and is
+//! child; and the sealed `benchmark-result/v3` record is valid and is
 //! persisted by the sweep.
 
 use std::path::Path;
@@ -174,7 +174,7 @@ json_lines = true
     let bytes = std::fs::read(&file).expect("record");
     benchops::seal::verify(&bytes, None).expect("the record is valid");
     let record: Value = serde_json::from_slice(&bytes).expect("json");
-    assert_eq!(record["schema"], "benchmark-result/v2");
+    assert_eq!(record["schema"], "benchmark-result/v3");
     let case = |id: &str| {
         record["cases"]
             .as_array()
