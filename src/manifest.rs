@@ -39,7 +39,26 @@ pub struct Manifest {
     /// relative to the manifest file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suite: Option<Vec<String>>,
+    /// v3: how to build the subject's tree at a commit before it is
+    /// measured beside another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<SubjectBuild>,
 }
+
+/// The subject's build step (v3): run once per commit and machine in the
+/// exported tree, before the tree is measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubjectBuild {
+    /// Program and arguments.
+    pub command: Vec<String>,
+    /// Wall-clock limit in seconds; [`DEFAULT_BUILD_TIMEOUT_S`] when absent.
+    #[serde(default)]
+    pub timeout_s: Option<f64>,
+}
+
+/// The build step's wall-clock limit when the manifest gives none.
+pub const DEFAULT_BUILD_TIMEOUT_S: f64 = 1800.0;
 
 /// Signed seals ([`crate::provenance`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

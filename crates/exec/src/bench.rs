@@ -616,16 +616,6 @@ fn status_row(
     }
 }
 
-/// Describes how a run ended, for reasons and failure tallies.
-pub fn describe_exit(exit: &Exit) -> String {
-    match exit {
-        Exit::Exited { code } => format!("exit {code}"),
-        Exit::Signaled { signal, name } => format!("signal {signal} ({name})"),
-        Exit::TimedOut { after_s, .. } => format!("timed out after {after_s} s"),
-        Exit::SpawnFailed { error } => format!("failed to start: {error}"),
-    }
-}
-
 /// What a child's run files said when they were read.
 struct RunFiles {
     started: bool,
@@ -705,7 +695,7 @@ fn read_files(
             if r.succeeded() {
                 ResultEvidence::Ok
             } else {
-                let what = describe_exit(&r.exit);
+                let what = Exit::describe(&r.exit);
                 let cancelled_run = cancelled && matches!(r.exit, Exit::Signaled { .. });
                 ResultEvidence::Failed(if cancelled_run {
                     format!("cancelled ({what})")

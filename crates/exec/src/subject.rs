@@ -383,9 +383,153 @@ impl Subjects {
         {
             let path = self.tree(&commit);
             std::fs::remove_dir_all(&path).map_err(|source| SubjectError::Io { path, source })?;
+            // Its builds' outcomes go with it.
+            let prefix = format!("{commit}.build-");
+            for e in std::fs::read_dir(&self.root)
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                if e.file_name().to_string_lossy().starts_with(&prefix) {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
             removed.push(commit);
         }
         Ok(removed)
+    }
+}
+
+/// What building a tree did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuildOutcome {
+    /// Whether the build succeeded.
+    pub ok: bool,
+    /// How long it took, when it ran.
+    pub duration_s: Option<f64>,
+    /// One line: the exit and the last lines of its output.
+    pub summary: String,
+    /// Whether this call ran it (false: the kept outcome of an earlier run).
+    pub ran: bool,
+}
+
+/// The build's fingerprint: its command and limit, and the machine.
+fn build_fingerprint(build: &benchops::manifest::SubjectBuild) -> benchops::Sha256Digest {
+    let machine = benchops::record::Environment::from_facts(crate::state::machine_facts());
+    let v = serde_json::json!({
+        "schema": "benchops-subject-build/v1",
+        "command": build.command,
+        "timeout_s": build.timeout_s,
+        "machine": machine.fingerprint.to_string(),
+    });
+    benchops::Sha256Digest::of(&benchops::jcs::canonical_bytes(&v))
+}
+
+impl Subjects {
+    /// Builds the tree of `commit` (materialised at `tree`) with `build`,
+    /// once per commit, build command and machine: the outcome, output
+    /// tails and duration are kept in `subjects/<commit>.build-<fp>/` (the
+    /// wrapper's `started.json` and `result.json`), and a later call
+    /// returns the kept outcome, failed or not. A build cut short (no
+    /// `result.json`) runs again. Publication credentials are removed from
+    /// its environment, as from every child's.
+    pub fn build(
+        &self,
+        tree: &Path,
+        commit: &str,
+        build: &benchops::manifest::SubjectBuild,
+    ) -> Result<BuildOutcome, SubjectError> {
+        let fp = build_fingerprint(build);
+        let dir = self
+            .root
+            .join(format!("{commit}.build-{}", &fp.hex()[..16]));
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| SubjectError::Io { path, source }
+        };
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let lock_path = dir.join(".lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io(&lock_path))?;
+        // Another lane run building the same tree: wait for its outcome.
+        let _guard = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive).map_err(
+            |(_, e)| SubjectError::Io {
+                path: lock_path.clone(),
+                source: e.into(),
+            },
+        )?;
+        let result_path = dir.join("result.json");
+        if let Ok(r) = crate::child::read_result(&result_path) {
+            return Ok(outcome_of(&r, false));
+        }
+        let mut env = BTreeMap::new();
+        env.insert(
+            "BENCHOPS_SUBJECT_DIR".to_owned(),
+            tree.display().to_string(),
+        );
+        env.insert("BENCHOPS_SUBJECT_COMMIT".to_owned(), commit.to_owned());
+        let spec = crate::child::ChildSpec {
+            argv: build.command.clone(),
+            shell: false,
+            env,
+            env_remove: Vec::new(),
+            workdir: Some(tree.to_path_buf()),
+            timeout: std::time::Duration::try_from_secs_f64(
+                build
+                    .timeout_s
+                    .unwrap_or(benchops::manifest::DEFAULT_BUILD_TIMEOUT_S),
+            )
+            .ok(),
+            json_metrics: false,
+        };
+        let id = crate::child::AttemptIdentity {
+            benchmark: format!("build:{commit}"),
+            index: 0,
+            attempt: 1,
+            child_digest: fp.to_string(),
+            restart: 0,
+        };
+        let r = crate::child::run_child(&spec, &id, &dir).map_err(|e| SubjectError::Git {
+            what: "build".into(),
+            dir: tree.to_path_buf(),
+            stderr: e.to_string(),
+        })?;
+        Ok(outcome_of(&r, true))
+    }
+}
+
+fn outcome_of(r: &crate::child::ChildResult, ran: bool) -> BuildOutcome {
+    let ok = r.succeeded();
+    let tail: Vec<&str> = r
+        .stderr_tail
+        .lines()
+        .chain(r.stdout_tail.lines())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let last = tail[tail.len().saturating_sub(3)..].join(" / ");
+    let exit = r.exit.describe();
+    let summary = benchops::terminal::escape_bounded(
+        &format!(
+            "{} ({exit}) after {:.1} s{}",
+            if ok { "built" } else { "the build failed" },
+            r.wall_s.map_or(0.0, |w| w.get()),
+            if last.is_empty() {
+                String::new()
+            } else {
+                format!(": {last}")
+            }
+        ),
+        600,
+    );
+    BuildOutcome {
+        ok,
+        duration_s: r.wall_s.map(|w| w.get()),
+        summary,
+        ran,
     }
 }
 

@@ -199,6 +199,7 @@ pub fn lane(py: Python<'_>, e: &LaneError) -> PyErr {
         LaneError::Credentials(_)
         | LaneError::History(_)
         | LaneError::Subject(_)
+        | LaneError::BuildFailed(_)
         | LaneError::Select(_) => (Kind::Base, Detail::default()),
     };
     raise(py, kind, chain(e), detail)

@@ -193,6 +193,7 @@ fn inferred_manifest(records: &[SealedRecord]) -> Manifest {
         signing: None,
         lanes,
         suite: None,
+        build: None,
     }
 }
 

@@ -82,6 +82,19 @@ pub enum Exit {
     },
 }
 
+impl Exit {
+    /// How a run ended, for reasons and failure tallies: `exit 1`,
+    /// `signal 9 (SIGKILL)`, `timed out after 30 s`, `failed to start: …`.
+    pub fn describe(&self) -> String {
+        match self {
+            Exit::Exited { code } => format!("exit {code}"),
+            Exit::Signaled { signal, name } => format!("signal {signal} ({name})"),
+            Exit::TimedOut { after_s, .. } => format!("timed out after {after_s} s"),
+            Exit::SpawnFailed { error } => format!("failed to start: {error}"),
+        }
+    }
+}
+
 /// The contents of `result.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -141,8 +141,39 @@ pub(super) fn plan_next(
         let (good, bad) = bounds(&p);
         let subjects = Subjects::new(state);
         let tree = |i: usize| subjects.materialise(&exec.subject_dir, &b.commits[i]);
+        let build = super::stages::build_of(state, exec)?;
+        let built = |dir: &std::path::Path, commit: &str| match &build {
+            None => Ok(None),
+            Some(b) => subjects
+                .build(dir, commit, b)
+                .map(|o| (!o.ok).then_some(o.summary)),
+        };
         let (tg, tm, tb) = match (tree(good), tree(mid), tree(bad)) {
-            (Ok(g), Ok(m), Ok(x)) => (g, m, x),
+            (Ok(g), Ok(m), Ok(x)) => {
+                let failed =
+                    built(&m, &b.commits[mid]).map_err(|e| LaneError::Subject(e.to_string()))?;
+                if let Some(why) = failed {
+                    b.steps.push(BisectionStep {
+                        index: mid as u64,
+                        commit: b.commits[mid].clone(),
+                        finding: StepFindingKind::BuildFailed,
+                        reason: format!("the midpoint did not build: {why}"),
+                        runs: Vec::new(),
+                    });
+                    continue;
+                }
+                for (dir, i) in [(&g, good), (&x, bad)] {
+                    if let Some(why) =
+                        built(dir, &b.commits[i]).map_err(|e| LaneError::Subject(e.to_string()))?
+                    {
+                        return Err(LaneError::Subject(format!(
+                            "a bound of the bisection, {}, did not build: {why}",
+                            b.commits[i]
+                        )));
+                    }
+                }
+                (g, m, x)
+            }
             (_, Err(e), _) => {
                 b.steps.push(BisectionStep {
                     index: mid as u64,

@@ -102,6 +102,7 @@ pub(super) fn plan_ab(
     settings: &Settings,
     looks: &[FirstLook],
     baseline_commit: &str,
+    build: Option<&benchops::manifest::SubjectBuild>,
 ) -> Result<(Vec<StageBenchmark>, Option<AbSides>), LaneError> {
     let rerun: BTreeSet<CaseId> = looks
         .iter()
@@ -122,6 +123,22 @@ pub(super) fn plan_ab(
     };
     let a_dir = tree(baseline_commit)?;
     let b_dir = tree(&exec.commit)?;
+    if let Some(build) = build {
+        for (commit, dir, what) in [
+            (baseline_commit, &a_dir, "baseline commit"),
+            (exec.commit.as_str(), &b_dir, "candidate"),
+        ] {
+            let built = subjects
+                .build(dir, commit, build)
+                .map_err(|e| LaneError::Subject(e.to_string()))?;
+            if !built.ok {
+                return Err(LaneError::BuildFailed(format!(
+                    "the {what} {commit} did not build: {}",
+                    built.summary
+                )));
+            }
+        }
+    }
     let _ = subjects.prune(
         subject::DEFAULT_KEEP,
         &[baseline_commit, exec.commit.as_str()],

@@ -595,7 +595,13 @@ fn advance_inner(
                 }
                 match exec.phase {
                     Phase::Measuring => {
-                        let (confirming, ab) = plan_confirmation(state, &exec, &done)?;
+                        let planned = plan_confirmation(state, &exec, &done)?;
+                        if let (Some(why), Some(c)) = (&planned.fallback, exec.confirm.as_mut()) {
+                            notes.push(format!("confirming against the stored baseline: {why}"));
+                            c.mode = benchops::record::ConfirmModeKind::StoredBaseline;
+                            c.fallback_reason = Some(why.clone());
+                        }
+                        let (confirming, ab) = (planned.stage, planned.ab);
                         let cases = confirming.iter().map(|s| s.cases.len()).sum::<usize>();
                         notes.push(match (&ab, cases) {
                             (_, 0) => "measured: nothing to re-run".to_owned(),

@@ -144,7 +144,7 @@ pub(super) fn plan_confirmation(
     state: &StateDir,
     exec: &LaneExecution,
     measured: &[StageResult],
-) -> Result<(Vec<StageBenchmark>, Option<AbSides>), LaneError> {
+) -> Result<Confirming, LaneError> {
     let settings = settings_of(state, exec)?;
     let baseline = baseline_of(state, exec)?;
     let drifting: BTreeSet<(benchops::CaseId, String)> = exec
@@ -159,13 +159,38 @@ pub(super) fn plan_confirmation(
         .confirm
         .as_ref()
         .is_some_and(|c| c.mode == benchops::record::ConfirmModeKind::SameSession);
+    let mut fallback = None;
     if let (true, Some(b)) = (same_session, &baseline) {
-        return confirm::plan_ab(state, exec, &settings, &looks, &b.subject.commit);
+        let build = build_of(state, exec)?;
+        match confirm::plan_ab(
+            state,
+            exec,
+            &settings,
+            &looks,
+            &b.subject.commit,
+            build.as_ref(),
+        ) {
+            Ok((stage, ab)) => {
+                return Ok(Confirming {
+                    stage,
+                    ab,
+                    fallback: None,
+                });
+            }
+            // A side that does not build is never measured: this run
+            // confirms against the stored baseline, and says why.
+            Err(LaneError::BuildFailed(why)) => fallback = Some(why),
+            Err(e) => return Err(e),
+        }
     }
     let rerun = seal::cases_to_rerun(&looks);
     let mut out = Vec::new();
     if rerun.is_empty() {
-        return Ok((out, None));
+        return Ok(Confirming {
+            stage: out,
+            ab: None,
+            fallback,
+        });
     }
     for s in &exec.measuring {
         let (_, plan) = state.load_plan(&s.benchmark)?;
@@ -181,7 +206,32 @@ pub(super) fn plan_confirmation(
             out.push(persist(state, &s.intent, &sel)?);
         }
     }
-    Ok((out, None))
+    Ok(Confirming {
+        stage: out,
+        ab: None,
+        fallback,
+    })
+}
+
+/// The confirming stage as planned.
+pub(super) struct Confirming {
+    /// Its benchmarks (none: nothing to re-measure).
+    pub stage: Vec<StageBenchmark>,
+    /// The same-session sides, when it measures both.
+    pub ab: Option<AbSides>,
+    /// Why it confirms against the stored baseline although the run is
+    /// same-session (a side that does not build).
+    pub fallback: Option<String>,
+}
+
+/// The subject's build step, from the execution's manifest copy.
+pub(super) fn build_of(
+    state: &StateDir,
+    exec: &LaneExecution,
+) -> Result<Option<benchops::manifest::SubjectBuild>, LaneError> {
+    let path = lane_dir(state, &exec.id).join("manifest.toml");
+    let (m, _) = load_manifest(&path)?;
+    Ok(m.manifest.build.clone())
 }
 
 pub(super) fn seal_execution(

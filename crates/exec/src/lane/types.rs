@@ -320,6 +320,9 @@ pub enum LaneError {
     /// The subject could not be named.
     #[error("{0}")]
     Subject(String),
+    /// A side of a same-session confirmation did not build.
+    #[error("{0}")]
+    BuildFailed(String),
     /// A selection failed.
     #[error(transparent)]
     Select(#[from] SelectError),

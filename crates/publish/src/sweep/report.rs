@@ -778,6 +778,7 @@ mod tests {
         let manifest = Manifest {
             schema: "schedule-manifest/v1".into(),
             suite: None,
+            build: None,
             repository: None,
             labels: Labels::default(),
             signing: None,

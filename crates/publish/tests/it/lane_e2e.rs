@@ -148,6 +148,7 @@ impl Demo {
         self.commit_all(message)
     }
 
+    /// Commits everything as it is; returns the commit.
     fn commit_all(&self, message: &str) -> String {
         git(&self.subject(), &["add", "-A"]);
         git(&self.subject(), &["commit", "--quiet", "-m", message]);
@@ -972,4 +973,64 @@ fn a_bisection_over_a_merge_whose_budget_runs_out_names_the_smallest_range() {
     );
     assert!(good < truth && truth <= bad, "{good} < {truth} <= {bad}");
     assert!(out.contains("culprit not named"), "{out}");
+}
+
+#[test]
+fn a_midpoint_that_does_not_build_is_its_own_outcome_and_never_a_measurement() {
+    let d = Demo::new();
+    let v3 = MANIFEST.replace("schedule-manifest/v2", "schedule-manifest/v3")
+        + "\n[build]\ncommand = [\"sh\", \"-c\", \"echo building; test ! -f BROKEN || { echo BROKEN is here >&2; exit 3; }\"]\ntimeout_s = 60\n";
+    std::fs::write(d.root.join("schedule.toml"), v3).expect("manifest");
+    d.sweep();
+    d.commit(50, 100, "first");
+    d.lane_run("comprehensive", "2026-11-01T01:00:00Z");
+    d.sweep();
+    let c1 = d.note("note 1");
+    std::fs::write(d.subject().join("BROKEN"), "").expect("BROKEN");
+    let broken = d.commit_all("break the build");
+    std::fs::remove_file(d.subject().join("BROKEN")).expect("unbreak");
+    let culprit = d.commit(50, 130, "slower large, and the build mended");
+    d.note("note 2");
+    let out = d.lane_run("comprehensive", "2026-11-02T01:00:00Z");
+    let rec = d.record(&out);
+    assert_eq!(
+        rec["comparison"]["confirm"]["mode"], "same-session",
+        "{out}"
+    );
+    let b = &rec["comparison"]["bisection"];
+    let steps = b["steps"].as_array().expect("steps");
+    let failed: Vec<&Value> = steps
+        .iter()
+        .filter(|s| s["finding"] == "build_failed")
+        .collect();
+    assert!(!failed.is_empty(), "{b:#}");
+    for s in &failed {
+        assert_eq!(s["commit"], broken.as_str(), "{s}");
+        assert!(s["runs"].as_array().is_some_and(Vec::is_empty), "{s}");
+        let why = s["reason"].as_str().unwrap_or_default();
+        assert!(
+            why.contains("did not build")
+                && why.contains("exit 3")
+                && why.contains("BROKEN is here"),
+            "{why}"
+        );
+    }
+    // The culprit sits next to a commit that does not build: a range.
+    assert!(b["culprit"].is_null(), "{b:#}");
+    assert_eq!(b["good"], c1.as_str(), "{b:#}");
+    assert_eq!(b["bad"], culprit.as_str(), "{b:#}");
+    assert!(
+        b["reason"].as_str().is_some_and(|r| r.contains("build")),
+        "{b:#}"
+    );
+    // Each commit was built once, and its outcome kept.
+    let kept = std::fs::read_dir(d.pub_dir().join("subjects"))
+        .expect("subjects")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".build-"))
+        .count();
+    assert_eq!(
+        kept, 5,
+        "base, note 1, the broken commit, the culprit and note 2"
+    );
 }
