@@ -288,10 +288,24 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
                 "a record may only propose a baseline for its own lane".into(),
             );
         }
-        if r.case_counts.drift > 0 || r.case_counts.error > 0 || r.runs.succeeded == 0 {
+        // v3: a case in drift only by keys drifting in history that were
+        // measured against their own anchor in the same session does not
+        // hold the lane's baseline (ADR 0008).
+        let anchored_only = r.is_v3()
+            && r.comparison.as_ref().is_some_and(|c| {
+                c.keys
+                    .iter()
+                    .filter(|k| k.verdict == crate::record::KeyVerdict::ConfirmedRegression)
+                    .all(|k| {
+                        k.drifting_in_history
+                            && k.decided_by == Some(crate::record::DecidedBy::SameSession)
+                    })
+            });
+        let drift = r.case_counts.drift > 0 && !anchored_only;
+        if drift || r.case_counts.error > 0 || r.runs.succeeded == 0 {
             push(
                 bp.clone(),
-                "only a clean record (no drift, no error, at least one success) may be proposed as a baseline".into(),
+                "only a clean record (no drift but that of keys measured against their own anchor, no error, at least one success) may be proposed as a baseline".into(),
             );
         }
     }

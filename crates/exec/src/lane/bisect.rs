@@ -30,11 +30,12 @@ use super::{LaneError, select};
 use crate::state::{StateDir, now_rfc3339};
 use crate::subject::{self, Subjects};
 
-/// The key a bisection follows: the confirmed same-session regression with
-/// the largest effect.
+/// The key a bisection follows: the new confirmed same-session regression
+/// with the largest effect. A key already drifting in history was bisected
+/// when its drift was confirmed, and is not bisected again.
 fn lead(keys: &[KeyComparison]) -> Option<&KeyComparison> {
     keys.iter()
-        .filter(|k| k.verdict == KeyVerdict::ConfirmedRegression)
+        .filter(|k| k.verdict == KeyVerdict::ConfirmedRegression && !k.drifting_in_history)
         .filter_map(|k| {
             k.same_session
                 .as_ref()
@@ -56,13 +57,17 @@ pub(super) fn begin(
         return Err("the lane does not bisect (`[lanes.bisect] enabled = false`)".into());
     }
     let Some(k) = lead(keys) else {
-        return Err("no regression was confirmed in the same session".into());
+        return Err("no new regression was confirmed in the same session".into());
     };
     let ab = exec
         .ab
         .as_ref()
         .ok_or_else(|| "no same-session sides were measured".to_owned())?;
-    let commits = subject::first_parent_range(&exec.subject_dir, &ab.baseline_commit, &exec.commit)
+    let good = k
+        .same_session
+        .as_ref()
+        .map_or(ab.baseline_commit.as_str(), |s| s.baseline_commit.as_str());
+    let commits = subject::first_parent_range(&exec.subject_dir, good, &exec.commit)
         .map_err(|e| format!("the range cannot be bisected: {e}"))?;
     Ok(BisectState {
         case: k.case.to_string(),
@@ -258,7 +263,7 @@ pub(super) fn finish_step(
     };
     let runs = super::confirm::ab_runs(state, done, &cur.stage);
     b.stages.extend(cur.stage.iter().cloned());
-    let key = runs.get(&(b.case.clone(), b.metric.clone()));
+    let key = runs.get(&(b.case.clone(), b.metric.clone(), None));
     let n = b.steps.len() + 1;
     let step = match (key, CaseId::new(b.case.clone())) {
         (Some(k), Ok(case)) => {

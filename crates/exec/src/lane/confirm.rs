@@ -93,9 +93,26 @@ pub fn role_of(look: &FirstLook) -> ConfirmationRole {
     }
 }
 
-/// Plans (and persists) the same-session stage: for each measuring
-/// benchmark, the cases with a key to re-measure, on both sides, with the
-/// trees materialised. Returns the stage and the sides.
+/// Side A of a key: the commit its drift was confirmed against when the key
+/// is drifting in history (its anchor, so that a baseline that moved on
+/// past the regression never clears it), else the lane's baseline commit.
+pub fn side_a_of<'a>(
+    exec: &'a LaneExecution,
+    case: &CaseId,
+    metric: &str,
+    lane_base: &'a str,
+) -> &'a str {
+    exec.anchors
+        .iter()
+        .find(|a| a.case == *case && a.metric == metric)
+        .map_or(lane_base, |a| a.commit.as_str())
+}
+
+/// Plans (and persists) the same-session stage: for each side A commit
+/// (the lane's baseline commit, and each drifting key's anchor) and each
+/// measuring benchmark, the cases with a key to re-measure against it, on
+/// both sides, with the trees materialised and built. Returns the stage
+/// and the sides.
 pub(super) fn plan_ab(
     state: &StateDir,
     exec: &LaneExecution,
@@ -104,32 +121,28 @@ pub(super) fn plan_ab(
     baseline_commit: &str,
     build: Option<&benchops::manifest::SubjectBuild>,
 ) -> Result<(Vec<StageBenchmark>, Option<AbSides>), LaneError> {
-    let rerun: BTreeSet<CaseId> = looks
+    // Per side A commit: the cases to re-measure, and whether one clears.
+    let mut groups: BTreeMap<&str, (BTreeSet<CaseId>, bool)> = BTreeMap::new();
+    for l in looks
         .iter()
         .filter(|l| role_of(l) != ConfirmationRole::None)
-        .map(|l| l.case.clone())
-        .collect();
-    if rerun.is_empty() {
+    {
+        let a = side_a_of(exec, &l.case, &l.metric, baseline_commit);
+        let g = groups.entry(a).or_default();
+        g.0.insert(l.case.clone());
+        g.1 |= role_of(l) == ConfirmationRole::ConfirmClear;
+    }
+    if groups.is_empty() {
         return Ok((Vec::new(), None));
     }
-    let clears = looks
-        .iter()
-        .any(|l| rerun.contains(&l.case) && role_of(l) == ConfirmationRole::ConfirmClear);
     let subjects = Subjects::new(state);
-    let tree = |commit: &str| {
-        subjects
+    let ready = |commit: &str, what: &str| -> Result<std::path::PathBuf, LaneError> {
+        let dir = subjects
             .materialise(&exec.subject_dir, commit)
-            .map_err(|e| LaneError::Subject(e.to_string()))
-    };
-    let a_dir = tree(baseline_commit)?;
-    let b_dir = tree(&exec.commit)?;
-    if let Some(build) = build {
-        for (commit, dir, what) in [
-            (baseline_commit, &a_dir, "baseline commit"),
-            (exec.commit.as_str(), &b_dir, "candidate"),
-        ] {
+            .map_err(|e| LaneError::Subject(e.to_string()))?;
+        if let Some(build) = build {
             let built = subjects
-                .build(dir, commit, build)
+                .build(&dir, commit, build)
                 .map_err(|e| LaneError::Subject(e.to_string()))?;
             if !built.ok {
                 return Err(LaneError::BuildFailed(format!(
@@ -138,51 +151,59 @@ pub(super) fn plan_ab(
                 )));
             }
         }
-    }
-    let _ = subjects.prune(
-        subject::DEFAULT_KEEP,
-        &[baseline_commit, exec.commit.as_str()],
-    );
+        Ok(dir)
+    };
+    let b_dir = ready(&exec.commit, "candidate")?;
+    let a_dir = ready(baseline_commit, "baseline commit")?;
+    let mut pinned: Vec<&str> = vec![baseline_commit, exec.commit.as_str()];
+    pinned.extend(groups.keys().copied());
     let order_seed = seed_of(&exec.id, "confirm-ab");
-    let rounds = if clears {
-        2 * settings.confirm_runs
-    } else {
-        settings.confirm_runs
-    };
-    let interleave = |warmup| {
-        Interleave::new(
-            vec![
-                SideSubject {
-                    side: RunSide::A,
-                    dir: a_dir.display().to_string(),
-                    commit: baseline_commit.to_owned(),
-                },
-                SideSubject {
-                    side: RunSide::B,
-                    dir: b_dir.display().to_string(),
-                    commit: exec.commit.clone(),
-                },
-            ],
-            rounds,
-            warmup,
-            order_seed,
-        )
-    };
     let mut out = Vec::new();
-    for s in &exec.measuring {
-        let (_, plan) = state.load_plan(&s.benchmark)?;
-        let i = interleave(plan.intent().intent.warmup.min(1));
-        let spec = select::StageSpec {
-            lane_run: &exec.id,
-            stage: "confirm-ab",
-            repetitions: None,
-            subject: None,
-            interleave: Some(&i),
+    for (a_commit, (cases, clears)) in &groups {
+        let dir = if *a_commit == baseline_commit {
+            a_dir.clone()
+        } else {
+            ready(a_commit, "drift's baseline commit")?
         };
-        if let Some(sel) = select::select(&plan, |c| rerun.contains(c), spec, &s.intent)? {
-            out.push(super::stages::persist(state, &s.intent, &sel)?);
+        let rounds = if *clears {
+            2 * settings.confirm_runs
+        } else {
+            settings.confirm_runs
+        };
+        for s in &exec.measuring {
+            let (_, plan) = state.load_plan(&s.benchmark)?;
+            let i = Interleave::new(
+                vec![
+                    SideSubject {
+                        side: RunSide::A,
+                        dir: dir.display().to_string(),
+                        commit: (*a_commit).to_owned(),
+                    },
+                    SideSubject {
+                        side: RunSide::B,
+                        dir: b_dir.display().to_string(),
+                        commit: exec.commit.clone(),
+                    },
+                ],
+                rounds,
+                plan.intent().intent.warmup.min(1),
+                order_seed,
+            );
+            let spec = select::StageSpec {
+                lane_run: &exec.id,
+                stage: "confirm-ab",
+                repetitions: None,
+                subject: None,
+                interleave: Some(&i),
+            };
+            if let Some(sel) = select::select(&plan, |c| cases.contains(c), spec, &s.intent)? {
+                let mut b = super::stages::persist(state, &s.intent, &sel)?;
+                b.baseline_commit = Some((*a_commit).to_owned());
+                out.push(b);
+            }
         }
     }
+    let _ = subjects.prune(subject::DEFAULT_KEEP, &pinned);
     Ok((
         out,
         Some(AbSides {
@@ -202,6 +223,7 @@ pub fn decide_ab(
     look: FirstLook,
     runs: Option<&KeyRuns>,
     sides: &AbSides,
+    side_a: &str,
     candidate: &str,
 ) -> KeyComparison {
     let role = role_of(&look);
@@ -231,7 +253,7 @@ pub fn decide_ab(
             k.reason = d.reason;
             k.decided_by = Some(DecidedBy::SameSession);
             k.same_session = Some(SameSession {
-                baseline_commit: sides.baseline_commit.clone(),
+                baseline_commit: side_a.to_owned(),
                 candidate_commit: candidate.to_owned(),
                 order_seed: sides.order_seed,
                 runs: runs.runs.clone(),
@@ -251,15 +273,18 @@ pub fn decide_ab(
     k
 }
 
-/// Every key's runs of the finished same-session stage.
+/// Every key's runs of the finished same-session stage, by case, metric
+/// and side A commit.
 pub fn ab_runs(
     state: &StateDir,
     stage: &[super::seal::StageResult],
     planned: &[StageBenchmark],
-) -> BTreeMap<(String, String), KeyRuns> {
+) -> BTreeMap<(String, String, Option<String>), KeyRuns> {
     let mut out = BTreeMap::new();
     for (s, b) in stage.iter().zip(planned) {
-        out.extend(super::sides::read_runs(state, b, &s.status));
+        for ((case, metric), runs) in super::sides::read_runs(state, b, &s.status) {
+            out.insert((case, metric, b.baseline_commit.clone()), runs);
+        }
     }
     out
 }

@@ -73,6 +73,9 @@ pub struct HistoryView {
     pub baseline: Option<Baseline>,
     /// Keys this lane has not cleared since their latest evidence.
     pub drifting: Vec<DriftKey>,
+    /// Each drifting key's anchor: the commit its drift was last confirmed
+    /// against in this lane.
+    pub anchors: Vec<super::types::KeyAnchor>,
     /// Records read from history (all lanes).
     pub records: usize,
     /// Records that failed verification and were left out, with why.
@@ -222,7 +225,7 @@ pub fn read(
             record: s.record(),
         })
         .collect();
-    let drifting = drift_statuses(manifest, &history)
+    let drifting: Vec<DriftKey> = drift_statuses(manifest, &history)
         .into_iter()
         .filter(|s| match &s.standing {
             Standing::Reproducing { holding } => holding.contains(lane),
@@ -230,12 +233,59 @@ pub fn read(
         })
         .map(|s| s.key)
         .collect();
+    let anchors = drifting
+        .iter()
+        .filter_map(|k| anchor_of(lane, k, &sealed))
+        .collect();
     Ok(HistoryView {
         tip: Some(tip),
         baseline,
         drifting,
+        anchors,
         records: sealed.len(),
         skipped,
+    })
+}
+
+/// The commit `key`'s drift was last confirmed against in `lane`: side A
+/// of the latest record of the lane that confirmed it (a same-session
+/// verdict), or that record's baseline record's commit (a stored-baseline
+/// one).
+fn anchor_of(
+    lane: &LaneName,
+    key: &DriftKey,
+    sealed: &[SealedRecord],
+) -> Option<super::types::KeyAnchor> {
+    use benchops::record::KeyVerdict;
+    let (record, k) = sealed
+        .iter()
+        .filter(|s| s.record().lane == *lane)
+        .filter_map(|s| {
+            let k = s.record().comparison.as_ref()?.keys.iter().find(|c| {
+                c.case == key.case
+                    && c.metric == key.metric
+                    && c.verdict == KeyVerdict::ConfirmedRegression
+            })?;
+            Some((s, k))
+        })
+        .max_by_key(|(s, _)| benchops::time::order_key(&s.record().slot))?;
+    let commit = match &k.same_session {
+        Some(ab) => ab.baseline_commit.clone(),
+        None => {
+            let base = record.record().baseline.as_ref()?;
+            sealed
+                .iter()
+                .find(|s| s.digest() == base.record)?
+                .record()
+                .subject
+                .commit
+                .clone()
+        }
+    };
+    Some(super::types::KeyAnchor {
+        case: key.case.clone(),
+        metric: key.metric.clone(),
+        commit,
     })
 }
 

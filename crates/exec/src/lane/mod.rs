@@ -426,6 +426,7 @@ pub fn start(
         confirm: Some(confirm),
         ab: None,
         bisect: None,
+        anchors: view.anchors.clone(),
     };
     save(state, &exec)?;
     drop(_guard);

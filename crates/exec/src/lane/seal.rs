@@ -207,7 +207,18 @@ fn culprit_text(b: &BisectionRecord) -> String {
 /// drifting key must be cleared first, and a suspect that was not
 /// confirmed marks a run too noisy to compare later runs with.
 fn proposable(k: &KeyComparison) -> bool {
-    k.verdict.clears() || (k.verdict == KeyVerdict::Inconclusive && !k.drifting_in_history)
+    k.verdict.clears()
+        || (k.verdict == KeyVerdict::Inconclusive && !k.drifting_in_history)
+        || anchored(k)
+}
+
+/// A key drifting in history that this run measured against its own
+/// anchor (the commit its drift was confirmed against) in the same
+/// session: whatever its verdict, it never holds the lane's baseline, since
+/// its side A does not move with it. No key can keep the others from a new
+/// baseline.
+fn anchored(k: &KeyComparison) -> bool {
+    k.drifting_in_history && k.decided_by == Some(DecidedBy::SameSession)
 }
 
 /// The execution's identity in a record: the measuring benchmark's digest
@@ -254,8 +265,18 @@ pub fn decide_keys(
                     k.decided_by = Some(DecidedBy::FirstLook);
                     return k;
                 }
-                let key = (look.case.to_string(), look.metric.clone());
-                super::confirm::decide_ab(settings, look, runs.get(&key), ab, &exec.commit)
+                let side_a =
+                    super::confirm::side_a_of(exec, &look.case, &look.metric, &ab.baseline_commit)
+                        .to_owned();
+                let key = (
+                    look.case.to_string(),
+                    look.metric.clone(),
+                    Some(side_a.clone()),
+                );
+                // Stages planned before side A was named per key read alike.
+                let legacy = (key.0.clone(), key.1.clone(), None);
+                let found = runs.get(&key).or_else(|| runs.get(&legacy));
+                super::confirm::decide_ab(settings, look, found, ab, &side_a, &exec.commit)
             })
             .collect();
     }
@@ -350,14 +371,16 @@ pub fn build(
         runs.add(&c.runs);
     }
     let case_counts = CaseCounts::of(&cases);
-    let all_clean = runs.succeeded > 0
-        && runs.succeeded == runs.total
-        && case_counts.error == 0
-        && case_counts.drift == 0;
+    // A case in drift only by anchored keys does not hold the baseline.
+    let new_drift = keys
+        .iter()
+        .any(|k| k.verdict == KeyVerdict::ConfirmedRegression && !anchored(k));
+    let all_clean =
+        runs.succeeded > 0 && runs.succeeded == runs.total && case_counts.error == 0 && !new_drift;
     let proposal = match baseline {
         None if all_clean => Some("first clean run of the lane: no baseline yet".to_owned()),
         Some(_) if all_clean && keys.iter().all(proposable) => Some(
-            "clean run: every child run succeeded, no drift is confirmed or unresolved, and no suspect went unconfirmed"
+            "clean run: every child run succeeded, no new drift is confirmed or unresolved (a key drifting in history is measured against its own anchor), and no suspect went unconfirmed"
                 .to_owned(),
         ),
         _ => None,

@@ -320,5 +320,6 @@ pub(super) fn persist(
         children: sel.plan.len(),
         cases: sel.cases.clone(),
         runs: sel.runs.clone(),
+        baseline_commit: None,
     })
 }

@@ -66,6 +66,22 @@ pub struct StageBenchmark {
     /// asked for, on which side.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<InterleavedRun>,
+    /// A same-session stage's side A commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_commit: Option<String>,
+}
+
+/// The commit a drifting key's drift was confirmed against: its side A
+/// while it drifts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyAnchor {
+    /// The case.
+    pub case: benchops::CaseId,
+    /// The metric.
+    pub metric: String,
+    /// The commit.
+    pub commit: String,
 }
 
 /// One planned case of an interleaved stage: one run of one side of a case.
@@ -174,6 +190,10 @@ pub struct LaneExecution {
     /// The culprit bisection, once started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bisect: Option<BisectState>,
+    /// Each drifting key's side A: the commit its drift was confirmed
+    /// against, from history.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anchors: Vec<KeyAnchor>,
 }
 
 /// The two sides of a same-session confirmation.

@@ -1034,3 +1034,88 @@ fn a_midpoint_that_does_not_build_is_its_own_outcome_and_never_a_measurement() {
         "base, note 1, the broken commit, the culprit and note 2"
     );
 }
+
+/// The comparison entry of `case` in `rec`.
+fn key_of(rec: &Value, case: &str) -> Value {
+    rec["comparison"]["keys"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .find(|k| k["case"] == case && k["metric"] == "work_s")
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+#[test]
+fn a_key_that_stays_regressed_is_measured_against_its_anchor_and_holds_no_other_key_hostage() {
+    let d = Demo::new();
+    d.sweep();
+    let base = d.commit(50, 100, "first");
+    d.lane_run("comprehensive", "2026-11-01T01:00:00Z");
+    d.sweep();
+    // The large case regresses, and is never fixed.
+    d.commit(50, 130, "slower large");
+    d.lane_run("comprehensive", "2026-11-02T01:00:00Z");
+    let report = d.sweep();
+    assert!(report.contains("opened 1"), "{report}");
+
+    // A commit that changes nothing: the large case still reproduces
+    // against its anchor, and the lane's baseline moves on all the same.
+    let quiet = d.note("nothing changes");
+    let out = d.lane_run("comprehensive", "2026-11-03T01:00:00Z");
+    let rec = d.record(&out);
+    let large = key_of(&rec, "widgets/size=large");
+    assert_eq!(large["drifting_in_history"], true, "{large}");
+    assert_eq!(large["verdict"], "confirmed_regression", "{large}");
+    assert_eq!(
+        large["same_session"]["baseline_commit"],
+        base.as_str(),
+        "{large}"
+    );
+    assert!(
+        rec["publication"]["baseline_proposal"].is_object(),
+        "a drifting key measured against its anchor does not hold the baseline: {out}"
+    );
+    assert!(
+        rec["comparison"]["bisection"].is_null(),
+        "not bisected again"
+    );
+    let report = d.sweep();
+    assert!(report.contains("baseline comprehensive:"), "{report}");
+    assert_eq!(issues(&d.ledger())[0].1, "open");
+
+    // The small case regresses: confirmed against the new baseline, and
+    // bisected from it; the large case keeps its anchor.
+    let small_culprit = d.commit(65, 130, "slower small");
+    let out = d.lane_run("comprehensive", "2026-11-04T01:00:00Z");
+    let rec = d.record(&out);
+    assert_eq!(rec["baseline"]["slot"], "2026-11-03T01:00:00Z");
+    let small = key_of(&rec, "widgets/size=small");
+    assert_eq!(small["verdict"], "confirmed_regression", "{small}");
+    assert_eq!(
+        small["same_session"]["baseline_commit"],
+        quiet.as_str(),
+        "{small}"
+    );
+    let large = key_of(&rec, "widgets/size=large");
+    assert_eq!(
+        large["same_session"]["baseline_commit"],
+        base.as_str(),
+        "{large}"
+    );
+    let b = &rec["comparison"]["bisection"];
+    assert_eq!(b["commits"][0], quiet.as_str(), "{b:#}");
+    assert_eq!(b["culprit"], small_culprit.as_str(), "{b:#}");
+
+    // The large case's fix clears it against its anchor.
+    d.commit(65, 100, "fast large again");
+    let out = d.lane_run("comprehensive", "2026-11-05T01:00:00Z");
+    let rec = d.record(&out);
+    let large = key_of(&rec, "widgets/size=large");
+    assert_eq!(large["verdict"], "within_band", "{large}");
+    assert_eq!(
+        large["same_session"]["baseline_commit"],
+        base.as_str(),
+        "{large}"
+    );
+}
