@@ -316,7 +316,7 @@ fn lane_command(
                 p.execution.slot,
                 if p.resumed { ", resumed" } else { "" }
             ));
-            let p = if args.wait && p.execution.phase != lane::Phase::Sealed {
+            let p = if args.wait && !p.execution.phase.is_final() {
                 let bar = render::LaneProgress::new();
                 let poll = match args.backend {
                     cli::Backend::Local => std::time::Duration::from_millis(200),
@@ -341,6 +341,62 @@ fn lane_command(
                 return lane_outcome(state, scheduler, &p.execution);
             }
         }
+        LaneCommand::Bisect(args) => {
+            lane::refuse_credentials(std::env::vars_os().map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.to_string_lossy().into_owned(),
+                )
+            }))?;
+            let backend = match args.backend {
+                cli::Backend::Local => lane::LaneBackend::Local { slots: args.slots },
+                cli::Backend::Slurm => lane::LaneBackend::Slurm {
+                    partition: args.partition.clone(),
+                    account: args.account.clone(),
+                    throttle: args.throttle,
+                },
+            };
+            let opts = lane::LaneBisectOptions {
+                manifest: args.manifest.clone(),
+                lane: args.lane.clone(),
+                subject_dir: args.subject.clone(),
+                good: args.good.clone(),
+                bad: args.bad.clone(),
+                case: args.case.clone(),
+                metric: args.metric.clone(),
+                max_steps: args.max_steps,
+                backend,
+                exe: None,
+            };
+            let p = lane::start_bisect(state, &opts, scheduler)?;
+            for n in &p.notes {
+                note(format_args!("{n}\n"));
+            }
+            let id = p.execution.id.clone();
+            note(format_args!(
+                "bisection {id} ({}){}\n",
+                p.execution.phase,
+                if p.resumed { ", resumed" } else { "" }
+            ));
+            let p = if args.wait && !p.execution.phase.is_final() {
+                let bar = render::LaneProgress::new();
+                let poll = match args.backend {
+                    cli::Backend::Local => std::time::Duration::from_millis(200),
+                    cli::Backend::Slurm => std::time::Duration::from_secs(2),
+                };
+                let done = lane::wait(state, &id, scheduler, None, p.processes, poll, |s| {
+                    bar.update(s)
+                })?;
+                bar.finish();
+                for n in &done.notes {
+                    note(format_args!("{n}\n"));
+                }
+                done
+            } else {
+                p
+            };
+            return bisect_outcome(&p.execution, args.json);
+        }
         LaneCommand::Advance { id, follow_up } => {
             let p = lane::advance(state, &id, scheduler, None, follow_up)?;
             for n in &p.notes {
@@ -350,6 +406,9 @@ fn lane_command(
             drop(p.processes);
             if let Some(r) = &p.sealed {
                 out(render::lane_verdicts(r))?;
+            }
+            if p.execution.kind == lane::ExecutionKind::Bisect {
+                return bisect_outcome(&p.execution, false);
             }
             line(format_args!("{} {}", p.execution.id, p.execution.phase))?;
             if p.sealed.is_some() {
@@ -378,6 +437,28 @@ fn lane_command(
         }
     }
     Ok(exit::OK)
+}
+
+/// The answer of a bisection by hand, once it has one, and its exit code:
+/// [`exit::OK`] when it named one commit, [`exit::ATTENTION`] when it
+/// proved only a range. An unfinished one prints its id.
+fn bisect_outcome(e: &crate::lane::LaneExecution, json: bool) -> Result<u8> {
+    let Some(b) = e.bisect.as_ref().filter(|_| e.phase.is_final()) else {
+        line(format_args!("{} {}", e.id, e.phase))?;
+        return Ok(exit::OK);
+    };
+    let record = crate::lane::bisect::record(b)?;
+    if json {
+        line(serde_json::to_string_pretty(&record)?)?;
+    } else {
+        out(render::bisection(&record))?;
+        line(format_args!("{} {}", e.id, e.phase))?;
+    }
+    Ok(if record.culprit.is_some() {
+        exit::OK
+    } else {
+        exit::ATTENTION
+    })
 }
 
 /// The exit code of a sealed lane execution: [`exit::ATTENTION`], with the

@@ -9,7 +9,7 @@ use benchops::Sha256Digest;
 use serde::Serialize;
 
 use super::stages::current_stage;
-use super::{LaneError, LaneExecution, Phase, Progress, advance, load};
+use super::{LaneError, LaneExecution, Progress, advance, load};
 use crate::backend::SchedulerOptions;
 use crate::bench::{self, BenchError};
 use crate::state::StateDir;
@@ -103,7 +103,7 @@ pub fn wait(
                 .drain(..)
                 .filter(|n| !n.contains("not finished yet")),
         );
-        if p.execution.phase == Phase::Sealed {
+        if p.execution.phase.is_final() {
             for mut c in processes {
                 let _ = c.wait();
             }

@@ -15,6 +15,7 @@
 //! advance --follow-up`, so a lane completes with nobody waiting.
 
 pub mod bisect;
+mod by_hand;
 pub mod confirm;
 pub mod history;
 mod look;
@@ -25,6 +26,7 @@ pub mod slot;
 mod stages;
 mod types;
 
+pub use self::by_hand::{LaneBisectOptions, start_bisect};
 pub use self::look::{LaneStatus, StageLook, status, wait};
 use self::stages::{
     baseline_of, current_stage, ensure_submitted, finished, persist, plan_confirmation,
@@ -427,6 +429,7 @@ pub fn start(
         ab: None,
         bisect: None,
         anchors: view.anchors.clone(),
+        kind: ExecutionKind::LaneRun,
     };
     save(state, &exec)?;
     drop(_guard);
@@ -510,7 +513,7 @@ fn advance_inner(
     let mut processes = Vec::new();
     loop {
         match exec.phase {
-            Phase::Sealed => {
+            Phase::Sealed | Phase::Finished => {
                 let sealed = exec.sealed.as_ref().and_then(read_sealed);
                 return Ok(Progress {
                     execution: exec,
@@ -531,7 +534,9 @@ fn advance_inner(
                     done = b.done;
                     exec.bisect = Some(b);
                 }
-                if done {
+                if done && exec.kind == ExecutionKind::Bisect {
+                    exec.phase = Phase::Finished;
+                } else if done {
                     let outcome = seal_now(state, &exec, scheduler)?;
                     push_sealed_notes(&mut notes, &outcome);
                     exec.sealed = Some(SealedRef {

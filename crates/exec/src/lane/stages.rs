@@ -276,7 +276,7 @@ pub(super) fn current_stage(exec: &LaneExecution) -> Vec<StageBenchmark> {
             .and_then(|b| b.current.as_ref())
             .map(|c| c.stage.clone())
             .unwrap_or_default(),
-        Phase::Sealed => Vec::new(),
+        Phase::Sealed | Phase::Finished => Vec::new(),
     }
 }
 

@@ -36,6 +36,17 @@ pub enum Phase {
     Bisecting,
     /// The record is sealed.
     Sealed,
+    /// A bisection by hand (`lane bisect`) has its answer; it seals
+    /// nothing.
+    Finished,
+}
+
+impl Phase {
+    /// Whether the execution is over: sealed, or a bisection by hand
+    /// finished.
+    pub fn is_final(self) -> bool {
+        matches!(self, Phase::Sealed | Phase::Finished)
+    }
 }
 
 impl std::fmt::Display for Phase {
@@ -45,6 +56,7 @@ impl std::fmt::Display for Phase {
             Phase::Confirming => "confirming",
             Phase::Bisecting => "bisecting",
             Phase::Sealed => "sealed",
+            Phase::Finished => "finished",
         })
     }
 }
@@ -194,6 +206,27 @@ pub struct LaneExecution {
     /// against, from history.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub anchors: Vec<KeyAnchor>,
+    /// What the execution is: a lane run, or a bisection by hand.
+    #[serde(default, skip_serializing_if = "ExecutionKind::is_lane_run")]
+    pub kind: ExecutionKind,
+}
+
+/// What a lane execution is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionKind {
+    /// A lane run (`lane run`): it seals a record.
+    #[default]
+    LaneRun,
+    /// A bisection by hand (`lane bisect`): it finishes with its answer
+    /// and seals nothing.
+    Bisect,
+}
+
+impl ExecutionKind {
+    fn is_lane_run(&self) -> bool {
+        *self == ExecutionKind::LaneRun
+    }
 }
 
 /// The two sides of a same-session confirmation.

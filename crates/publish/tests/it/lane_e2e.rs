@@ -1119,3 +1119,81 @@ fn a_key_that_stays_regressed_is_measured_against_its_anchor_and_holds_no_other_
         "{large}"
     );
 }
+
+#[test]
+fn lane_bisect_by_hand_names_the_culprit_resumes_and_refuses_a_bad_range() {
+    let d = Demo::new();
+    let good = d.commit(50, 100, "first");
+    for n in 1..=2 {
+        d.note(&format!("note {n}"));
+    }
+    let culprit = d.commit(50, 130, "slower large");
+    for n in 3..=5 {
+        d.note(&format!("note {n}"));
+    }
+    let manifest = d.root.join("schedule.toml").display().to_string();
+    let subject = d.subject().display().to_string();
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = [
+            "lane",
+            "bisect",
+            "--manifest",
+            &manifest,
+            "--lane",
+            "comprehensive",
+            "--subject",
+            &subject,
+            "--case",
+            "widgets/size=large",
+            "--slots",
+            "2",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        a.extend(extra.iter().map(|s| (*s).to_owned()));
+        a
+    };
+    let run = |extra: &[&str]| {
+        let a = args(extra);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        d.exec(&a)
+    };
+    let o = run(&["--good", &good, "--bad", "HEAD", "--wait"]);
+    let out = ok(&o);
+    assert!(out.contains(&format!("culprit commit {culprit}")), "{out}");
+    assert!(out.contains("finished"), "{out}");
+    // Again: the same bisection, resumed and already finished; nothing
+    // is measured twice. Its answer as JSON.
+    let o = run(&["--good", &good, "--bad", "HEAD", "--wait", "--json"]);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(stderr.contains("resumed"), "{stderr}");
+    let b: Value = serde_json::from_str(&ok(&o)).expect("json");
+    assert_eq!(b["culprit"], culprit.as_str(), "{b:#}");
+    assert_eq!(b["commits"].as_array().map(Vec::len), Some(7), "{b:#}");
+    let stages = std::fs::read_dir(d.pub_dir().join("benchmarks"))
+        .expect("benchmarks")
+        .flatten()
+        .filter(|e| e.path().join("submissions").is_dir())
+        .count();
+    assert_eq!(
+        stages,
+        b["steps"].as_array().map(Vec::len).unwrap_or(0),
+        "one submitted stage per step"
+    );
+    // Bad input: a revision that does not exist, and bounds the wrong way.
+    let o = run(&["--good", "no-such-rev", "--bad", "HEAD"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--good") && err.contains("no-such-rev"),
+        "{err}"
+    );
+    let o = run(&["--good", "HEAD", "--bad", &good]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--good and --bad") && err.contains("ancestor"),
+        "{err}"
+    );
+}
