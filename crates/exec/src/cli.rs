@@ -72,9 +72,14 @@ pub enum Command {
     #[command(subcommand)]
     Bench(BenchCommand),
     /// Run a lane: measure, compare with the lane's baseline, confirm
-    /// suspects by re-running them, and seal a benchmark-result/v2 record.
+    /// suspects beside the baseline commit in the same session, bisect a
+    /// regression to its culprit, and seal a benchmark-result/v3 record.
     #[command(subcommand)]
     Lane(LaneCommand),
+    /// The subject's trees at a commit, cached in the state directory for
+    /// same-session confirmation and bisection.
+    #[command(subcommand)]
+    Subject(SubjectCommand),
     /// Seal a draft benchmark-result/v1 record into OUT/<sha256-hex>.json.
     ///
     /// The draft may use any JSON formatting. It is checked against the
@@ -402,6 +407,23 @@ pub fn task(index: Option<u64>, slurm: bool, first_index: Option<u64>) -> Result
             index: index.context("--index is required")?,
         }
     })
+}
+
+/// `benchops-exec subject ...`.
+#[derive(Debug, Subcommand)]
+pub enum SubjectCommand {
+    /// List the cached trees, most recently used first.
+    #[command(after_help = "Example:\n  benchops-exec subject list")]
+    List,
+    /// Remove every cached tree but the KEEP most recently used, with
+    /// their builds' outcomes, and every export cut short. Lane runs do
+    /// the same with KEEP 16.
+    #[command(after_help = "Example:\n  benchops-exec subject prune --keep 4")]
+    Prune {
+        /// Trees to keep.
+        #[arg(long, default_value_t = crate::subject::DEFAULT_KEEP)]
+        keep: usize,
+    },
 }
 
 /// `benchops-exec lane ...`.

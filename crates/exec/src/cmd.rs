@@ -265,6 +265,34 @@ fn run(cli: Cli) -> Result<u8> {
         }
         Command::Bench(b) => bench_command(&state, &scheduler, b),
         Command::Lane(l) => lane_command(&state, &scheduler, l),
+        Command::Subject(c) => {
+            let subjects = crate::subject::Subjects::new(&state);
+            match c {
+                cli::SubjectCommand::List => {
+                    for (commit, used) in subjects.list() {
+                        let used = jiff::Timestamp::try_from(used)
+                            .map(|t| t.to_string())
+                            .unwrap_or_default();
+                        line(format_args!(
+                            "{commit}  last used {used}  {}",
+                            subjects.tree(&commit).display()
+                        ))?;
+                    }
+                }
+                cli::SubjectCommand::Prune { keep } => {
+                    let removed = subjects.prune(keep, &[])?;
+                    for commit in &removed {
+                        line(format_args!("removed {commit}"))?;
+                    }
+                    line(format_args!(
+                        "{} tree(s) removed, {} kept",
+                        removed.len(),
+                        subjects.list().len()
+                    ))?;
+                }
+            }
+            Ok(exit::OK)
+        }
     }
 }
 
