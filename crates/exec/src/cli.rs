@@ -80,6 +80,25 @@ pub enum Command {
     /// same-session confirmation and bisection.
     #[command(subcommand)]
     Subject(SubjectCommand),
+    /// Measure two commits of a subject side by side, interleaved in one
+    /// benchmark, and say whether the second (B) is slower than the first
+    /// (A): "did my branch make it slower?".
+    ///
+    /// Both commits are exported from the subject's repository into the
+    /// state directory; each run sees its own side's tree as
+    /// $BENCHOPS_SUBJECT_DIR. Every case and compared metric gets a
+    /// verdict of B against A at the confirmation level: slower, faster,
+    /// same (the interval lies inside the band), inconclusive or
+    /// not_compared. Waits with a progress bar like `bench run`; running
+    /// the same command again resumes (or re-reads) the same benchmark.
+    /// Exit 0 when B is slower on no key, 1 when it is slower on one, 2
+    /// when the comparison could not be made (a run failed: standard error
+    /// names the cases and their first lines of standard error) or on an
+    /// error.
+    #[command(
+        after_help = "Example (after `cargo xtask pipeline`, whose demo subject has five commits; HEAD~2 made the large case 30% slower):\n  benchops-exec compare --intent examples/lane/bench.toml \\\n    --subject .benchops/lane-demo/widgets --commits HEAD~4 HEAD~2 --slots 2"
+    )]
+    Compare(Box<CompareArgs>),
     /// Seal a draft benchmark-result/v1 record into OUT/<sha256-hex>.json.
     ///
     /// The draft may use any JSON formatting. It is checked against the
@@ -234,6 +253,14 @@ pub enum Format {
 pub struct SubmitArgs {
     /// The benchmark intent (TOML, benchmark-intent/v1).
     pub intent: PathBuf,
+    #[command(flatten)]
+    pub on: BackendArgs,
+}
+
+/// Where children run: the options `bench submit`, `bench run` and
+/// `compare` share.
+#[derive(Debug, Args)]
+pub struct BackendArgs {
     /// Where to run the children.
     #[arg(long, value_enum, default_value = "local")]
     pub backend: Backend,
@@ -366,6 +393,13 @@ pub enum BenchCommand {
 }
 
 impl SubmitArgs {
+    /// The backend and its launch options.
+    pub fn backend(&self, scheduler: SchedulerOptions) -> backend::Backend {
+        self.on.backend(scheduler)
+    }
+}
+
+impl BackendArgs {
     /// The backend and its launch options.
     pub fn backend(&self, scheduler: SchedulerOptions) -> backend::Backend {
         match self.backend {
@@ -600,6 +634,49 @@ impl LaneRunArgs {
             },
         }
     }
+}
+
+/// The options of `compare`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("suite").required(true).args(["intent", "manifest"])))]
+pub struct CompareArgs {
+    /// A benchmark intent whose command runs the subject from
+    /// $BENCHOPS_SUBJECT_DIR; compared with the default settings (every
+    /// metric but user_s, sys_s and max_rss_bytes).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["manifest", "lane"])]
+    pub intent: Option<PathBuf>,
+    /// A schedule manifest (with --lane): the lane's suite, the cases it
+    /// covers and its comparison settings.
+    #[arg(long, value_name = "FILE", requires = "lane")]
+    pub manifest: Option<PathBuf>,
+    /// The lane of --manifest.
+    #[arg(long, requires = "manifest")]
+    pub lane: Option<String>,
+    /// The subject: a git checkout, or a directory inside one (each side
+    /// then sees the same directory of its own tree).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub subject: PathBuf,
+    /// The baseline (side A) and the candidate (side B): any revisions git
+    /// knows (commit ids, branches, tags, HEAD~2).
+    #[arg(long, num_args = 2, value_names = ["A", "B"], required = true)]
+    pub commits: Vec<String>,
+    /// Measured runs per side (default: the lane's confirm_runs, 10).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub runs: Option<u32>,
+    /// Only the cases whose id matches one of these globs (`*` matches any
+    /// run of characters, `/` included).
+    #[arg(long, value_name = "GLOB", num_args = 1..)]
+    pub cases: Vec<String>,
+    /// The seed of the interleaved order (default: derived from both
+    /// commits).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub on: BackendArgs,
+    /// Print the report as one JSON object (schema benchops-compare/v1)
+    /// instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The driver of `platform`.

@@ -263,6 +263,7 @@ fn run(cli: Cli) -> Result<u8> {
                 }
             }
         }
+        Command::Compare(args) => compare_command(&state, &scheduler, &args),
         Command::Bench(b) => bench_command(&state, &scheduler, b),
         Command::Lane(l) => lane_command(&state, &scheduler, l),
         Command::Subject(c) => {
@@ -294,6 +295,80 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(exit::OK)
         }
     }
+}
+
+/// `compare`: plan both sides, submit what is not submitted yet, wait with
+/// the progress bar of `bench run`, then print the verdicts.
+fn compare_command(
+    state: &StateDir,
+    scheduler: &crate::backend::SchedulerOptions,
+    args: &cli::CompareArgs,
+) -> Result<u8> {
+    use crate::ab::{self, Outcome};
+    let suite = match (&args.intent, &args.manifest, &args.lane) {
+        (Some(intent), _, _) => ab::Suite::Intent(intent.clone()),
+        (None, Some(manifest), Some(lane)) => ab::Suite::Lane {
+            manifest: manifest.clone(),
+            lane: lane.clone(),
+        },
+        _ => anyhow::bail!("give --intent FILE, or --manifest FILE with --lane LANE"),
+    };
+    let [a, b] = args.commits.as_slice() else {
+        anyhow::bail!("--commits takes two revisions: A (the baseline) and B (the candidate)");
+    };
+    let opts = ab::CompareOptions {
+        suite,
+        subject: args.subject.clone(),
+        a: a.clone(),
+        b: b.clone(),
+        runs: args.runs,
+        cases: args.cases.clone(),
+        seed: args.seed,
+    };
+    let planned = ab::plan(state, &opts)?;
+    let short = |c: &str| c.chars().take(12).collect::<String>();
+    note(format_args!(
+        "comparing B {} ({}) against A {} ({}): {} case(s), {} run(s) per side, interleaved (seed {})\n",
+        short(&planned.b.commit),
+        planned.b.rev,
+        short(&planned.a.commit),
+        planned.a.rev,
+        planned.stages.iter().map(|s| s.cases.len()).sum::<usize>(),
+        planned.runs,
+        planned.seed
+    ));
+    let launched = ab::submit(state, &planned, &args.on.backend(*scheduler))?;
+    let progress = render::Progress::new();
+    for l in &launched {
+        match &l.note {
+            Some(n) => note(format_args!("{n}\n")),
+            None => note(format_args!(
+                "resuming: {} was submitted before\n",
+                l.benchmark
+            )),
+        }
+        note(format_args!(
+            "benchmark {} ({} children)\n",
+            l.benchmark, l.children
+        ));
+    }
+    progress.start(launched.iter().map(|l| l.children).sum());
+    let statuses = ab::wait(state, launched, scheduler, |c| progress.counts(c))?;
+    progress.finish();
+    let report = ab::report(state, &planned, &statuses)?;
+    if args.json {
+        line(serde_json::to_string(&report)?)?;
+    } else {
+        out(render::compare(&report))?;
+    }
+    if let Some(summary) = render::compare_failures(&report) {
+        note(summary);
+    }
+    Ok(match report.outcome {
+        Outcome::NotSlower => exit::OK,
+        Outcome::Slower => exit::SLOWER,
+        Outcome::NotCompared => exit::NOT_COMPARED,
+    })
 }
 
 /// The signer of `--sign-key`, checked before any work.

@@ -40,3 +40,13 @@ pub const PLATFORM_FAILED: u8 = 1;
 
 /// `platform`: every row was skipped (each says why); nothing was measured.
 pub const PLATFORM_ALL_SKIPPED: u8 = 3;
+
+/// `compare`: every key was compared, and the candidate (side B) is slower
+/// than the baseline (side A) on at least one: a confirmed regression.
+pub const SLOWER: u8 = 1;
+
+/// `compare`: the comparison could not be made: a run of either side did
+/// not succeed (standard error names each case and side with the first
+/// lines of its standard error), or a key could not be compared. The same
+/// number as [`ERROR`]: neither is a verdict.
+pub const NOT_COMPARED: u8 = 2;

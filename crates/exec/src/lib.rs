@@ -6,6 +6,7 @@
 //! holds no GitHub client and no publication credentials. The `platform`
 //! command calls the platform lane's own crate, `benchops-platform`.
 
+pub mod ab;
 pub mod backend;
 pub mod bench;
 pub mod child;

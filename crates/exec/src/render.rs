@@ -208,10 +208,14 @@ impl Progress {
 
     /// Shows one look.
     pub fn update(&self, status: &Status) {
+        self.counts(&status.counts);
+    }
+
+    /// Shows the counts of one look (over one benchmark, or several).
+    pub fn counts(&self, c: &benchops::record::RunCounts) {
         let Some(pb) = self.bar.get() else {
             return;
         };
-        let c = &status.counts;
         let done = c.total - c.incomplete;
         pb.set_position(done);
         pb.set_message(format!(
@@ -441,6 +445,141 @@ pub fn bisection(b: &benchops::record::BisectionRecord) -> String {
         ));
     }
     o
+}
+
+/// A value with six significant digits (scientific when very large or
+/// small).
+fn sig6(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let decimals = 5 - v.abs().log10().floor() as i32;
+    if (0..=9).contains(&decimals) {
+        format!("{:.*}", decimals as usize, v)
+    } else {
+        format!("{v:.5e}")
+    }
+}
+
+/// `compare`: one row per case and metric (both medians, B's effect
+/// against A with its interval, the band, the verdict, the samples per
+/// side and the nodes), the reason of every key that was not compared,
+/// then one summary line. Every text from the runs is already escaped in
+/// the report.
+pub fn compare(r: &crate::ab::Report) -> String {
+    use crate::ab::{Outcome, Verdict};
+    let pct = |v: f64| format!("{:+.1}%", v * 100.0);
+    let header = [
+        "CASE".to_owned(),
+        "METRIC".to_owned(),
+        "A MEDIAN".to_owned(),
+        "B MEDIAN".to_owned(),
+        format!("B AGAINST A ({:.0}%)", r.level * 100.0),
+        "BAND".to_owned(),
+        "VERDICT".to_owned(),
+        "RUNS A/B".to_owned(),
+        "NODES".to_owned(),
+    ];
+    let mut rows = vec![header];
+    for k in &r.keys {
+        let median = |m: Option<f64>| m.map_or_else(|| "-".to_owned(), sig6);
+        let nodes = match k.nodes.as_slice() {
+            [] => "-".to_owned(),
+            [one] => one.clone(),
+            many => format!("{} nodes: {}", many.len(), many.join(",")),
+        };
+        rows.push([
+            k.case.clone(),
+            k.metric.clone(),
+            median(k.a.median),
+            median(k.b.median),
+            k.effect.as_ref().map_or_else(
+                || "-".to_owned(),
+                |e| format!("{} [{}, {}]", pct(e.estimate), pct(e.low), pct(e.high)),
+            ),
+            k.band
+                .map_or_else(|| "-".to_owned(), |b| format!("±{:.1}%", b * 100.0)),
+            k.verdict.as_str().to_owned(),
+            format!("{}/{}", k.a.samples, k.b.samples),
+            escape_line(&nodes),
+        ]);
+    }
+    let mut widths = [0usize; 9];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut o = String::new();
+    for row in &rows {
+        let mut line = String::new();
+        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
+            if i + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                let pad = w - cell.chars().count();
+                let _ = write!(line, "{cell}{}  ", " ".repeat(pad));
+            }
+        }
+        let _ = writeln!(o, "{}", line.trim_end());
+    }
+    for k in r.keys.iter().filter(|k| k.verdict == Verdict::NotCompared) {
+        let _ = writeln!(o, "{} {}: {}", k.case, k.metric, escape_line(&k.reason));
+    }
+    let short = |c: &str| c.chars().take(12).collect::<String>();
+    let sides = format!(
+        "B {} ({}) against A {} ({})",
+        short(&r.b.commit),
+        r.b.rev,
+        short(&r.a.commit),
+        r.a.rev
+    );
+    let t = &r.tally;
+    let counts = format!(
+        "slower {}, faster {}, same {}, inconclusive {}, not compared {}; {} run(s) per side",
+        t.slower, t.faster, t.same, t.inconclusive, t.not_compared, r.runs_per_side
+    );
+    let keys = r.keys.len();
+    let _ = writeln!(
+        o,
+        "{}",
+        match r.outcome {
+            Outcome::Slower => format!(
+                "slower: {sides}, on {} of {keys} key(s) ({counts})",
+                t.slower
+            ),
+            Outcome::NotSlower =>
+                format!("not slower: {sides}, on none of {keys} key(s) ({counts})"),
+            Outcome::NotCompared if !r.failed.is_empty() => format!(
+                "not compared: {sides}: runs of {} case(s) did not succeed, see standard error ({counts})",
+                r.failed.len()
+            ),
+            Outcome::NotCompared => format!("not compared: {sides} ({counts})"),
+        }
+    );
+    o
+}
+
+/// The failed runs of `compare`, per case and side, in the words of every
+/// run that did not succeed ([`crate::failures::render`]).
+pub fn compare_failures(r: &crate::ab::Report) -> Option<String> {
+    let cases: Vec<crate::failures::FailedCase> = r
+        .failed
+        .iter()
+        .map(|f| crate::failures::FailedCase {
+            case: format!(
+                "{} on side {} ({})",
+                f.case,
+                f.side,
+                f.commit.chars().take(12).collect::<String>()
+            ),
+            failed: f.failed,
+            total: f.total,
+            first: f.first.clone(),
+            stderr: f.stderr.clone(),
+        })
+        .collect();
+    crate::failures::render(&cases)
 }
 
 /// One line of record text, at most 200 characters, escaped by the one

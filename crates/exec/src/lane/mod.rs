@@ -23,7 +23,7 @@ pub mod seal;
 pub mod select;
 pub mod sides;
 pub mod slot;
-mod stages;
+pub(crate) mod stages;
 mod types;
 
 pub use self::by_hand::{LaneBisectOptions, start_bisect};
@@ -59,7 +59,7 @@ pub fn lane_dir(state: &StateDir, id: &str) -> PathBuf {
     lanes_dir(state).join(id)
 }
 
-fn load_manifest(path: &Path) -> Result<(LoadedManifest, String), LaneError> {
+pub(crate) fn load_manifest(path: &Path) -> Result<(LoadedManifest, String), LaneError> {
     let text = benchops::fsio::read_input_text(path, benchops::fsio::DEFAULT_MAX_INPUT_BYTES)
         .map_err(|source| LaneError::ReadManifest {
             path: path.to_path_buf(),
@@ -69,7 +69,11 @@ fn load_manifest(path: &Path) -> Result<(LoadedManifest, String), LaneError> {
     Ok((m, text))
 }
 
-fn find_lane<'a>(m: &'a LoadedManifest, path: &Path, lane: &str) -> Result<&'a Lane, LaneError> {
+pub(crate) fn find_lane<'a>(
+    m: &'a LoadedManifest,
+    path: &Path,
+    lane: &str,
+) -> Result<&'a Lane, LaneError> {
     m.manifest
         .lanes
         .iter()
@@ -89,7 +93,10 @@ fn find_lane<'a>(m: &'a LoadedManifest, path: &Path, lane: &str) -> Result<&'a L
 
 /// The suite's intents, planned in full, with their names as the manifest
 /// gives them.
-fn load_suite(m: &LoadedManifest, path: &Path) -> Result<Vec<(String, Plan)>, LaneError> {
+pub(crate) fn load_suite(
+    m: &LoadedManifest,
+    path: &Path,
+) -> Result<Vec<(String, Plan)>, LaneError> {
     let suite = m
         .manifest
         .suite

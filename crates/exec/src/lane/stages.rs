@@ -225,7 +225,7 @@ pub(super) struct Confirming {
 }
 
 /// The subject's build step, from the execution's manifest copy.
-pub(super) fn build_of(
+pub(crate) fn build_of(
     state: &StateDir,
     exec: &LaneExecution,
 ) -> Result<Option<benchops::manifest::SubjectBuild>, LaneError> {
@@ -306,7 +306,7 @@ pub(super) fn push_sealed_notes(notes: &mut Vec<String>, outcome: &SealOutcome) 
     }
 }
 
-pub(super) fn persist(
+pub(crate) fn persist(
     state: &StateDir,
     name: &str,
     sel: &select::Selection,
