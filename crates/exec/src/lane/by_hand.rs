@@ -113,7 +113,7 @@ pub fn start_bisect(
         .flat_map(|(_, p)| p.cases().map(|c| c.to_string()).collect::<Vec<_>>())
         .filter(|c| lane.covers(c))
         .collect();
-    if !known.iter().any(|c| *c == opts.case) {
+    if !known.contains(&opts.case) {
         return Err(LaneError::Subject(format!(
             "--case {}: lane `{}` covers no such case of the suite (it covers {})",
             benchops::excerpt::quote(&opts.case),
