@@ -71,8 +71,17 @@ pub enum StateError {
     #[error(transparent)]
     Write(#[from] fsio::WriteError),
     /// No benchmark with that digest (or prefix) exists.
-    #[error("no benchmark {0} in the state directory")]
-    UnknownBenchmark(String),
+    #[error(
+        "no benchmark {id} in the state directory {dir}: {why}; `benchops-exec --state {dir} bench list` lists the benchmarks there"
+    )]
+    UnknownBenchmark {
+        /// The id as given.
+        id: String,
+        /// The state directory.
+        dir: String,
+        /// Why it names none.
+        why: String,
+    },
     /// A digest prefix matches several benchmarks.
     #[error("benchmark prefix {0} is ambiguous")]
     Ambiguous(String),
@@ -302,8 +311,17 @@ impl StateDir {
         if let Ok(d) = Sha256Digest::from_hex(hex) {
             return Ok(d);
         }
-        if hex.len() < 8 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(StateError::UnknownBenchmark(text.to_owned()));
+        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(self.unknown(
+                text,
+                "an id is the benchmark's sha256 digest, or a prefix of at least 8 of its hex digits (a commit id is not one)",
+            ));
+        }
+        if hex.len() < 8 {
+            return Err(self.unknown(
+                text,
+                "a prefix needs at least 8 hex digits",
+            ));
         }
         let dir = self.root.join("benchmarks");
         let mut found = Vec::new();
@@ -317,9 +335,18 @@ impl StateDir {
         }
         match found.as_slice() {
             [one] => Sha256Digest::from_hex(one)
-                .map_err(|_| StateError::UnknownBenchmark(text.to_owned())),
-            [] => Err(StateError::UnknownBenchmark(text.to_owned())),
+                .map_err(|_| self.unknown(text, "its directory name is not a digest")),
+            [] => Err(self.unknown(text, "no benchmark digest starts with it")),
             _ => Err(StateError::Ambiguous(text.to_owned())),
+        }
+    }
+
+    /// The error for an id that names no benchmark here.
+    fn unknown(&self, id: &str, why: &str) -> StateError {
+        StateError::UnknownBenchmark {
+            id: benchops::terminal::escape_bounded(id, 100),
+            dir: benchops::terminal::shown_path(&self.root),
+            why: why.to_owned(),
         }
     }
 
@@ -378,7 +405,7 @@ impl StateDir {
     pub fn load_record(&self, digest: &Sha256Digest) -> Result<BenchmarkRecord, StateError> {
         let path = self.benchmark_dir(digest).join("benchmark.json");
         if !path.exists() {
-            return Err(StateError::UnknownBenchmark(digest.to_string()));
+            return Err(self.unknown(&digest.to_string(), "it was never planned here"));
         }
         let rec: BenchmarkRecord = read_json(&path)?;
         if rec.schema != RECORD_SCHEMA || rec.digest != *digest {

@@ -1069,3 +1069,21 @@ timeout_s = 30
 "#
     .to_owned()
 }
+
+#[test]
+fn an_id_that_names_no_benchmark_says_why_where_and_what_lists_them() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(state.join("benchmarks")).expect("state");
+    for (id, why) in [
+        ("3f1c2a9", "at least 8 hex digits"),
+        ("widgets!", "a commit id is not one"),
+        ("a964e405", "no benchmark digest starts with it"),
+    ] {
+        let o = exec(&state, &["bench", "status", id]);
+        assert_eq!(o.status.code(), Some(2), "{id}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(id) && err.contains(why), "{id}: {err}");
+        assert!(err.contains("bench list") && err.contains(&state.display().to_string()), "{err}");
+    }
+}
