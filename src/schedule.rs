@@ -108,12 +108,52 @@ fn civil(wall: &chrono::DateTime<chrono::Utc>) -> Option<DateTime> {
     .ok()
 }
 
+/// The five fields of a cron expression: name, and the values allowed.
+const FIELDS: [(&str, u32, u32); 5] = [
+    ("minute", 0, 59),
+    ("hour", 0, 23),
+    ("day-of-month", 1, 31),
+    ("month", 1, 12),
+    ("day-of-week", 0, 7),
+];
+
+/// Which field of `cron` is wrong, in words, when that can be told: the
+/// number of fields, or a number outside its field's range. `None` leaves
+/// the parser's own message.
+fn field_problem(cron: &str) -> Option<String> {
+    let fields: Vec<&str> = cron.split_whitespace().collect();
+    if fields.len() != 5 {
+        return Some(format!(
+            "it has {} field(s); give five: minute hour day-of-month month day-of-week (`0 1 * * *` is 01:00 every day)",
+            fields.len()
+        ));
+    }
+    for (text, (name, low, high)) in fields.iter().zip(FIELDS) {
+        // Numbers of lists, ranges and steps (`1-5/2,7`); names (JAN, MON)
+        // and `*` are left to the parser.
+        for n in text
+            .split([',', '-', '/'])
+            .filter_map(|part| part.parse::<u32>().ok())
+        {
+            let is_step = text
+                .split_once('/')
+                .is_some_and(|(_, step)| step.parse::<u32>().ok() == Some(n));
+            if !is_step && !(low..=high).contains(&n) {
+                return Some(format!(
+                    "the {name} field `{text}` holds {n}, outside {low}–{high}"
+                ));
+            }
+        }
+    }
+    None
+}
+
 impl Schedule {
     /// Reads `cron` (five fields) in the IANA zone `tz`.
     pub fn parse(cron: &str, tz: &str) -> Result<Schedule, ScheduleError> {
         let c = croner::Cron::from_str(cron).map_err(|e| ScheduleError::Cron {
             cron: cron.into(),
-            reason: e.to_string(),
+            reason: field_problem(cron).unwrap_or_else(|| e.to_string()),
         })?;
         let zone = TimeZone::get(tz).map_err(|e| ScheduleError::TimeZone {
             tz: tz.into(),
@@ -217,6 +257,31 @@ impl Schedule {
             return Err(too_many());
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod field_tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_cron_names_its_field_and_range() {
+        let reason = |cron: &str| match Schedule::parse(cron, "UTC") {
+            Err(ScheduleError::Cron { reason, .. }) => reason,
+            other => panic!("{cron}: {other:?}"),
+        };
+        assert_eq!(
+            reason("0 25 * * *"),
+            "the hour field `25` holds 25, outside 0–23"
+        );
+        assert_eq!(
+            reason("61 1 * * *"),
+            "the minute field `61` holds 61, outside 0–59"
+        );
+        assert!(reason("0 1 * 1-13 *").contains("month field `1-13` holds 13, outside 1–12"));
+        assert!(reason("0 1 * *").starts_with("it has 4 field(s); give five"));
+        // Steps are not values: a good expression still parses.
+        assert!(Schedule::parse("*/15 1-5 * * 1-5", "UTC").is_ok());
     }
 }
 

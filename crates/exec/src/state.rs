@@ -318,10 +318,7 @@ impl StateDir {
             ));
         }
         if hex.len() < 8 {
-            return Err(self.unknown(
-                text,
-                "a prefix needs at least 8 hex digits",
-            ));
+            return Err(self.unknown(text, "a prefix needs at least 8 hex digits"));
         }
         let dir = self.root.join("benchmarks");
         let mut found = Vec::new();

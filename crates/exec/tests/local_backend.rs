@@ -1084,6 +1084,9 @@ fn an_id_that_names_no_benchmark_says_why_where_and_what_lists_them() {
         assert_eq!(o.status.code(), Some(2), "{id}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(id) && err.contains(why), "{id}: {err}");
-        assert!(err.contains("bench list") && err.contains(&state.display().to_string()), "{err}");
+        assert!(
+            err.contains("bench list") && err.contains(&state.display().to_string()),
+            "{err}"
+        );
     }
 }

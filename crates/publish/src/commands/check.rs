@@ -72,10 +72,19 @@ pub(super) fn check_manifests(paths: &[PathBuf]) -> u8 {
                     note(format_args!("error: {}\n", error_line(&*e.cause)));
                     status = FAILED;
                 } else {
-                    out(format_args!(
-                        "{shown}: invalid: {}\n",
-                        escape_text(&error_line(&*e.cause))
-                    ));
+                    // One line per problem: the manifest's loader lists
+                    // them one per line after a heading.
+                    let text = error_line(&*e.cause);
+                    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+                    let head = lines.next().unwrap_or_default();
+                    let rest: Vec<&str> = lines.map(|l| l.trim_start_matches("- ")).collect();
+                    if rest.is_empty() {
+                        out(format_args!("{shown}: invalid: {}\n", escape_text(head)));
+                    } else {
+                        for problem in rest {
+                            out(format_args!("{shown}: invalid: {}\n", escape_text(problem)));
+                        }
+                    }
                     if status == OK {
                         status = ATTENTION;
                     }

@@ -284,10 +284,34 @@ fn check_manifest_names_every_problem_and_its_file() {
         "{out}"
     );
     assert!(
-        out.contains("cron.toml: lane nightly: cron \"0 25 * * *\""),
+        out.contains("cron.toml: lane nightly: cron \"0 25 * * *\"")
+            && out.contains("the hour field `25` holds 25, outside 0–23"),
         "{out}"
     );
     assert!(out.contains("schema.toml: invalid:"), "{out}");
+    // Several problems of one file: one line each, never a literal `\n`.
+    let two = tmp.path().join("two.toml");
+    std::fs::write(
+        &two,
+        MANIFEST
+            .replace(
+                "completion_window_minutes = 60",
+                "completion_window_minutes = 0",
+            )
+            .replace("baseline = \"last-clean\"", "baseline = \"sometimes\""),
+    )
+    .expect("write");
+    let o = run(&[&two]);
+    let shown = text(&o.stdout);
+    assert!(!shown.contains("\\n"), "{shown}");
+    assert!(
+        shown
+            .lines()
+            .filter(|l| l.starts_with(&two.display().to_string()))
+            .count()
+            >= 2,
+        "{shown}"
+    );
     let missing = run(&[&tmp.path().join("absent.toml")]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(text(&missing.stderr).contains("absent.toml"));
