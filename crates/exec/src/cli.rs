@@ -301,7 +301,14 @@ pub enum BenchCommand {
     /// Children run as detached processes that survive this command; observe
     /// them later with `bench status`.
     #[command(after_help = "Example:\n  benchops-exec bench submit examples/bench.toml --slots 2")]
-    Submit(SubmitArgs),
+    Submit {
+        #[command(flatten)]
+        args: SubmitArgs,
+        /// Not an option of `bench submit`, which returns at once: it is
+        /// here to point to `bench run`, which waits.
+        #[arg(long, hide = true)]
+        wait: bool,
+    },
     /// Submit, then wait for every child with a progress bar.
     #[command(after_help = "Example:\n  benchops-exec bench run examples/bench.toml --slots 2")]
     Run {

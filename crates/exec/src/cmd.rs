@@ -619,7 +619,14 @@ fn bench_command(
             note(format_args!("{}\n", render::planned(&planned)));
             line(planned.digest)?;
         }
-        BenchCommand::Submit(args) => {
+        BenchCommand::Submit { args, wait } => {
+            if wait {
+                note(format_args!(
+                    "error: `bench submit` has no --wait: it returns once the children are started. To start them and wait for the analysis, run `benchops-exec bench run {}` with the same options.\n",
+                    benchops::terminal::shown_path(&args.intent)
+                ));
+                return Ok(exit::ERROR);
+            }
             let s = bench::submit(state, &args.intent, &args.backend(*scheduler))?;
             note(format_args!("{}\n", s.note));
             line(s.digest)?;

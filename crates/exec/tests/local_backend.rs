@@ -1090,3 +1090,22 @@ fn an_id_that_names_no_benchmark_says_why_where_and_what_lists_them() {
         );
     }
 }
+
+#[test]
+fn bench_submit_with_wait_points_to_bench_run_and_starts_nothing() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let state = dir.path().join("state");
+    let intent = dir.path().join("bench.toml");
+    std::fs::write(&intent, QUICK).expect("intent");
+    let o = exec(
+        &state,
+        &["bench", "submit", &intent.display().to_string(), "--wait"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bench run") && !err.contains("-- --wait"),
+        "{err}"
+    );
+    assert!(!state.join("benchmarks").exists(), "nothing was planned");
+}
