@@ -68,6 +68,16 @@ pub enum SealBenchError {
     /// The slot is not an RFC 3339 UTC timestamp.
     #[error("slot {0:?} must be an RFC 3339 UTC timestamp such as 2026-11-30T01:00:00Z")]
     BadSlot(String),
+    /// `--commit` is not a full commit id.
+    #[error(
+        "--commit {0}: give the full 40- or 64-hex commit id in lowercase (a prefix is not enough); `git rev-parse {0}` prints it"
+    )]
+    BadCommit(String),
+    /// `--repository` is not `owner/name`.
+    #[error(
+        "--repository {0}: give the subject repository as owner/name, such as example/widgets (not a URL)"
+    )]
+    BadRepository(String),
     /// The sealed record could not be written.
     #[error(transparent)]
     Write(#[from] SealFileError),
@@ -94,6 +104,31 @@ pub fn seal_benchmark(
     ctx: &SealContext,
     opts: &SchedulerOptions,
 ) -> Result<SealedRecord, SealBenchError> {
+    let hex = |c: &str| {
+        (c.len() == 40 || c.len() == 64)
+            && c.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    if !hex(&ctx.commit) {
+        return Err(SealBenchError::BadCommit(
+            benchops::terminal::escape_bounded(&ctx.commit, 100),
+        ));
+    }
+    // The record's own rule (`subject.repository` in the schema).
+    let plain = |p: &str| {
+        !p.is_empty()
+            && p.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+    };
+    let repo_ok = ctx
+        .repository
+        .split_once('/')
+        .is_some_and(|(o, n)| plain(o) && plain(n));
+    if !repo_ok {
+        return Err(SealBenchError::BadRepository(
+            benchops::terminal::escape_bounded(&ctx.repository, 200),
+        ));
+    }
     let text =
         benchops::fsio::read_input_text(&ctx.manifest, benchops::fsio::DEFAULT_MAX_INPUT_BYTES)
             .map_err(|source| SealBenchError::ReadManifest {

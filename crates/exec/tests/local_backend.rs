@@ -262,6 +262,40 @@ fn submit_exit_status_analyze_from_separate_processes() {
         okonly["publication"]["cleared"],
         serde_json::json!(["mix/mode=ok"])
     );
+    // A commit prefix or a URL is refused in the flag's own words.
+    for (flag, value, says) in [
+        ("--commit", "3f1c2a9", "git rev-parse 3f1c2a9"),
+        (
+            "--repository",
+            "https://github.com/example/widgets",
+            "owner/name",
+        ),
+    ] {
+        let mut args = vec![
+            "bench",
+            "seal",
+            &digest,
+            "--manifest",
+            manifest.to_str().expect("utf-8"),
+            "--lane",
+            "full",
+            "--slot",
+            "2026-11-30T01:00:00Z",
+            "--repository",
+            "example/widgets",
+            "--commit",
+            "3f1c2a9d8e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d",
+            "--out",
+            out.to_str().expect("utf-8"),
+        ];
+        let at = args.iter().position(|a| *a == flag).expect("flag") + 1;
+        args[at] = value;
+        let o = exec(&state, &args);
+        assert_eq!(o.status.code(), Some(2), "{flag}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(flag) && err.contains(says), "{flag}: {err}");
+        assert!(!err.contains("$.subject"), "no JSON path: {err}");
+    }
 
     // Children never saw the publication credential of the submitting shell.
     let result = state_file(&state, &digest, 0, "result.json");
