@@ -345,7 +345,7 @@ pub struct ManifestIssue {
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
     /// Not TOML.
-    #[error("{source_name}: not valid TOML: {reason}")]
+    #[error("{source_name}: not valid TOML:\n{}", indent(reason))]
     Toml {
         /// Label of the source.
         source_name: String,
@@ -362,11 +362,41 @@ pub enum ManifestError {
     },
 }
 
+/// `text` with every line indented, for a parser's diagram under a heading.
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The lanes whose cron expression or time zone cannot be evaluated, one
+/// issue each (`$.lanes[i].cron`, `$.lanes[i].timezone`). A loaded
+/// manifest may hold such a lane, so that publication goes on for the
+/// others; `check-manifest`, `bench seal` and `lane run` refuse it, by this
+/// one check.
+pub fn schedule_issues(m: &Manifest) -> Vec<ManifestIssue> {
+    let mut out = Vec::new();
+    for (i, lane) in m.lanes.iter().enumerate() {
+        if let Err(e) = crate::schedule::Schedule::parse(&lane.cron, &lane.timezone) {
+            let field = match e {
+                crate::schedule::ScheduleError::TimeZone { .. } => "timezone",
+                _ => "cron",
+            };
+            out.push(ManifestIssue {
+                path: JsonPath::root().key("lanes").index(i).key(field),
+                reason: format!("lane `{}`: {e}", lane.name),
+            });
+        }
+    }
+    out
+}
+
 /// Loads a manifest from TOML text.
 pub fn from_toml(text: &str, source_name: &str) -> Result<LoadedManifest, ManifestError> {
     let value: Value = toml::from_str(text).map_err(|e: toml::de::Error| ManifestError::Toml {
         source_name: source_name.to_owned(),
-        reason: e.to_string().trim().replace('\n', " "),
+        reason: e.to_string().trim().to_owned(),
     })?;
     let invalid = |issues| ManifestError::Invalid {
         source_name: source_name.to_owned(),

@@ -136,6 +136,16 @@ pub fn seal_benchmark(
                 source,
             })?;
     let m = manifest::from_toml(&text, &ctx.manifest.display().to_string())?;
+    // The check `check-manifest` makes: a lane whose slots cannot be told
+    // is refused here too.
+    let issues = manifest::schedule_issues(&m.manifest);
+    if !issues.is_empty() {
+        return Err(ManifestError::Invalid {
+            source_name: ctx.manifest.display().to_string(),
+            issues,
+        }
+        .into());
+    }
     let Some(lane) = m.manifest.lanes.iter().find(|l| l.name == ctx.lane) else {
         return Err(SealBenchError::UnknownLane(ctx.lane.to_string()));
     };

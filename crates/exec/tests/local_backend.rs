@@ -262,6 +262,40 @@ fn submit_exit_status_analyze_from_separate_processes() {
         okonly["publication"]["cleared"],
         serde_json::json!(["mix/mode=ok"])
     );
+    // A lane whose time zone cannot be read is refused, as check-manifest
+    // refuses it.
+    let bad_zone = dir.join("bad-zone.toml");
+    std::fs::write(
+        &bad_zone,
+        MANIFEST.replacen("timezone = \"UTC\"", "timezone = \"Mars/Olympus\"", 1),
+    )
+    .expect("write");
+    let o = exec(
+        &state,
+        &[
+            "bench",
+            "seal",
+            &digest,
+            "--manifest",
+            bad_zone.to_str().expect("utf-8"),
+            "--lane",
+            "full",
+            "--slot",
+            "2026-11-30T01:00:00Z",
+            "--repository",
+            "example/widgets",
+            "--commit",
+            "3f1c2a9d8e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d",
+            "--out",
+            out.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(".timezone") && err.contains("Mars/Olympus"),
+        "{err}"
+    );
     // A commit prefix or a URL is refused in the flag's own words.
     for (flag, value, says) in [
         ("--commit", "3f1c2a9", "git rev-parse 3f1c2a9"),

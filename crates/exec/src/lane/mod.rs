@@ -66,6 +66,16 @@ pub(crate) fn load_manifest(path: &Path) -> Result<(LoadedManifest, String), Lan
             source,
         })?;
     let m = manifest::from_toml(&text, &path.display().to_string())?;
+    // A lane run refuses a manifest whose slots cannot be told, as
+    // `check-manifest` does.
+    let issues = manifest::schedule_issues(&m.manifest);
+    if !issues.is_empty() {
+        return Err(manifest::ManifestError::Invalid {
+            source_name: path.display().to_string(),
+            issues,
+        }
+        .into());
+    }
     Ok((m, text))
 }
 

@@ -75,12 +75,20 @@ pub(super) fn check_manifests(paths: &[PathBuf]) -> u8 {
                     // One line per problem: the manifest's loader lists
                     // them one per line after a heading.
                     let text = error_line(&*e.cause);
-                    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+                    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
                     let head = lines.next().unwrap_or_default();
-                    let rest: Vec<&str> = lines.map(|l| l.trim_start_matches("- ")).collect();
-                    if rest.is_empty() {
-                        out(format_args!("{shown}: invalid: {}\n", escape_text(head)));
+                    if head.ends_with("not valid TOML:") {
+                        // The parser's diagram, line by line, as it drew it.
+                        out(format_args!("{shown}: invalid: not valid TOML:\n"));
+                        for l in lines {
+                            out(format_args!("{}\n", escape_text(l)));
+                        }
                     } else {
+                        let rest: Vec<&str> =
+                            lines.map(|l| l.trim().trim_start_matches("- ")).collect();
+                        if rest.is_empty() {
+                            out(format_args!("{shown}: invalid: {}\n", escape_text(head)));
+                        }
                         for problem in rest {
                             out(format_args!("{shown}: invalid: {}\n", escape_text(problem)));
                         }
@@ -93,15 +101,13 @@ pub(super) fn check_manifests(paths: &[PathBuf]) -> u8 {
             }
         };
         let mut problems = 0;
-        for lane in &manifest.lanes {
-            if let Err(e) = benchops::schedule::Schedule::parse(&lane.cron, &lane.timezone) {
-                out(format_args!(
-                    "{shown}: lane {}: {}\n",
-                    escape_text(lane.name.as_str()),
-                    escape_text(&e.to_string())
-                ));
-                problems += 1;
-            }
+        for issue in benchops::manifest::schedule_issues(&manifest) {
+            out(format_args!(
+                "{shown}: {}: {}\n",
+                issue.path,
+                escape_text(&issue.reason)
+            ));
+            problems += 1;
         }
         // The compared metrics against what the suite's intents can report.
         for line in compared_metric_problems(&manifest, path) {

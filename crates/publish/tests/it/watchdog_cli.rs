@@ -280,14 +280,23 @@ fn check_manifest_names_every_problem_and_its_file() {
     assert_eq!(bad.status.code(), Some(1));
     let out = text(&bad.stdout);
     assert!(
-        out.contains("zone.toml: lane weekly: time zone \"Mars/Olympus\""),
+        out.contains("zone.toml: $.lanes[1].timezone: lane `weekly`: time zone \"Mars/Olympus\""),
         "{out}"
     );
     assert!(
-        out.contains("cron.toml: lane nightly: cron \"0 25 * * *\"")
+        out.contains("cron.toml: $.lanes[0].cron: lane `nightly`: cron \"0 25 * * *\"")
             && out.contains("the hour field `25` holds 25, outside 0–23"),
         "{out}"
     );
+    // A TOML syntax error keeps the parser's diagram, a line each.
+    let syntax = tmp.path().join("syntax.toml");
+    std::fs::write(&syntax, "schema = \"schedule-manifest/v1\"\nlanes = [\n").expect("write");
+    let shown = text(&run(&[&syntax]).stdout);
+    assert!(
+        shown.contains("syntax.toml: invalid: not valid TOML:\n"),
+        "{shown}"
+    );
+    assert!(shown.lines().count() >= 3 && shown.contains('^'), "{shown}");
     assert!(out.contains("schema.toml: invalid:"), "{out}");
     // Several problems of one file: one line each, never a literal `\n`.
     let two = tmp.path().join("two.toml");
