@@ -28,7 +28,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Check sealed benchmark-result/v1 and v2 files: canonical bytes, digest (when
+    /// Check sealed benchmark-result/v1, v2 and v3 files: canonical bytes, digest (when
     /// the file name carries one), schema and semantic invariants.
     ///
     /// Directories are searched recursively for *.json. Exit status: 0 all
@@ -44,6 +44,10 @@ pub enum Command {
         /// Print one JSON document instead of a table.
         #[arg(long)]
         json: bool,
+        /// List every problem of a file that is not a benchops record at
+        /// all (by default it gets one line: `not a benchops record`).
+        #[arg(long, short)]
+        verbose: bool,
         /// The largest record file read, in bytes; a larger one is
         /// reported as too-large without being read.
         #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_RECORD_BYTES, value_parser = clap::value_parser!(u64).range(1..))]

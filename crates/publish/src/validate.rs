@@ -67,6 +67,30 @@ pub struct FileVerdict {
     pub named_digest: Option<String>,
     /// Every problem found.
     pub issues: Vec<IssueOut>,
+    /// Why the file is not a benchops record at all, when it is not: JSON
+    /// without a `schema` tag, or with another document's tag.
+    pub foreign: Option<String>,
+}
+
+/// Why JSON `bytes` are not a benchops record at all, when they are not:
+/// no `schema` member, or one that names no benchops contract. `None` for
+/// a file that claims to be one (then every problem matters), and for text
+/// that is not JSON.
+fn foreign(bytes: &[u8]) -> Option<String> {
+    let doc: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let Some(obj) = doc.as_object() else {
+        return Some("not a benchops record (JSON, but not an object)".into());
+    };
+    match obj.get("schema").and_then(serde_json::Value::as_str) {
+        None => Some("not a benchops record (no schema tag)".into()),
+        Some(tag) => match benchops::schema::split_schema_tag(tag) {
+            Some(("benchmark-result", _)) => None,
+            _ => Some(format!(
+                "not a benchops record (its schema tag is {})",
+                benchops::excerpt::quote(tag)
+            )),
+        },
+    }
 }
 
 impl Serialize for FileVerdict {
@@ -222,6 +246,7 @@ pub fn validate_found(found: &Found, opts: &ValidateOptions<'_>) -> FileVerdict 
         digest: None,
         named_digest: None,
         issues: Vec::new(),
+        foreign: None,
     };
     if let Some(reason) = &found.unlisted {
         v.issues.push(IssueOut {
@@ -247,6 +272,9 @@ pub fn validate_found(found: &Found, opts: &ValidateOptions<'_>) -> FileVerdict 
     v.named_digest = named.named_digest.map(|d| d.to_string());
     v.valid = named.sealed.is_some();
     v.issues = named.issues;
+    if !v.valid {
+        v.foreign = foreign(&bytes);
+    }
     if let (Some(policy), Some(sealed)) = (opts.signing, &named.sealed)
         && let Err(issue) = check_signature(policy, sealed, read_signature(path))
     {
@@ -268,9 +296,10 @@ pub fn validate_paths(
 }
 
 /// Renders verdicts as a human table: one row per file (one per problem
-/// for an invalid one), names through [`shown_path`] and problems through
+/// for an invalid one, and one for a file that is not a benchops record
+/// unless `verbose`), names through [`shown_path`] and problems through
 /// [`escape_text`], so that every row is one line.
-pub fn render_table(verdicts: &[FileVerdict]) -> String {
+pub fn render_table(verdicts: &[FileVerdict], verbose: bool) -> String {
     let mut s = String::new();
     let shown: Vec<String> = verdicts.iter().map(|v| shown_path(&v.path)).collect();
     let width = shown
@@ -284,6 +313,9 @@ pub fn render_table(verdicts: &[FileVerdict]) -> String {
         if v.valid {
             let d = v.digest.as_deref().unwrap_or("");
             let _ = writeln!(s, "{path:<width$}  valid    {d}");
+        } else if let (Some(why), false) = (&v.foreign, verbose) {
+            // Unrelated JSON gets one line; --verbose lists every problem.
+            let _ = writeln!(s, "{path:<width$}  INVALID  {}", escape_text(why));
         } else {
             for (i, issue) in v.issues.iter().enumerate() {
                 let (p, verdict) = if i == 0 {

@@ -27,6 +27,7 @@ fn signature_policy(
 pub(super) fn validate(
     paths: &[PathBuf],
     json: bool,
+    verbose: bool,
     max_record_bytes: u64,
     manifest: Option<&Path>,
 ) -> Result<u8, CommandError> {
@@ -53,7 +54,7 @@ pub(super) fn validate(
         let s = serde_json::to_string_pretty(&verdicts).map_err(CommandError::ValidateJson)?;
         out(format_args!("{s}\n"));
     } else {
-        out(validate::render_table(&verdicts));
+        out(validate::render_table(&verdicts, verbose));
     }
     Ok(attention_if(!verdicts.iter().all(|v| v.valid)))
 }

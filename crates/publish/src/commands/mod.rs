@@ -66,9 +66,10 @@ pub fn run(cli: Cli) -> Result<u8, CommandError> {
         Command::Validate {
             paths,
             json,
+            verbose,
             max_record_bytes,
             manifest,
-        } => check::validate(&paths, json, max_record_bytes, manifest.as_deref()),
+        } => check::validate(&paths, json, verbose, max_record_bytes, manifest.as_deref()),
         Command::CheckManifest { manifests } => Ok(check::check_manifests(&manifests)),
         Command::Provision(p) => provision(p),
         Command::Health {

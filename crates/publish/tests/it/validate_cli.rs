@@ -541,3 +541,45 @@ fn a_subdirectory_that_cannot_be_listed_is_one_unreadable_verdict_and_the_walk_g
         bad[0]
     );
 }
+
+#[test]
+fn unrelated_json_gets_one_line_and_its_problems_only_with_verbose() {
+    let (dir, _) = dir_with_valid();
+    std::fs::write(dir.path().join("package.json"), "{\"name\": \"x\"}\n").expect("write");
+    std::fs::write(
+        dir.path().join("other.json"),
+        "{\"schema\": \"something-else/v1\"}\n",
+    )
+    .expect("write");
+    let o = validate(&[dir.path()], false);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        rows(&text, "package.json").len(),
+        1,
+        "one line for a file that is not a record: {text}"
+    );
+    assert!(
+        row(&text, "package.json").contains("not a benchops record (no schema tag)"),
+        "{text}"
+    );
+    assert!(
+        row(&text, "other.json").contains("its schema tag is `something-else/v1`"),
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().count(),
+        5,
+        "header, three files, summary: {text}"
+    );
+    let verbose = run(&[
+        std::ffi::OsStr::new("validate"),
+        std::ffi::OsStr::new("--verbose"),
+        dir.path().join("package.json").as_os_str(),
+    ]);
+    assert!(
+        stdout(&verbose).contains("is a required property"),
+        "{}",
+        stdout(&verbose)
+    );
+}
