@@ -352,6 +352,9 @@ fn compare_command(
             l.benchmark, l.children
         ));
     }
+    crate::interrupt::arm(
+        "the children keep running; run the same `compare` command again to wait for them and read the verdict (it resumes the same benchmark)",
+    );
     progress.start(launched.iter().map(|l| l.children).sum());
     let statuses = ab::wait(state, launched, scheduler, |c| progress.counts(c))?;
     progress.finish();
@@ -412,6 +415,11 @@ fn lane_command(
                 note(format_args!("{n}\n"));
             }
             let id = p.execution.id.clone();
+            crate::interrupt::arm(format!(
+                "the lane execution keeps its state and its children keep running; resume with `benchops-exec lane advance {}` (or the same `lane run` again), and look with `benchops-exec lane status {}`",
+                &id[..12],
+                &id[..12]
+            ));
             note(format_args!(
                 "lane execution {id} ({}, lane {}, slot {}){}\n",
                 p.execution.phase,
@@ -476,6 +484,10 @@ fn lane_command(
                 note(format_args!("{n}\n"));
             }
             let id = p.execution.id.clone();
+            crate::interrupt::arm(format!(
+                "the bisection keeps its state and its children keep running; resume with the same `lane bisect` command, or `benchops-exec lane advance {}`",
+                &id[..12]
+            ));
             note(format_args!(
                 "bisection {id} ({}){}\n",
                 p.execution.phase,
@@ -633,6 +645,7 @@ fn bench_command(
         }
         BenchCommand::Run { submit, format } => {
             let progress = render::Progress::new();
+            crate::interrupt::arm("nothing was started yet");
             let (_, analysis) = watch::run(
                 state,
                 &submit.intent,
@@ -643,6 +656,10 @@ fn bench_command(
                     note(format_args!(
                         "benchmark {} ({} children)\n",
                         s.digest, s.children
+                    ));
+                    let short = &s.digest.hex()[..12];
+                    crate::interrupt::arm(format!(
+                        "the children keep running; follow them with `benchops-exec bench status {short} --watch`, and read the analysis with `benchops-exec bench analyze {short}` once they are done"
                     ));
                     progress.start(s.children);
                 },

@@ -16,6 +16,7 @@ pub mod credentials;
 pub mod exit;
 pub mod failures;
 pub mod handoff;
+pub mod interrupt;
 pub mod lane;
 pub mod procfs;
 pub mod render;

@@ -1177,3 +1177,58 @@ fn bench_submit_with_wait_points_to_bench_run_and_starts_nothing() {
     );
     assert!(!state.join("benchmarks").exists(), "nothing was planned");
 }
+
+#[test]
+fn ctrl_c_in_bench_run_ends_the_wait_not_the_work_and_says_how_to_resume() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let state = dir.path().join("state");
+    let intent = dir.path().join("slow.toml");
+    std::fs::write(
+        &intent,
+        "schema = \"benchmark-intent/v1\"\nname = \"slow\"\ncommand = [\"sleep\", \"0.3\"]\nrepetitions = 4\n",
+    )
+    .expect("intent");
+    let child = Command::new(EXE)
+        .arg("--state")
+        .arg(&state)
+        .args(["bench", "run", &intent.display().to_string()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Interrupt once the benchmark is submitted (the waiting has begun).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let submitted = || {
+        std::fs::read_dir(state.join("benchmarks"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| e.path().join("submissions/0001.json").is_file())
+    };
+    while !submitted() {
+        assert!(Instant::now() < deadline, "never submitted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let o = child.wait_with_output().expect("wait");
+    assert_eq!(o.status.code(), Some(130));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("interrupted: the children keep running") && err.contains("bench status"),
+        "{err}"
+    );
+    // The work went on: every child finishes and succeeds.
+    let digest = std::fs::read_dir(state.join("benchmarks"))
+        .expect("benchmarks")
+        .flatten()
+        .next()
+        .expect("one benchmark")
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    let s = wait_terminal(&state, &digest);
+    assert_eq!(s["counts"]["succeeded"], 4, "{s}");
+}
