@@ -690,6 +690,10 @@ fn bench_command(
                 line(render::status_json(&status)?)?;
             } else {
                 out(render::status(&status))?;
+                let errors = crate::failures::metric_errors(state, &status);
+                if let Some(text) = crate::failures::render_metric_errors(&errors) {
+                    out(text)?;
+                }
             }
         }
         BenchCommand::Refresh { benchmark } => {
@@ -700,8 +704,13 @@ fn bench_command(
         }
         BenchCommand::Analyze { benchmark, format } => {
             let digest = state.resolve(&benchmark)?;
-            let (_, analysis) = bench::analyze(state, &digest, scheduler)?;
+            let (status, analysis) = bench::analyze(state, &digest, scheduler)?;
             out(render::analysis(&analysis, format.into()))?;
+            // On standard error, so that the analysis itself stays as it is.
+            let errors = crate::failures::metric_errors(state, &status);
+            if let Some(text) = crate::failures::render_metric_errors(&errors) {
+                note(text);
+            }
         }
         BenchCommand::Cancel { benchmark } => {
             let digest = state.resolve(&benchmark)?;

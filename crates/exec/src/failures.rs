@@ -148,3 +148,51 @@ mod tests {
         );
     }
 }
+
+/// How many metric lines that did not parse are listed; the rest are
+/// counted.
+pub const METRIC_ERRORS_SHOWN: usize = 5;
+
+/// Metric lines that did not parse, over the succeeded runs of `status`:
+/// (case, child index, stdout line, reason), in plan order. They are kept
+/// in each run's `result.json` (`metric_errors`); a metric the run meant to
+/// report is otherwise simply missing.
+pub fn metric_errors(state: &StateDir, status: &Status) -> Vec<(String, u64, u64, String)> {
+    let mut out = Vec::new();
+    for ch in &status.children {
+        let dir = state.attempt_dir(&status.benchmark, ch.index, ch.attempt, ch.restart);
+        if let Ok(r) = crate::child::read_result(&dir.join("result.json")) {
+            for e in r.metric_errors {
+                out.push((ch.case.clone(), ch.index, e.line, e.reason));
+            }
+        }
+    }
+    out
+}
+
+/// The lines that say which metric lines did not parse, or `None`.
+pub fn render_metric_errors(errors: &[(String, u64, u64, String)]) -> Option<String> {
+    if errors.is_empty() {
+        return None;
+    }
+    let mut s = format!(
+        "{} metric line(s) did not parse, so their metrics are missing from the analysis:\n",
+        errors.len()
+    );
+    for (case, index, line, reason) in errors.iter().take(METRIC_ERRORS_SHOWN) {
+        let _ = writeln!(
+            s,
+            "  {} child {index}, stdout line {line}: {}",
+            benchops::terminal::escape(case),
+            benchops::terminal::escape_bounded(reason, 200)
+        );
+    }
+    if errors.len() > METRIC_ERRORS_SHOWN {
+        let _ = writeln!(
+            s,
+            "  … and {} more (each run's result.json lists its own)",
+            errors.len() - METRIC_ERRORS_SHOWN
+        );
+    }
+    Some(s)
+}

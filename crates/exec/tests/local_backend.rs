@@ -1232,3 +1232,40 @@ fn ctrl_c_in_bench_run_ends_the_wait_not_the_work_and_says_how_to_resume() {
     let s = wait_terminal(&state, &digest);
     assert_eq!(s["counts"]["succeeded"], 4, "{s}");
 }
+
+#[test]
+fn metric_lines_that_do_not_parse_are_shown_by_status_and_analyze() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let state = dir.path().join("state");
+    let intent = dir.path().join("m.toml");
+    std::fs::write(
+        &intent,
+        "schema = \"benchmark-intent/v1\"\nname = \"m\"\ncommand = [\"sh\", \"-c\", \"echo '{\\\"metric\\\": \\\"ok_s\\\", \\\"value\\\": 1, \\\"unit\\\": \\\"s\\\"}'; echo '{\\\"metric\\\": \\\"bad_s\\\", \\\"value\\\": \\\"fast\\\", \\\"unit\\\": \\\"s\\\"}'\"]\nrepetitions = 2\n[metrics]\njson_lines = true\n",
+    )
+    .expect("intent");
+    let o = exec(&state, &["bench", "run", &intent.display().to_string()]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let digest = std::fs::read_dir(state.join("benchmarks"))
+        .expect("benchmarks")
+        .flatten()
+        .next()
+        .expect("one")
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    let s = exec(&state, &["bench", "status", &digest]);
+    let shown = String::from_utf8_lossy(&s.stdout);
+    assert!(
+        shown.contains("2 metric line(s) did not parse") && shown.contains("stdout line 2"),
+        "{shown}"
+    );
+    let a = exec(&state, &["bench", "analyze", &digest]);
+    let err = String::from_utf8_lossy(&a.stderr);
+    assert!(err.contains("did not parse"), "{err}");
+    assert!(String::from_utf8_lossy(&a.stdout).contains("ok_s"));
+}
