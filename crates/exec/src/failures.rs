@@ -115,40 +115,6 @@ pub fn render(cases: &[FailedCase]) -> Option<String> {
     Some(s)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn nothing_failed_prints_nothing() {
-        assert_eq!(render(&[]), None);
-    }
-
-    #[test]
-    fn the_summary_names_each_case_with_its_stderr() {
-        let s = render(&[FailedCase {
-            case: "w/size=large".into(),
-            failed: 9,
-            total: 9,
-            first: "failed: exit 2".into(),
-            stderr: vec!["./work.sh: cannot open ./speed.conf".into()],
-        }])
-        .expect("a summary");
-        assert!(
-            s.starts_with("error: 9 child run(s) of 1 case(s) did not succeed:\n"),
-            "{s}"
-        );
-        assert!(
-            s.contains("  w/size=large: 9 of 9 run(s) did not succeed; first: failed: exit 2\n"),
-            "{s}"
-        );
-        assert!(
-            s.contains("    | ./work.sh: cannot open ./speed.conf\n"),
-            "{s}"
-        );
-    }
-}
-
 /// How many metric lines that did not parse are listed; the rest are
 /// counted.
 pub const METRIC_ERRORS_SHOWN: usize = 5;
@@ -195,4 +161,38 @@ pub fn render_metric_errors(errors: &[(String, u64, u64, String)]) -> Option<Str
         );
     }
     Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_failed_prints_nothing() {
+        assert_eq!(render(&[]), None);
+    }
+
+    #[test]
+    fn the_summary_names_each_case_with_its_stderr() {
+        let s = render(&[FailedCase {
+            case: "w/size=large".into(),
+            failed: 9,
+            total: 9,
+            first: "failed: exit 2".into(),
+            stderr: vec!["./work.sh: cannot open ./speed.conf".into()],
+        }])
+        .expect("a summary");
+        assert!(
+            s.starts_with("error: 9 child run(s) of 1 case(s) did not succeed:\n"),
+            "{s}"
+        );
+        assert!(
+            s.contains("  w/size=large: 9 of 9 run(s) did not succeed; first: failed: exit 2\n"),
+            "{s}"
+        );
+        assert!(
+            s.contains("    | ./work.sh: cannot open ./speed.conf\n"),
+            "{s}"
+        );
+    }
 }
