@@ -63,7 +63,14 @@ pub struct ResultRecord {
     /// verdict per case and metric. Absent (never `null`) in v1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
+    /// v3 only: why this run fills no slot of the lane's cron (an ad-hoc
+    /// run recorded on purpose). Absent (never `null`) for a scheduled run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unscheduled: Option<String>,
 }
+
+/// The longest reason an unscheduled run may give, in characters.
+pub const MAX_UNSCHEDULED_CHARS: usize = 500;
 
 impl ResultRecord {
     /// Whether this record carries a lane comparison: a

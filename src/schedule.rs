@@ -27,6 +27,47 @@ use jiff::tz::TimeZone;
 /// The most slots [`Schedule::slots_between`] returns.
 pub const MAX_SLOTS: usize = 10_000;
 
+/// How far past now a slot may lie and still be run: a run that starts a
+/// little early for its slot.
+pub const SLOT_TOLERANCE: jiff::SignedDuration = jiff::SignedDuration::from_mins(10);
+
+/// Why a slot is not one a lane may record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotProblem {
+    /// The slot given.
+    pub slot: Timestamp,
+    /// It lies in the future beyond [`SLOT_TOLERANCE`].
+    pub future: bool,
+    /// The firing before it, when it is not one.
+    pub before: Option<Timestamp>,
+    /// The firing after it, when it is not one.
+    pub after: Option<Timestamp>,
+    /// The latest firing at or before now: the slot a run now fills.
+    pub latest: Option<Timestamp>,
+}
+
+impl std::fmt::Display for SlotProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.future {
+            write!(f, "{} lies in the future", self.slot)?;
+        } else {
+            write!(f, "{} is not a firing of the lane's cron", self.slot)?;
+        }
+        let near: Vec<String> = [self.before, self.after]
+            .into_iter()
+            .flatten()
+            .map(|t| t.to_string())
+            .collect();
+        if !near.is_empty() && !self.future {
+            write!(f, "; the nearest slots are {}", near.join(" and "))?;
+        }
+        if let Some(l) = self.latest {
+            write!(f, "; the latest slot due now is {l}")?;
+        }
+        Ok(())
+    }
+}
+
 /// Why a schedule could not be read or evaluated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ScheduleError {
@@ -200,6 +241,46 @@ impl Schedule {
             from = found - chrono::Duration::seconds(1);
         }
         Err(never())
+    }
+
+    /// The first firing after `at`, looking at most `horizon` ahead.
+    pub fn next_after(&self, at: Timestamp, horizon: jiff::SignedDuration) -> Option<Timestamp> {
+        let to = at.checked_add(horizon).ok()?;
+        // Step a day at a time, so that a frequent cron stays within
+        // MAX_SLOTS per look.
+        let day = jiff::SignedDuration::from_hours(24);
+        let mut from = at;
+        while from < to {
+            let until = from.checked_add(day).ok()?.min(to);
+            if let Some(t) = self.slots_between(from, until).ok()?.first() {
+                return Some(*t);
+            }
+            from = until;
+        }
+        None
+    }
+
+    /// Whether `slot` is a firing this schedule gives, and not later than
+    /// `now` by more than [`SLOT_TOLERANCE`]: the one check `lane run` and
+    /// `bench seal` make of the slot they are given, so that the watchdog
+    /// credits the record they seal.
+    pub fn check_slot(&self, slot: Timestamp, now: Timestamp) -> Result<(), SlotProblem> {
+        let latest = self.latest_at_or_before(slot).ok();
+        let is_firing = latest == Some(slot);
+        let too_late = slot > now + SLOT_TOLERANCE;
+        if is_firing && !too_late {
+            return Ok(());
+        }
+        let before = latest.filter(|t| *t != slot);
+        let after = self.next_after(slot, jiff::SignedDuration::from_hours(24 * 400));
+        let latest_due = self.latest_at_or_before(now).ok();
+        Err(SlotProblem {
+            slot,
+            future: too_late,
+            before,
+            after: after.filter(|_| !is_firing),
+            latest: latest_due,
+        })
     }
 
     /// Every firing in `(from, to]`, ascending, each instant once.

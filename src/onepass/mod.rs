@@ -474,6 +474,18 @@ impl<'a> Pass<'a> {
         let started_at = self.timestamp()?;
         self.next(b"subject")?;
         let subject = self.subject()?;
+        // v3 only, and only when the run was unscheduled.
+        let unscheduled = if self.lit(b",\"unscheduled\":").is_some() {
+            let why = self.nonempty()?;
+            if schema != crate::record::RESULT_SCHEMA_V3
+                || why.chars().count() > crate::record::MAX_UNSCHEDULED_CHARS
+            {
+                return None;
+            }
+            Some(why)
+        } else {
+            None
+        };
         self.end()?;
         Some(ResultRecord {
             schema,
@@ -492,6 +504,7 @@ impl<'a> Pass<'a> {
             baseline,
             publication,
             comparison,
+            unscheduled,
         })
     }
 

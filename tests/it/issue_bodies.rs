@@ -170,6 +170,7 @@ fn record(
             baseline_proposal: None,
         },
         comparison: None,
+        unscheduled: None,
     }
 }
 

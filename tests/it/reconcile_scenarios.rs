@@ -186,6 +186,7 @@ fn build_record_with(
             baseline_proposal: None,
         },
         comparison: None,
+        unscheduled: None,
     };
     seal(&record).expect("the builder makes valid records")
 }

@@ -112,6 +112,9 @@ fn seeds() -> Vec<(&'static str, Value)> {
         .as_array_mut()
         .expect("steps")
         .truncate(1);
+    // A v3 record of an unscheduled run.
+    let mut v3_unscheduled = v3.clone();
+    v3_unscheduled["unscheduled"] = json!("checking a hotfix by hand");
     let large = read(include_str!("../fixtures/records/large.draft.json"));
     // A v1 record run on Slurm, with no baseline and nothing proposed.
     let mut slurm = v1.clone();
@@ -128,6 +131,7 @@ fn seeds() -> Vec<(&'static str, Value)> {
         ("v3 example", v3),
         ("v3 stored-baseline fallback", v3_fallback),
         ("v3 bisection without a culprit", v3_range),
+        ("v3 unscheduled", v3_unscheduled),
         ("large v1", large),
         ("v1 on slurm", slurm),
         ("v1 with one failed case", failed),
@@ -526,6 +530,7 @@ fn every_single_change_to_the_v3_examples_gets_the_same_verdict() {
             "v3 example" => |p| p.is_empty() || p == "/schema" || p.starts_with("/comparison"),
             _ if name.starts_with("v3") => |p| {
                 p == "/comparison"
+                    || p == "/unscheduled"
                     || p.starts_with("/comparison/confirm")
                     || p.starts_with("/comparison/bisection")
                     || p.starts_with("/comparison/keys/1/decided_by")

@@ -535,10 +535,15 @@ pub struct LaneRunArgs {
     /// The history: a local git repository (bare, or a checkout) or a git URL.
     #[arg(long)]
     pub history: String,
-    /// The slot this run fills (RFC 3339 UTC); by default the latest slot
-    /// the lane's cron gives in its time zone.
+    /// The slot this run fills (RFC 3339 UTC): a firing of the lane's cron
+    /// in its time zone, at or before now; by default the latest one.
     #[arg(long)]
     pub slot: Option<String>,
+    /// Record an ad-hoc run on purpose, with this reason: the slot (now by
+    /// default) need not be a firing of the lane's cron, the record says
+    /// why, and the watchdog lists it without crediting it to a slot.
+    #[arg(long, value_name = "REASON")]
+    pub unscheduled: Option<String>,
     /// The subject repository, owner/name (default: the manifest's).
     #[arg(long)]
     pub repository: Option<String>,

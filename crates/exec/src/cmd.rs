@@ -409,6 +409,7 @@ fn lane_command(
                 exe: None,
                 now: jiff::Timestamp::now(),
                 sign_key: args.sign_key.clone(),
+                unscheduled: args.unscheduled.clone(),
             };
             let p = lane::start(state, &opts, scheduler)?;
             for n in &p.notes {

@@ -68,6 +68,9 @@ pub enum SealBenchError {
     /// The slot is not an RFC 3339 UTC timestamp.
     #[error("slot {0:?} must be an RFC 3339 UTC timestamp such as 2026-11-30T01:00:00Z")]
     BadSlot(String),
+    /// The slot is not a firing of the lane's cron, or lies in the future.
+    #[error("{0}")]
+    NotASlot(String),
     /// `--commit` is not a full commit id.
     #[error(
         "--commit {0}: give the full 40- or 64-hex commit id in lowercase (a prefix is not enough); `git rev-parse {0}` prints it"
@@ -155,6 +158,16 @@ pub fn seal_benchmark(
         .map_err(|_| SealBenchError::BadSlot(ctx.slot.clone()))?;
     if !ctx.slot.ends_with('Z') {
         return Err(SealBenchError::BadSlot(ctx.slot.clone()));
+    }
+    // The slot must be one the lane's cron gives (as `lane run` checks),
+    // or the watchdog never credits the record.
+    if let Ok(schedule) = benchops::schedule::Schedule::parse(&lane.cron, &lane.timezone)
+        && let Err(p) = schedule.check_slot(slot, jiff::Timestamp::now())
+    {
+        return Err(SealBenchError::NotASlot(format!(
+            "--slot {}: {p} (lane `{}`: cron `{}` in {}); give one of its slots, so that the watchdog credits the record (`lane run --unscheduled REASON` records an ad-hoc run on purpose)",
+            ctx.slot, lane.name, lane.cron, lane.timezone
+        )));
     }
     let (status, mut analysis) = bench::analyze(state, digest, opts)?;
     if !status.terminal {
@@ -312,6 +325,7 @@ fn build_record(
             }),
         },
         comparison: None,
+        unscheduled: None,
     }
 }
 

@@ -380,7 +380,7 @@ fn progress_json(p: &lane::Progress) -> String {
 
 /// `lane run` without `--wait`: starts (or resumes) a lane execution.
 #[pyfunction]
-#[pyo3(signature = (state, manifest, lane, history, out, exe, subject, backend, slots, partition, account, throttle, slot, repository, commit, sign_key, scheduler_timeout))]
+#[pyo3(signature = (state, manifest, lane, history, out, exe, subject, backend, slots, partition, account, throttle, slot, repository, commit, sign_key, scheduler_timeout, unscheduled=None))]
 #[allow(clippy::too_many_arguments)]
 fn lane_run(
     py: Python<'_>,
@@ -401,6 +401,7 @@ fn lane_run(
     commit: Option<String>,
     sign_key: Option<PathBuf>,
     scheduler_timeout: Option<f64>,
+    unscheduled: Option<String>,
 ) -> PyResult<String> {
     let sched = scheduler(scheduler_timeout)?;
     let backend = match backend {
@@ -438,6 +439,7 @@ fn lane_run(
         exe: Some(exe),
         now: jiff::Timestamp::now(),
         sign_key,
+        unscheduled,
     };
     let state = StateDir::new(&state);
     let mut p =

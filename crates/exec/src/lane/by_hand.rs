@@ -223,6 +223,7 @@ pub fn start_bisect(
         }),
         anchors: Vec::new(),
         kind: ExecutionKind::Bisect,
+        unscheduled: None,
     };
     save(state, &exec)?;
     drop(guard);

@@ -295,19 +295,12 @@ pub fn start(
     if covered == 0 {
         return Err(LaneError::NothingCovered(opts.lane.clone()));
     }
-    let slot = match &opts.slot {
-        Some(s) => {
-            benchops::time::Utc::parse(s).map_err(|e| {
-                LaneError::Slot(format!(
-                    "--slot {s:?} is not an RFC 3339 UTC instant: {}",
-                    e.reason
-                ))
-            })?;
-            s.clone()
-        }
-        None => slot::latest_slot(lane.name.as_str(), &lane.cron, &lane.timezone, opts.now)
-            .map_err(|e| LaneError::Slot(e.to_string()))?,
-    };
+    let slot = slot::choose(
+        &lane,
+        opts.slot.as_deref(),
+        opts.unscheduled.as_deref(),
+        opts.now,
+    )?;
     let repository = opts
         .repository
         .clone()
@@ -323,6 +316,7 @@ pub fn start(
     let id = execution_id(
         &lane.name,
         &slot,
+        opts.unscheduled.as_deref(),
         &repository,
         &commit,
         &m.digest,
@@ -447,6 +441,7 @@ pub fn start(
         bisect: None,
         anchors: view.anchors.clone(),
         kind: ExecutionKind::LaneRun,
+        unscheduled: opts.unscheduled.clone(),
     };
     save(state, &exec)?;
     drop(_guard);
@@ -478,16 +473,21 @@ pub fn read_sealed(s: &SealedRef) -> Option<benchops::seal::SealedRecord> {
         })
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "every input that makes an execution its own is named, and a struct would only rename them"
+)]
 fn execution_id(
     lane: &LaneName,
     slot: &str,
+    unscheduled: Option<&str>,
     repository: &str,
     commit: &str,
     manifest: &Sha256Digest,
     suite: &[(String, Plan)],
     backend: &LaneBackend,
 ) -> String {
-    let v = serde_json::json!({
+    let mut v = serde_json::json!({
         "schema": "benchops-lane-id/v1",
         "lane": lane.as_str(),
         "slot": slot,
@@ -497,6 +497,10 @@ fn execution_id(
         "suite": suite.iter().map(|(n, p)| serde_json::json!([n, p.intent().digest.to_string()])).collect::<Vec<_>>(),
         "backend": serde_json::to_value(backend).unwrap_or_default(),
     });
+    // A scheduled run's id is as it always was.
+    if let (Some(why), Some(obj)) = (unscheduled, v.as_object_mut()) {
+        obj.insert("unscheduled".into(), serde_json::json!(why));
+    }
     Sha256Digest::of(&benchops::jcs::canonical_bytes(&v)).hex()
 }
 

@@ -474,5 +474,6 @@ pub fn build(
             confirm: exec.confirm.clone(),
             bisection,
         }),
+        unscheduled: exec.unscheduled.clone().filter(|_| exec.confirm.is_some()),
     }
 }

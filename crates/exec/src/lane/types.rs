@@ -209,6 +209,10 @@ pub struct LaneExecution {
     /// What the execution is: a lane run, or a bisection by hand.
     #[serde(default, skip_serializing_if = "ExecutionKind::is_lane_run")]
     pub kind: ExecutionKind,
+    /// Why this run fills no slot of the lane's cron, when it was started
+    /// with `--unscheduled`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unscheduled: Option<String>,
 }
 
 /// What a lane execution is.
@@ -450,8 +454,12 @@ pub struct LaneRunOptions {
     /// The `benchops-exec` binary children and follow-ups run (the current
     /// one when `None`).
     pub exe: Option<PathBuf>,
-    /// Now, for the default slot.
+    /// Now, for the default slot and the slot check.
     pub now: jiff::Timestamp,
+    /// Why this run fills no slot of the lane's cron (`--unscheduled`): the
+    /// slot is then not checked against the cron (and defaults to now), and
+    /// the record says why.
+    pub unscheduled: Option<String>,
     /// The key file that signs the sealed record, if any.
     pub sign_key: Option<PathBuf>,
 }

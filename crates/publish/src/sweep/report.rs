@@ -386,6 +386,13 @@ pub fn watch_line(w: &LaneWatch) -> String {
     if let Some(last) = w.slots.iter().rev().find(|x| x.class == SlotClass::Missed) {
         let _ = write!(line, "; latest missed {}", last.slot);
     }
+    if w.unscheduled_records > 0 {
+        let _ = write!(
+            line,
+            "; {} unscheduled record(s), at instants the cron does not fire at (credited to no slot)",
+            w.unscheduled_records
+        );
+    }
     line
 }
 

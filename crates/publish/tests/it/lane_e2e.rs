@@ -1197,3 +1197,39 @@ fn lane_bisect_by_hand_names_the_culprit_resumes_and_refuses_a_bad_range() {
         "{err}"
     );
 }
+
+#[test]
+fn a_slot_the_cron_never_gives_is_refused_unless_the_run_is_recorded_as_unscheduled() {
+    let d = Demo::new();
+    d.sweep();
+    d.commit(50, 100, "first");
+    // Yesterday at 00:30 UTC: the comprehensive lane fires at 01:00.
+    let yesterday = jiff::Timestamp::now() - jiff::SignedDuration::from_hours(24);
+    let day = yesterday.to_string()[..10].to_owned();
+    let slot = format!("{day}T00:30:00Z");
+    let mut args = d.lane_args("comprehensive", &slot);
+    args.push("--wait".into());
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = d.exec(&a);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("is not a firing of the lane's cron")
+            && err.contains(&format!("{day}T01:00:00Z"))
+            && err.contains("--unscheduled"),
+        "{err}"
+    );
+    assert!(!d.pub_dir().join("lanes").exists(), "nothing was started");
+    // On purpose, with a reason: recorded, and the watchdog lists it.
+    args.extend(["--unscheduled".into(), "checking a hotfix by hand".into()]);
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = ok(&d.exec(&a));
+    let rec = d.record(&out);
+    assert_eq!(rec["unscheduled"], "checking a hotfix by hand");
+    assert_eq!(rec["slot"], slot.as_str());
+    let report = d.sweep();
+    assert!(
+        report.contains("1 unscheduled record(s)"),
+        "the watchdog shows it: {report}"
+    );
+}

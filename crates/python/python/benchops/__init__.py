@@ -715,8 +715,13 @@ def lane_run(
     commit: Optional[str] = None,
     sign_key: Optional[PathArg] = None,
     scheduler_timeout: Optional[float] = None,
+    unscheduled: Optional[str] = None,
 ) -> Lane:
     """Starts (or resumes) a lane execution and returns at once.
+
+    ``slot`` must be a firing of the lane's cron at or before now (the
+    latest one by default); ``unscheduled`` records an ad-hoc run on
+    purpose, with its reason.
 
     Compares each covered case with the lane's baseline read from
     ``history``; :meth:`Lane.advance` or :meth:`Lane.wait` re-runs suspects
@@ -729,7 +734,7 @@ def lane_run(
         os.fspath(subject), backend, int(slots), partition, account, throttle,
         slot, repository, commit,
         None if sign_key is None else os.fspath(sign_key),
-        _scheduler_timeout(scheduler_timeout),
+        _scheduler_timeout(scheduler_timeout), unscheduled,
     )  # fmt: skip
     p = LaneProgress._from(text)
     ln = Lane(p.id, st, scheduler_timeout=scheduler_timeout)
