@@ -731,6 +731,10 @@ impl Ctx {
                 &subject.commit,
                 "--slot",
                 slot,
+                // Each run is its own second, not a firing of the lane's
+                // cron: an ad-hoc run, recorded as such.
+                "--unscheduled",
+                "selfbench: a run of this checkout at the current second",
                 "--slots",
                 "1",
                 "--out",

@@ -119,25 +119,25 @@ def test_seal_errors(tmp_path: Path) -> None:
     b.wait(timeout=120)
     with pytest.raises(benchops.SealError) as e:
         b.seal(manifest=EXAMPLE.parent / "schedule.toml", lane="bad lane!",
-               slot="2026-11-30T01:00:00Z", repository="example/widgets",
+               slot="2026-11-29T23:00:00Z", repository="example/widgets",
                commit="3f1c2a9d8e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d",
                out=tmp_path / "sealed")  # fmt: skip
     assert e.value.key == "lane"
     key = tmp_path / "missing-key"
     with pytest.raises(benchops.SealError) as k:
         b.seal(manifest=EXAMPLE.parent / "schedule.toml", lane="comprehensive",
-               slot="2026-11-30T01:00:00Z", repository="example/widgets",
+               slot="2026-11-29T23:00:00Z", repository="example/widgets",
                commit="3f1c2a9d8e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d",
                out=tmp_path / "sealed", sign_key=key)  # fmt: skip
     assert k.value.file == str(key)
     sealed = b.seal(manifest=EXAMPLE.parent / "schedule.toml", lane="comprehensive",
-                    slot="2026-11-30T01:00:00Z", repository="example/widgets",
+                    slot="2026-11-29T23:00:00Z", repository="example/widgets",
                     commit="3f1c2a9d8e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d",
                     out=tmp_path / "sealed")  # fmt: skip
     assert sealed.created and Path(sealed.path).is_file()
     assert sealed.digest == "sha256:" + Path(sealed.path).stem
     again = b.seal(manifest=EXAMPLE.parent / "schedule.toml", lane="comprehensive",
-                   slot="2026-11-30T01:00:00Z", repository="example/widgets",
+                   slot="2026-11-29T23:00:00Z", repository="example/widgets",
                    commit="3f1c2a9d8e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d",
                    out=tmp_path / "sealed")  # fmt: skip
     assert again.digest == sealed.digest and not again.created
