@@ -1,0 +1,191 @@
+//! The command line of `benchops-exec lane`: its subcommands and their
+//! options (a lane run, a bisection by hand, advancing and looking). The
+//! doc comments are the CLI's help text.
+#![allow(rustdoc::invalid_html_tags)]
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::Backend;
+
+/// `benchops-exec lane ...`.
+#[derive(Debug, Subcommand)]
+pub enum LaneCommand {
+    /// Start a lane run: measure every case the lane covers, then (with
+    /// `lane advance`, a Slurm follow-up job, or --wait) compare with the
+    /// lane's baseline, re-measure suspects beside the baseline commit in
+    /// the same session, bisect a confirmed regression to its culprit
+    /// commit, and seal a benchmark-result/v3 record into OUT.
+    ///
+    /// Reads the baseline and the drift state from the history branch of H
+    /// (a local git repository, or a git URL fetched read-only with the
+    /// environment's own git access; no GitHub API, no token). Refuses to
+    /// start when publication credentials are in the environment. Running
+    /// it again with the same inputs resumes the same execution. Prints the
+    /// execution id.
+    #[command(
+        after_help = "Example:\n  benchops-exec lane run --manifest examples/lane/schedule.toml --lane comprehensive \\\n    --history .benchops/history.git --out .benchops/sealed --wait"
+    )]
+    Run(Box<LaneRunArgs>),
+    /// Bisect by hand: find the commit between GOOD and BAD (first-parent
+    /// range of --subject) that made CASE's METRIC worse, with the lane's
+    /// settings, build step and budget.
+    ///
+    /// Each step measures the midpoint interleaved with both bounds in
+    /// one stage, exported fresh from the subject's repository. The
+    /// bisection is a lane execution of its own: running the command again
+    /// resumes it, `lane advance ID` moves it on, and on Slurm follow-up
+    /// jobs drive it with nobody waiting. It seals no record. Exit 0 when
+    /// one commit is named, 1 when only a range could be proved, 2 on
+    /// error.
+    #[command(after_help = "Example:
+  benchops-exec lane bisect --manifest examples/lane/schedule.toml --lane comprehensive \
+    --subject .benchops/lane-demo/widgets --good HEAD~4 --bad HEAD~1 --case widgets/size=large --wait")]
+    Bisect(Box<LaneBisectArgs>),
+    /// Move a lane execution forward as far as it can go now (idempotent).
+    #[command(after_help = "Example:\n  benchops-exec lane advance 3f1c2a9d")]
+    Advance {
+        /// Lane execution id (or unique hex prefix of at least 8 digits).
+        id: String,
+        /// Run as a Slurm follow-up job: when the stage is not finished
+        /// yet, schedule the next follow-up.
+        #[arg(long)]
+        follow_up: bool,
+    },
+    /// Show where a lane execution is (read-only).
+    #[command(after_help = "Example:\n  benchops-exec lane status 3f1c2a9d --json")]
+    Status {
+        /// Lane execution id (or unique hex prefix).
+        id: String,
+        /// Print the execution and its stage as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the lane executions in the state directory.
+    List,
+}
+
+#[derive(Debug, Args)]
+pub struct LaneRunArgs {
+    /// The schedule manifest (schedule-manifest/v2, with a `suite`).
+    #[arg(long)]
+    pub manifest: PathBuf,
+    /// The lane to run.
+    #[arg(long)]
+    pub lane: String,
+    /// The history: a local git repository (bare, or a checkout) or a git URL.
+    #[arg(long)]
+    pub history: String,
+    /// The slot this run fills (RFC 3339 UTC): a firing of the lane's cron
+    /// in its time zone, at or before now; by default the latest one.
+    #[arg(long)]
+    pub slot: Option<String>,
+    /// Record an ad-hoc run on purpose, with this reason: the slot (now by
+    /// default) need not be a firing of the lane's cron, the record says
+    /// why, and the watchdog lists it without crediting it to a slot.
+    #[arg(long, value_name = "REASON")]
+    pub unscheduled: Option<String>,
+    /// The subject repository, owner/name (default: the manifest's).
+    #[arg(long)]
+    pub repository: Option<String>,
+    /// The subject commit (default: `git rev-parse HEAD` in --subject).
+    #[arg(long)]
+    pub commit: Option<String>,
+    /// The subject checkout the commit is read from.
+    #[arg(long, default_value = ".")]
+    pub subject: PathBuf,
+    /// Directory for the sealed record.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Where to run the children.
+    #[arg(long, value_enum, default_value = "local")]
+    pub backend: Backend,
+    /// Children running at once (local backend).
+    #[arg(long, default_value_t = 1)]
+    pub slots: u32,
+    /// Slurm partition.
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// Slurm account.
+    #[arg(long)]
+    pub account: Option<String>,
+    /// Slurm array throttle.
+    #[arg(long)]
+    pub throttle: Option<u32>,
+    /// Drive the execution to its sealed record, with a progress bar.
+    #[arg(long)]
+    pub wait: bool,
+    /// Sign the sealed record: also write OUT/<hex>.json.sig, an OpenSSH
+    /// signature (SSHSIG, namespace benchops-result) by this Ed25519 key
+    /// (mode 0600). The key is checked before anything runs; the
+    /// execution remembers the file (never the key), so a resumed run or a
+    /// Slurm follow-up signs with it. The environment variable names the
+    /// file and is never passed to children.
+    #[arg(long, value_name = "FILE", env = "BENCHOPS_SIGN_KEY")]
+    pub sign_key: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct LaneBisectArgs {
+    /// The schedule manifest (schedule-manifest/v2 or v3, with a `suite`).
+    #[arg(long)]
+    pub manifest: PathBuf,
+    /// The lane whose settings, build step and budget apply.
+    #[arg(long)]
+    pub lane: String,
+    /// The subject checkout (a git repository holding both commits).
+    #[arg(long, default_value = ".")]
+    pub subject: PathBuf,
+    /// The last commit known good (any revision git resolves).
+    #[arg(long)]
+    pub good: String,
+    /// The first commit known bad.
+    #[arg(long)]
+    pub bad: String,
+    /// The case, as the lane names it (`widgets/size=large`).
+    #[arg(long)]
+    pub case: String,
+    /// The metric (default: the lane's only compared metric, else wall_s).
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Most steps (default: the lane's budget, ⌈log2 N⌉ + 2).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub max_steps: Option<u32>,
+    /// Where to run the children.
+    #[arg(long, value_enum, default_value = "local")]
+    pub backend: Backend,
+    /// Children running at once (local backend).
+    #[arg(long, default_value_t = 1)]
+    pub slots: u32,
+    /// Slurm partition.
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// Slurm account.
+    #[arg(long)]
+    pub account: Option<String>,
+    /// Slurm array throttle.
+    #[arg(long)]
+    pub throttle: Option<u32>,
+    /// Drive the bisection to its answer, with a progress bar.
+    #[arg(long)]
+    pub wait: bool,
+    /// Print the answer (the bisection, as a benchmark-result/v3 record
+    /// holds it) as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl LaneRunArgs {
+    /// The backend of the execution.
+    pub fn lane_backend(&self) -> crate::lane::LaneBackend {
+        match self.backend {
+            Backend::Local => crate::lane::LaneBackend::Local { slots: self.slots },
+            Backend::Slurm => crate::lane::LaneBackend::Slurm {
+                partition: self.partition.clone(),
+                account: self.account.clone(),
+                throttle: self.throttle,
+            },
+        }
+    }
+}
