@@ -168,6 +168,39 @@ fn stderr_head(out: &std::process::Output) -> String {
     )
 }
 
+/// The full commit id `rev` (a commit id, branch, tag or any revision
+/// `git rev-parse --verify REV^{commit}` accepts) names in the repository
+/// at `dir`. `Err` holds why not, as a parenthesised detail (what git said),
+/// for the caller to name its flag. A revision that starts with `-` is
+/// refused: it would read as an option.
+pub fn resolve_rev(dir: &Path, rev: &str) -> Result<String, String> {
+    if rev.is_empty() || rev.starts_with('-') {
+        return Err(" (a revision cannot be empty or start with '-')".into());
+    }
+    let out = output(
+        dir,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &format!("{rev}^{{commit}}"),
+        ],
+    )
+    .map_err(|e| format!(" ({e})"))?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    if !out.status.success() || text.is_empty() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        return Err(if first.is_empty() {
+            String::new()
+        } else {
+            format!(" (git: {})", benchops::terminal::escape_bounded(first, 200))
+        });
+    }
+    Ok(text)
+}
+
 /// Whether `dir` is a git checkout.
 pub fn is_git_checkout(dir: &Path) -> bool {
     output(dir, &["rev-parse", "--git-dir"]).is_ok_and(|o| o.status.success())

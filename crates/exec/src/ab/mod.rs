@@ -215,41 +215,14 @@ fn git(dir: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
         .output()
 }
 
-/// The full commit id `rev` names in the repository at `dir`.
+/// The full commit id `rev` names in the repository at `dir`
+/// ([`subject::resolve_rev`]), or the error that names `--commits`.
 pub fn resolve_rev(dir: &Path, rev: &str) -> Result<String, CompareError> {
-    let unknown = |detail: String| CompareError::UnknownRev {
+    subject::resolve_rev(dir, rev).map_err(|detail| CompareError::UnknownRev {
         rev: benchops::excerpt::quote(rev),
         dir: io_path(dir),
         detail,
-    };
-    if rev.is_empty() || rev.starts_with('-') {
-        return Err(unknown(
-            " (a revision cannot be empty or start with '-')".into(),
-        ));
-    }
-    let out = git(
-        dir,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            "--end-of-options",
-            &format!("{rev}^{{commit}}"),
-        ],
-    )
-    .map_err(|e| unknown(format!(" (git could not be run: {e})")))?;
-    let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    if !out.status.success() || text.is_empty() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        let detail = if first.is_empty() {
-            String::new()
-        } else {
-            format!(" (git: {})", benchops::terminal::escape_bounded(first, 200))
-        };
-        return Err(unknown(detail));
-    }
-    Ok(text)
+    })
 }
 
 /// Refuses a subject that is not a git checkout; returns its path inside

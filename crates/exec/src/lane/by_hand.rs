@@ -53,28 +53,14 @@ pub struct LaneBisectOptions {
 
 /// The full commit id `rev` names in `dir`, for the flag `flag`.
 fn resolve(dir: &std::path::Path, rev: &str, flag: &str) -> Result<String, LaneError> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("{rev}^{{commit}}"),
-        ])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| LaneError::Subject(format!("failed to run git for {flag}: {e}")))?;
-    let commit = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    if !out.status.success() || commit.is_empty() {
-        return Err(LaneError::Subject(format!(
-            "{flag} {}: no such commit in {} (`git -C {} log --first-parent --oneline` lists the candidates)",
+    subject::resolve_rev(dir, rev).map_err(|detail| {
+        LaneError::Subject(format!(
+            "{flag} {}: no such commit in {}{detail} (`git -C {} log --first-parent --oneline` lists the candidates)",
             benchops::excerpt::quote(rev),
             benchops::terminal::shown_path(dir),
             benchops::terminal::shown_path(dir),
-        )));
-    }
-    Ok(commit)
+        ))
+    })
 }
 
 /// Starts (or resumes) a bisection by hand and advances it as far as it
