@@ -34,6 +34,7 @@ pub fn choose_mode(
     lane: &Lane,
     subject_dir: &Path,
     baseline_commit: Option<&str>,
+    anchors: &[&str],
     candidate: &str,
 ) -> ConfirmMode {
     let requested = lane.confirm_mode();
@@ -65,6 +66,14 @@ pub fn choose_mode(
     {
         return fallback(format!(
             "the subject's repository does not hold the baseline commit {base} (fetch it to measure it beside the candidate)"
+        ));
+    }
+    if let Some(missing) = anchors
+        .iter()
+        .find(|a| !subject::has_commit(subject_dir, a))
+    {
+        return fallback(format!(
+            "the subject's repository does not hold {missing}, the commit a drifting key's drift was confirmed against (fetch it to measure it beside the candidate)"
         ));
     }
     ConfirmMode {

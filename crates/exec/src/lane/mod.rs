@@ -404,7 +404,14 @@ pub fn start(
         .baseline
         .as_ref()
         .map(|b| b.record.record().subject.commit.clone());
-    let confirm = confirm::choose_mode(&lane, &subject_dir, baseline_commit.as_deref(), &commit);
+    let anchors: Vec<&str> = view.anchors.iter().map(|a| a.commit.as_str()).collect();
+    let confirm = confirm::choose_mode(
+        &lane,
+        &subject_dir,
+        baseline_commit.as_deref(),
+        &anchors,
+        &commit,
+    );
     if let Some(why) = &confirm.fallback_reason {
         notes.push(format!("confirming against the stored baseline: {why}"));
     }
