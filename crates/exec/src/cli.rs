@@ -325,7 +325,7 @@ pub enum BenchCommand {
     ///
     /// Prints counts of every class and each child that did not succeed,
     /// with its reason. Works from any later process.
-    #[command(after_help = "Example:\n  benchops-exec bench status 3f1c2a9d")]
+    #[command(after_help = "Example:\n  benchops-exec bench status a964e405")]
     Status {
         /// Benchmark digest (or unique hex prefix of at least 8 digits).
         benchmark: String,
@@ -338,7 +338,7 @@ pub enum BenchCommand {
         watch: bool,
     },
     /// Same as `status --json`: every child with its evidence.
-    #[command(after_help = "Example:\n  benchops-exec bench refresh 3f1c2a9d")]
+    #[command(after_help = "Example:\n  benchops-exec bench refresh a964e405")]
     Refresh {
         /// Benchmark digest (or unique hex prefix).
         benchmark: String,
@@ -348,7 +348,7 @@ pub enum BenchCommand {
     /// Counts of every class are always shown; an incomplete benchmark is
     /// labelled as such and nothing is extrapolated. The JSON output is
     /// canonical and byte-identical across runs.
-    #[command(after_help = "Example:\n  benchops-exec bench analyze 3f1c2a9d --format markdown")]
+    #[command(after_help = "Example:\n  benchops-exec bench analyze a964e405 --format markdown")]
     Analyze {
         /// Benchmark digest (or unique hex prefix).
         benchmark: String,
@@ -357,7 +357,7 @@ pub enum BenchCommand {
         format: Format,
     },
     /// Stop the benchmark's running children and record the cancellation.
-    #[command(after_help = "Example:\n  benchops-exec bench cancel 3f1c2a9d")]
+    #[command(after_help = "Example:\n  benchops-exec bench cancel a964e405")]
     Cancel {
         /// Benchmark digest (or unique hex prefix).
         benchmark: String,
@@ -370,7 +370,7 @@ pub enum BenchCommand {
     /// incomplete: pending, running, or waiting for a complete answer from
     /// the scheduler.
     #[command(
-        after_help = "Example:\n  benchops-exec bench seal 3f1c2a9d --manifest examples/schedule.toml \\\n    --lane comprehensive --slot 2026-11-30T01:00:00Z --repository example/widgets \\\n    --commit 3f1c2a9d8e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d --out .benchops/sealed"
+        after_help = "Example:\n  benchops-exec bench seal a964e405 --manifest examples/schedule.toml \\\n    --lane comprehensive --slot 2026-11-29T23:00:00Z --repository example/widgets \\\n    --commit 3f1c2a9d8e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d --out .benchops/sealed"
     )]
     Seal {
         /// Benchmark digest (or unique hex prefix).

@@ -44,7 +44,7 @@ pub enum LaneCommand {
     --subject .benchops/lane-demo/widgets --good HEAD~4 --bad HEAD~1 --case widgets/size=large --wait")]
     Bisect(Box<LaneBisectArgs>),
     /// Move a lane execution forward as far as it can go now (idempotent).
-    #[command(after_help = "Example:\n  benchops-exec lane advance 3f1c2a9d")]
+    #[command(after_help = "Example:\n  benchops-exec lane advance b97e1b5a")]
     Advance {
         /// Lane execution id (or unique hex prefix of at least 8 digits).
         id: String,
@@ -54,7 +54,7 @@ pub enum LaneCommand {
         follow_up: bool,
     },
     /// Show where a lane execution is (read-only).
-    #[command(after_help = "Example:\n  benchops-exec lane status 3f1c2a9d --json")]
+    #[command(after_help = "Example:\n  benchops-exec lane status b97e1b5a --json")]
     Status {
         /// Lane execution id (or unique hex prefix).
         id: String,
