@@ -875,16 +875,90 @@ pub struct Listed {
     pub record: Result<BenchmarkRecord, StateError>,
 }
 
-/// The benchmarks of the state directory, in digest order.
+/// The benchmarks of the state directory, newest first (by when they were
+/// planned; unreadable ones last, in digest order).
 pub fn list(state: &StateDir) -> Vec<Listed> {
-    state
+    let mut out: Vec<Listed> = state
         .list()
         .into_iter()
         .map(|digest| Listed {
             digest,
             record: state.load_record(&digest),
         })
-        .collect()
+        .collect();
+    fn key(l: &Listed) -> Option<(Option<benchops::time::Utc>, &str)> {
+        l.record
+            .as_ref()
+            .ok()
+            .map(|r| benchops::time::order_key(&r.created_at))
+    }
+    out.sort_by(|a, b| key(b).cmp(&key(a)).then(a.digest.cmp(&b.digest)));
+    out
+}
+
+/// One benchmark as `bench list` shows it, from its files alone.
+#[derive(Debug, Clone, Serialize)]
+pub struct ListRow {
+    /// The benchmark.
+    pub digest: String,
+    /// When it was planned; `None` when its record cannot be read.
+    pub created_at: Option<String>,
+    /// Its intent file, as given.
+    pub intent: Option<String>,
+    /// Its children.
+    pub children: Option<u64>,
+    /// Attempts submitted.
+    pub attempts: u64,
+    /// Children with a result file (of any attempt).
+    pub with_result: u64,
+    /// `planned`, `submitted`, `finished` (every child has a result), or
+    /// `unreadable: …`.
+    pub state: String,
+}
+
+/// The row of `l`: its record, attempts and result files, no backend call.
+pub fn list_row(state: &StateDir, l: &Listed) -> ListRow {
+    let attempts = state.submissions(&l.digest).map_or(0, |s| s.len() as u64);
+    let runs = state.benchmark_dir(&l.digest).join("runs");
+    let with_result = fs::read_dir(&runs)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|child| {
+            fs::read_dir(child.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|a| a.path().join("result.json").is_file())
+        })
+        .count() as u64;
+    match &l.record {
+        Ok(r) => ListRow {
+            digest: l.digest.to_string(),
+            created_at: Some(r.created_at.clone()),
+            intent: Some(r.intent_source.clone()),
+            children: Some(r.child_count),
+            attempts,
+            with_result,
+            state: if attempts == 0 {
+                "planned"
+            } else if with_result >= r.child_count {
+                "finished"
+            } else {
+                "submitted"
+            }
+            .to_owned(),
+        },
+        Err(e) => ListRow {
+            digest: l.digest.to_string(),
+            created_at: None,
+            intent: None,
+            children: None,
+            attempts,
+            with_result,
+            state: format!("unreadable: {e}"),
+        },
+    }
 }
 
 /// Renders an error with its sources (the core's one rendering).

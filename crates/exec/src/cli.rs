@@ -362,8 +362,15 @@ pub enum BenchCommand {
         /// Benchmark digest (or unique hex prefix).
         benchmark: String,
     },
-    /// List the benchmarks in the state directory.
-    List,
+    /// List the benchmarks in the state directory, newest first: digest,
+    /// when it was planned, its intent, its children, its attempts and how
+    /// many children have a result (read from the files; no scheduler call).
+    #[command(after_help = "Example:\n  benchops-exec bench list --json")]
+    List {
+        /// Print one JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Seal a finished benchmark as a benchmark-result/v1 record.
     ///
     /// Writes OUT/<sha256-hex>.json create-only. Refuses while any child is

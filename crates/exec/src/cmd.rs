@@ -539,16 +539,47 @@ fn lane_command(
                 out(render::lane_status(&s))?;
             }
         }
-        LaneCommand::List => {
-            for e in lane::list(state) {
+        LaneCommand::List { json } => {
+            let mut list = lane::list(state);
+            // Newest first.
+            list.sort_by(|a, b| {
+                benchops::time::order_key(&b.created_at)
+                    .cmp(&benchops::time::order_key(&a.created_at))
+                    .then(a.id.cmp(&b.id))
+            });
+            if json {
+                let rows: Vec<serde_json::Value> = list
+                    .iter()
+                    .map(|e| {
+                        serde_json::json!({
+                            "id": e.id,
+                            "phase": e.phase,
+                            "kind": e.kind,
+                            "lane": e.lane,
+                            "slot": e.slot,
+                            "commit": e.commit,
+                            "created_at": e.created_at,
+                            "sealed": e.sealed.as_ref().map(|s| s.digest.to_string()),
+                        })
+                    })
+                    .collect();
+                line(serde_json::to_string_pretty(&rows)?)?;
+            } else {
                 line(format_args!(
-                    "{}  {:<10}  {}  slot {}  {}",
-                    &e.id[..16],
-                    e.phase,
-                    e.lane,
-                    e.slot,
-                    &e.commit[..12.min(e.commit.len())]
+                    "{:<16}  {:<10}  {:<16}  {:<20}  {:<12}  CREATED",
+                    "EXECUTION", "PHASE", "LANE", "SLOT", "COMMIT"
                 ))?;
+                for e in &list {
+                    line(format_args!(
+                        "{:<16}  {:<10}  {:<16}  {:<20}  {:<12}  {}",
+                        &e.id[..16],
+                        e.phase.to_string(),
+                        render::escape_line(e.lane.as_str()),
+                        e.slot,
+                        &e.commit[..12.min(e.commit.len())],
+                        e.created_at
+                    ))?;
+                }
             }
         }
     }
@@ -721,9 +752,15 @@ fn bench_command(
             }
             line(format_args!("cancelled {}", c.benchmark))?;
         }
-        BenchCommand::List => {
-            for l in bench::list(state) {
-                line(render::listed(&l))?;
+        BenchCommand::List { json } => {
+            let rows: Vec<bench::ListRow> = bench::list(state)
+                .iter()
+                .map(|l| bench::list_row(state, l))
+                .collect();
+            if json {
+                line(serde_json::to_string_pretty(&rows)?)?;
+            } else {
+                out(render::listed(&rows))?;
             }
         }
         BenchCommand::Seal {

@@ -15,7 +15,7 @@ use benchops::fsio::Created;
 use benchops::plan::Plan;
 use benchops::seal::VerifyError;
 
-use crate::bench::{Listed, Planned, Status};
+use crate::bench::{Planned, Status};
 use crate::seal::SealOutcome;
 
 /// An output format of an analysis.
@@ -142,12 +142,28 @@ pub fn planned(p: &Planned) -> String {
 
 /// One line of `list`: the digest, then the intent file and child count,
 /// or why the record could not be read.
-pub fn listed(l: &Listed) -> String {
-    let name = match &l.record {
-        Ok(r) => format!("{} ({} children)", r.intent_source, r.child_count),
-        Err(e) => format!("unreadable: {e}"),
-    };
-    format!("{}  {name}", l.digest)
+pub fn listed(rows: &[crate::bench::ListRow]) -> String {
+    let mut o = format!(
+        "{:<12}  {:<20}  {:<10}  {:>8}  {:>8}  {:>8}  INTENT\n",
+        "BENCHMARK", "CREATED", "STATE", "CHILDREN", "RESULTS", "ATTEMPTS"
+    );
+    for r in rows {
+        let hex = r.digest.trim_start_matches("sha256:");
+        let created = r.created_at.as_deref().map_or("-".to_owned(), |c| {
+            c.chars().take(19).collect::<String>() + "Z"
+        });
+        o.push_str(&format!(
+            "{:<12}  {:<20}  {:<10}  {:>8}  {:>8}  {:>8}  {}\n",
+            &hex[..12.min(hex.len())],
+            created,
+            escape_line(&r.state),
+            r.children.map_or("-".to_owned(), |c| c.to_string()),
+            r.with_result,
+            r.attempts,
+            escape_line(r.intent.as_deref().unwrap_or("-"))
+        ));
+    }
+    o
 }
 
 /// The line of `seal` and `bench seal`: whether the file is new, its

@@ -1269,3 +1269,55 @@ fn metric_lines_that_do_not_parse_are_shown_by_status_and_analyze() {
     assert!(err.contains("did not parse"), "{err}");
     assert!(String::from_utf8_lossy(&a.stdout).contains("ok_s"));
 }
+
+#[test]
+fn bench_list_shows_the_newest_first_with_its_state_and_json() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let state = dir.path().join("state");
+    let first = dir.path().join("first.toml");
+    let second = dir.path().join("second.toml");
+    std::fs::write(&first, QUICK).expect("intent");
+    std::fs::write(
+        &second,
+        QUICK.replace("name = \"quick\"", "name = \"later\""),
+    )
+    .expect("intent");
+    let o = exec(&state, &["bench", "run", &first.display().to_string()]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::thread::sleep(Duration::from_millis(20));
+    let o = exec(&state, &["bench", "plan", &second.display().to_string()]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = stdout(&exec(&state, &["bench", "list"]));
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("BENCHMARK") && lines.len() == 3,
+        "{text}"
+    );
+    assert!(
+        lines[1].contains("planned") && lines[1].contains("second.toml"),
+        "{text}"
+    );
+    assert!(
+        lines[2].contains("finished") && lines[2].contains("first.toml"),
+        "{text}"
+    );
+    let rows: Value =
+        serde_json::from_str(&stdout(&exec(&state, &["bench", "list", "--json"]))).expect("json");
+    assert_eq!(rows[0]["state"], "planned");
+    assert_eq!(rows[1]["state"], "finished");
+    assert_eq!(rows[1]["attempts"], 1);
+    assert_eq!(rows[1]["with_result"], rows[1]["children"]);
+    let lanes: Value =
+        serde_json::from_str(&stdout(&exec(&state, &["lane", "list", "--json"]))).expect("json");
+    assert_eq!(lanes, serde_json::json!([]));
+}

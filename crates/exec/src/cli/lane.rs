@@ -62,8 +62,14 @@ pub enum LaneCommand {
         #[arg(long)]
         json: bool,
     },
-    /// List the lane executions in the state directory.
-    List,
+    /// List the lane executions in the state directory, newest first: id,
+    /// phase, lane, slot, commit and when it started.
+    #[command(after_help = "Example:\n  benchops-exec lane list --json")]
+    List {
+        /// Print one JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
