@@ -382,6 +382,17 @@ fn load_signer(path: Option<&std::path::Path>) -> Result<Option<crate::signing::
     })
 }
 
+/// Refuses to go on when a publication credential is in this process's
+/// environment ([`crate::lane::refuse_credentials`]).
+fn refuse_credentials_here() -> Result<(), crate::lane::LaneError> {
+    crate::lane::refuse_credentials(std::env::vars_os().map(|(k, v)| {
+        (
+            k.to_string_lossy().into_owned(),
+            v.to_string_lossy().into_owned(),
+        )
+    }))
+}
+
 fn lane_command(
     state: &StateDir,
     scheduler: &crate::backend::SchedulerOptions,
@@ -390,12 +401,7 @@ fn lane_command(
     use crate::lane;
     match cmd {
         LaneCommand::Run(args) => {
-            lane::refuse_credentials(std::env::vars_os().map(|(k, v)| {
-                (
-                    k.to_string_lossy().into_owned(),
-                    v.to_string_lossy().into_owned(),
-                )
-            }))?;
+            refuse_credentials_here()?;
             let opts = lane::LaneRunOptions {
                 manifest: args.manifest.clone(),
                 lane: args.lane.clone(),
@@ -405,7 +411,7 @@ fn lane_command(
                 commit: args.commit.clone(),
                 subject_dir: args.subject.clone(),
                 out: args.out.clone(),
-                backend: args.lane_backend(),
+                backend: args.on.lane_backend(),
                 exe: None,
                 now: jiff::Timestamp::now(),
                 sign_key: args.sign_key.clone(),
@@ -430,10 +436,7 @@ fn lane_command(
             ));
             let p = if args.wait && !p.execution.phase.is_final() {
                 let bar = render::LaneProgress::new();
-                let poll = match args.backend {
-                    cli::Backend::Local => std::time::Duration::from_millis(200),
-                    cli::Backend::Slurm => std::time::Duration::from_secs(2),
-                };
+                let poll = args.on.poll();
                 let done = lane::wait(state, &id, scheduler, None, p.processes, poll, |s| {
                     bar.update(s)
                 })?;
@@ -454,20 +457,7 @@ fn lane_command(
             }
         }
         LaneCommand::Bisect(args) => {
-            lane::refuse_credentials(std::env::vars_os().map(|(k, v)| {
-                (
-                    k.to_string_lossy().into_owned(),
-                    v.to_string_lossy().into_owned(),
-                )
-            }))?;
-            let backend = match args.backend {
-                cli::Backend::Local => lane::LaneBackend::Local { slots: args.slots },
-                cli::Backend::Slurm => lane::LaneBackend::Slurm {
-                    partition: args.partition.clone(),
-                    account: args.account.clone(),
-                    throttle: args.throttle,
-                },
-            };
+            refuse_credentials_here()?;
             let opts = lane::LaneBisectOptions {
                 manifest: args.manifest.clone(),
                 lane: args.lane.clone(),
@@ -477,7 +467,7 @@ fn lane_command(
                 case: args.case.clone(),
                 metric: args.metric.clone(),
                 max_steps: args.max_steps,
-                backend,
+                backend: args.on.lane_backend(),
                 exe: None,
             };
             let p = lane::start_bisect(state, &opts, scheduler)?;
@@ -496,10 +486,7 @@ fn lane_command(
             ));
             let p = if args.wait && !p.execution.phase.is_final() {
                 let bar = render::LaneProgress::new();
-                let poll = match args.backend {
-                    cli::Backend::Local => std::time::Duration::from_millis(200),
-                    cli::Backend::Slurm => std::time::Duration::from_secs(2),
-                };
+                let poll = args.on.poll();
                 let done = lane::wait(state, &id, scheduler, None, p.processes, poll, |s| {
                     bar.update(s)
                 })?;

@@ -206,6 +206,16 @@ pub fn is_git_checkout(dir: &Path) -> bool {
     output(dir, &["rev-parse", "--git-dir"]).is_ok_and(|o| o.status.success())
 }
 
+/// Where `dir` lies inside its checkout: `""` at its top, `sub/dir/`
+/// below; `None` when `dir` is inside a git directory but no work tree.
+pub fn checkout_prefix(dir: &Path) -> Result<Option<String>, SubjectError> {
+    let out = output(dir, &["rev-parse", "--show-prefix"])?;
+    Ok(out
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned()))
+}
+
 /// Whether the repository at `dir` holds `commit`.
 pub fn has_commit(dir: &Path, commit: &str) -> bool {
     output(dir, &["cat-file", "-e", &format!("{commit}^{{commit}}")])

@@ -47,22 +47,7 @@ confirm_runs = 6
 
 /// The level `speed.conf` sets for the size, with 1% noise drawn from a
 /// seed made of the benchmark digest, the child index and the size.
-const SEEDED_WORK: &str = r#"#!/bin/sh
-set -eu
-. ./speed.conf
-case "$1" in
-  small) ms=$SMALL_MS ;;
-  large) ms=$LARGE_MS ;;
-  *) echo "unknown size $1" >&2; exit 2 ;;
-esac
-seed=$(printf '%s %s %s' "$BENCHOPS_BENCHMARK" "$BENCHOPS_CHILD_INDEX" "$1" | cksum | cut -d ' ' -f 1)
-awk -v seed="$seed" -v ms="$ms" 'BEGIN {
-  srand(seed % 2147483647); for (i = 0; i < 7; i++) rand();
-  u1 = 1 - rand(); u2 = rand();
-  z = sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
-  printf "{\"metric\": \"work_s\", \"value\": %.9f, \"unit\": \"s\"}\n", ms / 1000 * (1 + 0.01 * z)
-}'
-"#;
+const SEEDED_WORK: &str = include_str!("../../../tests/fixtures/subjects/seeded-work.sh");
 
 struct Demo {
     _tmp: tempfile::TempDir,

@@ -30,7 +30,6 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use benchops::Sha256Digest;
@@ -204,17 +203,6 @@ fn io_path(p: &Path) -> String {
     benchops::terminal::shown_path(p)
 }
 
-/// Runs `git args` in `dir`.
-fn git(dir: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
-    Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
-        .output()
-}
-
 /// The full commit id `rev` names in the repository at `dir`
 /// ([`subject::resolve_rev`]), or the error that names `--commits`.
 pub fn resolve_rev(dir: &Path, rev: &str) -> Result<String, CompareError> {
@@ -238,14 +226,9 @@ fn check_subject(dir: &Path) -> Result<String, CompareError> {
     if !subject::is_git_checkout(dir) {
         return Err(not_git("it is not a git checkout".into()));
     }
-    let out = git(dir, &["rev-parse", "--show-prefix"])
-        .map_err(|e| not_git(format!("git could not be run: {e}")))?;
-    if !out.status.success() {
-        return Err(not_git(
-            "it is inside a git directory but not a work tree".into(),
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    subject::checkout_prefix(dir)
+        .map_err(|e| not_git(format!("git could not be run: {e}")))?
+        .ok_or_else(|| not_git("it is inside a git directory but not a work tree".into()))
 }
 
 /// The suite's plans (name and plan), the settings, the case filter and

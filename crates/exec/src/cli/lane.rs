@@ -104,21 +104,8 @@ pub struct LaneRunArgs {
     /// Directory for the sealed record.
     #[arg(long)]
     pub out: PathBuf,
-    /// Where to run the children.
-    #[arg(long, value_enum, default_value = "local")]
-    pub backend: Backend,
-    /// Children running at once (local backend).
-    #[arg(long, default_value_t = 1)]
-    pub slots: u32,
-    /// Slurm partition.
-    #[arg(long)]
-    pub partition: Option<String>,
-    /// Slurm account.
-    #[arg(long)]
-    pub account: Option<String>,
-    /// Slurm array throttle.
-    #[arg(long)]
-    pub throttle: Option<u32>,
+    #[command(flatten)]
+    pub on: LaneBackendArgs,
     /// Drive the execution to its sealed record, with a progress bar.
     #[arg(long)]
     pub wait: bool,
@@ -158,6 +145,21 @@ pub struct LaneBisectArgs {
     /// Most steps (default: the lane's budget, ⌈log2 N⌉ + 2).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub max_steps: Option<u32>,
+    #[command(flatten)]
+    pub on: LaneBackendArgs,
+    /// Drive the bisection to its answer, with a progress bar.
+    #[arg(long)]
+    pub wait: bool,
+    /// Print the answer (the bisection, as a benchmark-result/v3 record
+    /// holds it) as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Where a lane execution's children run: the options `lane run` and
+/// `lane bisect` share.
+#[derive(Debug, Args)]
+pub struct LaneBackendArgs {
     /// Where to run the children.
     #[arg(long, value_enum, default_value = "local")]
     pub backend: Backend,
@@ -173,16 +175,9 @@ pub struct LaneBisectArgs {
     /// Slurm array throttle.
     #[arg(long)]
     pub throttle: Option<u32>,
-    /// Drive the bisection to its answer, with a progress bar.
-    #[arg(long)]
-    pub wait: bool,
-    /// Print the answer (the bisection, as a benchmark-result/v3 record
-    /// holds it) as JSON.
-    #[arg(long)]
-    pub json: bool,
 }
 
-impl LaneRunArgs {
+impl LaneBackendArgs {
     /// The backend of the execution.
     pub fn lane_backend(&self) -> crate::lane::LaneBackend {
         match self.backend {
@@ -192,6 +187,15 @@ impl LaneRunArgs {
                 account: self.account.clone(),
                 throttle: self.throttle,
             },
+        }
+    }
+
+    /// How often a waiting command looks: children locally, the
+    /// scheduler on Slurm.
+    pub fn poll(&self) -> std::time::Duration {
+        match self.backend {
+            Backend::Local => std::time::Duration::from_millis(200),
+            Backend::Slurm => std::time::Duration::from_secs(2),
         }
     }
 }

@@ -30,7 +30,7 @@ pub use self::by_hand::{LaneBisectOptions, start_bisect};
 pub use self::look::{LaneStatus, StageLook, status, wait};
 use self::stages::{
     baseline_of, current_stage, ensure_submitted, finished, persist, plan_confirmation,
-    push_sealed_notes, schedule_follow_up, seal_now, settings_of,
+    schedule_follow_up, seal_now, settings_of,
 };
 
 use std::path::{Path, PathBuf};
@@ -565,13 +565,7 @@ fn advance_inner(
                 if done && exec.kind == ExecutionKind::Bisect {
                     exec.phase = Phase::Finished;
                 } else if done {
-                    let outcome = seal_now(state, &exec, scheduler)?;
-                    push_sealed_notes(&mut notes, &outcome);
-                    exec.sealed = Some(SealedRef {
-                        digest: outcome.digest,
-                        path: outcome.path.clone(),
-                    });
-                    exec.phase = Phase::Sealed;
+                    seal_now(state, &mut exec, scheduler, &mut notes)?;
                 }
                 save(state, &exec)?;
             }
@@ -696,13 +690,7 @@ fn advance_inner(
                                 exec.phase = Phase::Bisecting;
                             }
                             None => {
-                                let outcome = seal_now(state, &exec, scheduler)?;
-                                push_sealed_notes(&mut notes, &outcome);
-                                exec.sealed = Some(SealedRef {
-                                    digest: outcome.digest,
-                                    path: outcome.path.clone(),
-                                });
-                                exec.phase = Phase::Sealed;
+                                seal_now(state, &mut exec, scheduler, &mut notes)?;
                             }
                         }
                         save(state, &exec)?;

@@ -11,8 +11,8 @@ use super::seal::StageResult;
 use super::select::{self, StageSpec};
 use super::types::AbSides;
 use super::{
-    LaneError, LaneExecution, Phase, StageBenchmark, bisect, confirm, find_lane, lane_dir,
-    load_manifest, save, seal,
+    LaneError, LaneExecution, Phase, SealedRef, StageBenchmark, bisect, confirm, find_lane,
+    lane_dir, load_manifest, save, seal,
 };
 use crate::backend::{Backend, SchedulerOptions, SlurmOptions};
 use crate::bench;
@@ -280,22 +280,22 @@ pub(super) fn current_stage(exec: &LaneExecution) -> Vec<StageBenchmark> {
     }
 }
 
-/// Seals the execution from its finished stages and its bisection.
+/// Seals the execution from its finished stages and its bisection, notes
+/// where the record (and its signature) went, and moves it to `sealed`
+/// (the caller saves it).
 pub(super) fn seal_now(
     state: &StateDir,
-    exec: &LaneExecution,
+    exec: &mut LaneExecution,
     scheduler: &SchedulerOptions,
-) -> Result<SealOutcome, LaneError> {
+    notes: &mut Vec<String>,
+) -> Result<(), LaneError> {
     let measured = finished(state, &exec.measuring, scheduler)?;
     let confirmed = finished(
         state,
         &exec.confirming.clone().unwrap_or_default(),
         scheduler,
     )?;
-    seal_execution(state, exec, &measured, &confirmed)
-}
-
-pub(super) fn push_sealed_notes(notes: &mut Vec<String>, outcome: &SealOutcome) {
+    let outcome = seal_execution(state, exec, &measured, &confirmed)?;
     notes.push(format!(
         "sealed {} ({})",
         outcome.path.display(),
@@ -304,6 +304,12 @@ pub(super) fn push_sealed_notes(notes: &mut Vec<String>, outcome: &SealOutcome) 
     if let Some(sig) = &outcome.signature {
         notes.push(format!("signed {}", sig.display()));
     }
+    exec.sealed = Some(SealedRef {
+        digest: outcome.digest,
+        path: outcome.path,
+    });
+    exec.phase = Phase::Sealed;
+    Ok(())
 }
 
 pub(crate) fn persist(

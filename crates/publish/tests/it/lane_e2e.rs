@@ -70,26 +70,9 @@ values = ["small", "large"]
 const TIMED_WORK: &str = include_str!("../../../../examples/lane/subject/work.sh");
 
 /// The test workload: the level `speed.conf` sets for the size, with 1%
-/// noise drawn from a seed made of the benchmark digest, the child index
-/// and the size, so every child reports its own value, the same on every
-/// machine. It waits a little, so a run can be stopped while it measures.
-const SEEDED_WORK: &str = r#"#!/bin/sh
-set -eu
-. ./speed.conf
-case "$1" in
-  small) ms=$SMALL_MS ;;
-  large) ms=$LARGE_MS ;;
-  *) echo "unknown size $1" >&2; exit 2 ;;
-esac
-sleep 0.05
-seed=$(printf '%s %s %s' "$BENCHOPS_BENCHMARK" "$BENCHOPS_CHILD_INDEX" "$1" | cksum | cut -d ' ' -f 1)
-awk -v seed="$seed" -v ms="$ms" 'BEGIN {
-  srand(seed % 2147483647); for (i = 0; i < 7; i++) rand();
-  u1 = 1 - rand(); u2 = rand();
-  z = sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
-  printf "{\"metric\": \"work_s\", \"value\": %.9f, \"unit\": \"s\"}\n", ms / 1000 * (1 + 0.01 * z)
-}'
-"#;
+/// noise drawn from a seed, so every child reports its own value, the same
+/// on every machine (`tests/fixtures/subjects/seeded-work.sh`).
+const SEEDED_WORK: &str = include_str!("../../../../tests/fixtures/subjects/seeded-work.sh");
 
 struct Demo {
     _tmp: tempfile::TempDir,
@@ -152,13 +135,7 @@ impl Demo {
     fn commit_all(&self, message: &str) -> String {
         git(&self.subject(), &["add", "-A"]);
         git(&self.subject(), &["commit", "--quiet", "-m", message]);
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(self.subject())
-            .args(["rev-parse", "HEAD"])
-            .output()
-            .expect("git rev-parse");
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        git_head(&self.subject())
     }
 
     fn exec(&self, args: &[&str]) -> Output {
@@ -263,6 +240,17 @@ fn git_head(dir: &Path) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
+/// The comparison entry of `case` in `rec`.
+fn key_of(rec: &Value, case: &str) -> Value {
+    rec["comparison"]["keys"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .find(|k| k["case"] == case && k["metric"] == "work_s")
+        .cloned()
+        .expect("the key of the case")
+}
+
 fn verdict(record: &Value, case: &str) -> String {
     record["comparison"]["keys"]
         .as_array()
@@ -324,13 +312,7 @@ fn a_regression_is_confirmed_published_held_by_the_full_lane_and_closed_by_its_f
         "confirmed_regression",
         "{out}"
     );
-    let key = rec["comparison"]["keys"]
-        .as_array()
-        .expect("keys")
-        .iter()
-        .find(|k| k["case"] == "widgets/size=large")
-        .expect("large key")
-        .clone();
+    let key = key_of(&rec, "widgets/size=large");
     assert_eq!(key["role"], "suspect_regression");
     assert_eq!(key["decided_by"], "same_session", "{key}");
     assert!(key["confirmation"].is_null(), "{key}");
@@ -383,13 +365,7 @@ fn a_regression_is_confirmed_published_held_by_the_full_lane_and_closed_by_its_f
     //    clear; the issue closes.
     let out = d.lane_run("comprehensive", "2026-11-03T01:00:00Z");
     let rec = d.record(&out);
-    let key = rec["comparison"]["keys"]
-        .as_array()
-        .expect("keys")
-        .iter()
-        .find(|k| k["case"] == "widgets/size=large")
-        .expect("large key")
-        .clone();
+    let key = key_of(&rec, "widgets/size=large");
     assert_eq!(key["drifting_in_history"], true);
     assert_eq!(key["role"], "confirm_clear", "{key}");
     assert_eq!(key["verdict"], "within_band", "{key}");
@@ -769,13 +745,7 @@ fn on_slurm_a_lane_measures_confirms_and_seals_with_nobody_waiting() {
     assert_eq!(b["culprit"], culprit.as_str(), "{b:#}");
     assert!(b["steps"].as_array().is_some_and(|s| s.len() >= 3), "{b:#}");
     // Every run of both sides names the node it ran on.
-    let key = rec["comparison"]["keys"]
-        .as_array()
-        .expect("keys")
-        .iter()
-        .find(|k| k["case"] == "widgets/size=large")
-        .expect("large key")
-        .clone();
+    let key = key_of(&rec, "widgets/size=large");
     assert!(
         key["same_session"]["runs"]
             .as_array()
@@ -907,13 +877,7 @@ fn a_subject_that_is_not_a_git_checkout_falls_back_to_the_stored_baseline_and_sa
             .is_some_and(|r| r.contains("not a git checkout")),
         "{confirm}"
     );
-    let key = rec["comparison"]["keys"]
-        .as_array()
-        .expect("keys")
-        .iter()
-        .find(|k| k["case"] == "widgets/size=large")
-        .expect("large key")
-        .clone();
+    let key = key_of(&rec, "widgets/size=large");
     assert_eq!(key["verdict"], "confirmed_regression", "{key}");
     assert_eq!(key["decided_by"], "stored_baseline", "{key}");
     assert!(key["same_session"].is_null(), "{key}");
@@ -1033,17 +997,6 @@ fn a_midpoint_that_does_not_build_is_its_own_outcome_and_never_a_measurement() {
         kept, 5,
         "base, note 1, the broken commit, the culprit and note 2"
     );
-}
-
-/// The comparison entry of `case` in `rec`.
-fn key_of(rec: &Value, case: &str) -> Value {
-    rec["comparison"]["keys"]
-        .as_array()
-        .expect("keys")
-        .iter()
-        .find(|k| k["case"] == case && k["metric"] == "work_s")
-        .cloned()
-        .unwrap_or(Value::Null)
 }
 
 #[test]
