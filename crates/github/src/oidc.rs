@@ -629,13 +629,18 @@ impl OidcVerifier {
         refresh: &mut RefreshState,
     ) -> Result<HashMap<String, Arc<DecodingKey>>, JwksError> {
         let inner = &self.inner;
-        let timeout = inner.settings.http_timeout;
+        // One deadline decides: each GET is bounded by `http_timeout` as a
+        // whole (`get_json`). The client's own timeouts are only a backstop,
+        // set past that deadline, so that a stalled answer always reads as
+        // "no answer within", never as whichever of two equal timers fired
+        // first.
+        let backstop = inner.settings.http_timeout.saturating_mul(2);
         let client = octocrab::Octocrab::builder()
             .base_uri(inner.origin.clone())
             .map_err(JwksError::ClientBase)?
-            .set_connect_timeout(Some(timeout))
-            .set_read_timeout(Some(timeout))
-            .set_write_timeout(Some(timeout))
+            .set_connect_timeout(Some(backstop))
+            .set_read_timeout(Some(backstop))
+            .set_write_timeout(Some(backstop))
             .build()
             .map_err(JwksError::ClientBuild)?;
         let jwks_uri = match &refresh.jwks_uri {
