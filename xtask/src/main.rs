@@ -4,9 +4,12 @@
 //!   cluster (`scripts/slurm-up.sh`, idempotent), clippy with warnings
 //!   denied, the test suite (nextest when installed), the selfbench smoke
 //!   run (`selfbench --quick --debug --fresh` in the target directory,
-//!   with the debug binaries the suite built), the Python package
-//!   (`python`), and docs with warnings denied; each step's wall time is
+//!   with the debug binaries the suite built), the README's pipeline
+//!   (`pipeline`), the documentation's examples (`docs`), the Python
+//!   package (`python`), and rustdoc with warnings denied; each step's wall time is
 //!   printed at the end (or where it stopped).
+//! - `docs [FILE…]`: every example of README.md, docs/, runbooks/ and
+//!   every `--help`, run against the shipped inputs (see `docs.rs`).
 //! - `python`: the Python package's wheel, installed into a fresh virtual
 //!   environment, checked by mypy and its pytest suite (see `python.rs`).
 //! - `bench-python`: fresh Python processes submitting to Slurm with
@@ -39,6 +42,7 @@ mod bench_local;
 mod bench_slurm;
 mod bench_webhooks;
 mod detection;
+mod docs;
 mod pipeline;
 mod python;
 mod selfbench;
@@ -55,6 +59,7 @@ fn main() -> Result<()> {
         Some("ci") => ci(),
         Some("bench") => run("cargo", &["bench", "--workspace"], &[]),
         Some("pipeline") => pipeline::pipeline(),
+        Some("docs") => docs::main(&args[1..]),
         Some("selfbench") => selfbench::main(&args[1..]),
         Some("bench-slurm") => bench_slurm::main(
             args.get(1)
@@ -76,7 +81,7 @@ fn main() -> Result<()> {
         Some("bench-webhooks") => bench_webhooks::main(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci|python|bench|bench-local|bench-slurm|bench-python|bench-webhooks|pipeline|selfbench|detection-bench>"
+                "usage: cargo xtask <ci|docs|python|bench|bench-local|bench-slurm|bench-python|bench-webhooks|pipeline|selfbench|detection-bench>"
             );
             eprintln!("       cargo xtask selfbench --help");
             bail!("unknown or missing task")
@@ -122,6 +127,9 @@ impl Steps {
 }
 
 fn ci() -> Result<()> {
+    if std::env::var_os(docs::IN_DOCS).is_some() {
+        bail!("`cargo xtask ci` does not run inside a documentation example (it runs them)");
+    }
     let mut steps = Steps::new();
     steps.step("fmt", || run("cargo", &["fmt", "--all", "--check"], &[]))?;
     steps.step("slurm", slurm_up)?;
@@ -181,6 +189,10 @@ fn ci() -> Result<()> {
     // The whole selfbench flow at tiny sizes: lane run, baseline,
     // comparison, publication and health, from the suite's binaries.
     steps.step("selfbench", selfbench::ci)?;
+    // The README's first line, as written, then every example of the
+    // docs and of every `--help` (see `docs.rs`).
+    steps.step("pipeline", pipeline::pipeline)?;
+    steps.step("docs", || docs::main(&[]))?;
     steps.step("python", python::check)?;
     steps.step("rustdoc", || {
         run(

@@ -37,7 +37,7 @@ pub mod exit {
     name = "benchops-app",
     version,
     about = "The benchops GitHub App backend: webhooks, phase-scoped token exchange, status page",
-    after_help = "Examples:\n  benchops-app check-config --config examples/app/local/config.toml\n  benchops-app serve --config /etc/benchops-app/config.toml\n\nSee docs/cli/benchops-app.md for the configuration keys and runbooks/app.md for deployment."
+    after_help = "Examples:\n  benchops-app check-config --config examples/app/local/config.toml\n  benchops-app serve --config /etc/benchops-app/config.toml   # needs a deployed host; runs until stopped\n\nSee docs/cli/benchops-app.md for the configuration keys and runbooks/app.md for deployment."
 )]
 struct Cli {
     #[command(subcommand)]

@@ -99,7 +99,7 @@ pub enum Command {
     /// names the cases and their first lines of standard error) or on an
     /// error.
     #[command(
-        after_help = "Example (after `cargo xtask pipeline`, whose demo subject has five commits; HEAD~2 made the large case 30% slower):\n  benchops-exec compare --intent examples/lane/bench.toml \\\n    --subject .benchops/lane-demo/widgets --commits HEAD~4 HEAD~2 --slots 2"
+        after_help = "Example (after `cargo xtask pipeline`, whose demo subject has five commits; HEAD~2 made the large case 30% slower):\n  benchops-exec compare --intent examples/lane/bench.toml \\\n    --subject .benchops/lane-demo/widgets --commits HEAD~4 HEAD~2 --slots 2   # needs the demo subject of `cargo xtask pipeline`"
     )]
     Compare(Box<CompareArgs>),
     /// Seal a draft benchmark-result/v1 record into OUT/<sha256-hex>.json.
@@ -152,7 +152,7 @@ pub enum Command {
     /// every record was delivered, 1 when one was refused or invalid, 3
     /// when one could not be delivered (run again later), 2 on an error.
     #[command(
-        after_help = "Example:\n  benchops-exec lane run --sign-key ~/.config/benchops/nightly.key ... --out out/\n  benchops-exec handoff --to https://benchops-app.example.org out/"
+        after_help = "Example:\n  # after `lane run --sign-key ~/.config/benchops/nightly.key … --out out/`:\n  benchops-exec handoff --to https://benchops-app.example.org out/   # needs a running benchops-app"
     )]
     Handoff {
         /// benchops-app's base URL (`/handoff` is appended).
@@ -193,7 +193,7 @@ pub enum Command {
     /// succeeded, 1 when one failed, 2 on a configuration error, 3 when
     /// every row was skipped. See docs/platform-lane.md.
     #[command(
-        after_help = "Examples:\n  benchops-exec platform --driver fake-provider --scenario branch_triage_n8 \\\n    --spec examples/platform/scenarios.toml --semantics examples/platform/semantics.toml\n  GITHUB_TOKEN=... benchops-exec platform --driver harness-api --scenario pr_single_anatomy \\\n    --repo your-org/disposable-bench-repo --runs 3 \\\n    --spec examples/platform/scenarios.toml --semantics examples/platform/semantics.toml"
+        after_help = "Examples:\n  benchops-exec platform --driver fake-provider --scenario branch_triage_n8 \\\n    --spec examples/platform/scenarios.toml --semantics examples/platform/semantics.toml\n  GITHUB_TOKEN=... benchops-exec platform --driver harness-api --scenario pr_single_anatomy \\\n    --repo your-org/disposable-bench-repo --runs 3 \\\n    --spec examples/platform/scenarios.toml --semantics examples/platform/semantics.toml   # needs GitHub"
     )]
     Platform(PlatformArgs),
     /// Run one child of a benchmark (a Slurm array task; or one child by

@@ -10,7 +10,7 @@
 //! Ed25519 signatures are deterministic, so sealing again is a no-op.
 
 use std::io::Write as _;
-use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 use benchops::fsio::{self, Created};
@@ -161,7 +161,8 @@ pub struct KeyPair {
 }
 
 /// Writes a new OpenSSH Ed25519 key pair: `out` (mode 0600, created with
-/// `O_EXCL`) and `out.pub`. Neither may exist.
+/// `O_EXCL`) and `out.pub`. Neither may exist. A missing parent directory
+/// is created with mode 0700 (as `~/.config/benchops/` usually is missing).
 pub fn keygen(out: &Path, comment: &str) -> Result<KeyPair, SigningError> {
     let public_path = PathBuf::from(format!("{}.pub", out.display()));
     for p in [out, public_path.as_path()] {
@@ -189,6 +190,15 @@ pub fn keygen(out: &Path, comment: &str) -> Result<KeyPair, SigningError> {
         .to_openssh()
         .map_err(|e| write_err(&public_path)(e.to_string()))?;
     public_line.push('\n');
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty())
+        && !parent.is_dir()
+    {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)
+            .map_err(|e| write_err(parent)(e.to_string()))?;
+    }
     {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
@@ -213,6 +223,17 @@ pub fn keygen(out: &Path, comment: &str) -> Result<KeyPair, SigningError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keygen_creates_a_missing_directory_private_to_its_owner() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let out = tmp.path().join(".config/benchops/nightly.key");
+        keygen(&out, "nightly").expect("keygen into a missing directory");
+        let dir = out.parent().expect("parent");
+        let mode = std::fs::metadata(dir).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        assert!(out.is_file() && dir.join("nightly.key.pub").is_file());
+    }
 
     #[test]
     fn keygen_then_sign_and_never_overwrite() {

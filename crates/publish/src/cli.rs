@@ -35,7 +35,7 @@ pub enum Command {
     /// valid, 1 any invalid, 2 usage error (including a path that cannot be
     /// read).
     #[command(
-        after_help = "Examples:\n  benchops-publish validate sealed/\n  benchops-publish validate --json results/nightly/2026/11/*.json\n  benchops-publish validate --manifest schedule.toml sealed/   # signatures too"
+        after_help = "Examples:\n  benchops-publish validate sealed/\n  benchops-publish validate --json results/nightly/2026/11/*.json   # needs a checkout of the benchmark-history branch\n  benchops-publish validate --manifest examples/lane/schedule.toml sealed/   # signatures too"
     )]
     Validate {
         /// Files or directories.
@@ -96,7 +96,7 @@ pub enum Command {
     /// nothing is half-written), 3 (local mode) another sweep of DIR held
     /// the sweep lock for the whole --lock-wait (nothing done; run again).
     #[command(
-        after_help = "Examples:\n  benchops-publish sweep --local .benchops/ --manifest schedule.toml\n  benchops-publish sweep --local --manifest examples/schedule.toml   # DIR defaults to .benchops\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff sealed/ --manifest schedule.toml\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff-refs --manifest schedule.toml\n  benchops-publish sweep --github --repo acme/bench --token-service https://benchops-app.example.org --handoff-refs --manifest schedule.toml\n  git fetch --depth=1 origin benchmark-history && benchops-publish sweep --github --repo acme/bench --token-service https://benchops-app.example.org --handoff-refs --history-objects . --manifest schedule.toml\n\nSee docs/cli/sweep-local.md for the layout, markers, ledger format and retry rules.",
+        after_help = "Examples:\n  benchops-publish sweep --local .benchops/ --manifest examples/lane/schedule.toml\n  benchops-publish sweep --local --manifest examples/schedule.toml   # DIR defaults to .benchops\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff sealed/ --manifest examples/lane/schedule.toml   # needs GitHub\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish sweep --github --repo acme/bench --app-id 12345 --handoff-refs --manifest examples/lane/schedule.toml   # needs GitHub\n  benchops-publish sweep --github --repo acme/bench --token-service https://benchops-app.example.org --handoff-refs --manifest examples/lane/schedule.toml   # needs GitHub\n  git fetch --depth=1 origin benchmark-history && benchops-publish sweep --github --repo acme/bench --token-service https://benchops-app.example.org --handoff-refs --history-objects . --manifest examples/lane/schedule.toml   # needs GitHub\n\nSee docs/cli/sweep-local.md for the layout, markers, ledger format and retry rules.",
         group(clap::ArgGroup::new("mode").required(true).args(["local", "github"]))
     )]
     Sweep(SweepArgs),
@@ -116,7 +116,7 @@ pub enum Command {
     /// failed slot, a bad schedule, or a record could not be read, 2 usage
     /// error or no readable history.
     #[command(
-        after_help = "Examples:\n  benchops-publish watchdog --local .benchops --manifest schedule.toml\n  benchops-publish watchdog --local --manifest schedule.toml --json\n  benchops-publish watchdog --local --manifest schedule.toml --markdown >> \"$GITHUB_STEP_SUMMARY\"\n  benchops-publish watchdog --local --manifest schedule.toml --annotations --lookback-hours 168\n  benchops-publish watchdog --history \"$RUNNER_TEMP/history\" --manifest schedule.toml --markdown\n\nSee docs/cli/watchdog.md for the classes, the JSON report and the annotations."
+        after_help = "Examples:\n  benchops-publish watchdog --local .benchops --manifest examples/lane/schedule.toml   # exits 1 while a slot is missed\n  benchops-publish watchdog --local --manifest examples/lane/schedule.toml --json   # exits 1 while a slot is missed\n  benchops-publish watchdog --local --manifest examples/lane/schedule.toml --markdown >> \"$GITHUB_STEP_SUMMARY\"   # needs a GitHub Actions runner\n  benchops-publish watchdog --local --manifest examples/lane/schedule.toml --annotations --lookback-hours 168   # exits 1 while a slot is missed\n  benchops-publish watchdog --history \"$RUNNER_TEMP/history\" --manifest examples/lane/schedule.toml --markdown   # needs a GitHub Actions runner\n\nSee docs/cli/watchdog.md for the classes, the JSON report and the annotations."
     )]
     Watchdog {
         /// Where to look, and over which slots.
@@ -144,7 +144,7 @@ pub enum Command {
     /// cannot be watched, or the growth trigger is reached, 2 usage error or
     /// no readable history.
     #[command(
-        after_help = "Examples:\n  benchops-publish health --local .benchops --manifest schedule.toml\n  benchops-publish health --local --manifest schedule.toml --json\n  benchops-publish health --history \"$RUNNER_TEMP/history\" --manifest schedule.toml --markdown >> \"$GITHUB_STEP_SUMMARY\"\n\nSee docs/cli/health.md."
+        after_help = "Examples:\n  benchops-publish health --local .benchops --manifest examples/lane/schedule.toml   # exits 1 while a slot is missed\n  benchops-publish health --local --manifest examples/lane/schedule.toml --json   # exits 1 while a slot is missed\n  benchops-publish health --history \"$RUNNER_TEMP/history\" --manifest examples/lane/schedule.toml --markdown >> \"$GITHUB_STEP_SUMMARY\"   # needs a GitHub Actions runner\n\nSee docs/cli/health.md."
     )]
     Health {
         /// Where to look, and over which slots.
@@ -178,7 +178,7 @@ pub enum Command {
     /// Exit status: 0 every manifest valid, 1 a manifest is invalid (each
     /// problem is printed, with the file), 2 usage error.
     #[command(
-        after_help = "Examples:\n  benchops-publish check-manifest schedule.toml\n  benchops-publish check-manifest benchmarks/*.toml\n\nSee docs/cli/benchops-publish.md."
+        after_help = "Examples:\n  benchops-publish check-manifest examples/lane/schedule.toml\n  benchops-publish check-manifest benchmarks/schedule*.toml\n\nSee docs/cli/benchops-publish.md."
     )]
     CheckManifest {
         /// Manifest files (TOML).
@@ -298,7 +298,7 @@ pub enum ProvisionCommand {
     /// Exit status: 0 every check passed, 1 a check failed, 2 usage error
     /// or the repository could not be read at all.
     #[command(
-        after_help = "Examples:\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish provision verify --repo acme/bench --app-id 12345 --manifest schedule.toml\n  GH_TOKEN=$(gh auth token) benchops-publish provision verify --repo acme/bench --app-id 12345 --app-key-file app.pem --token-env GH_TOKEN --manifest schedule.toml --handoff-refs --json\n\nSee docs/cli/provision.md and runbooks/provisioning.md."
+        after_help = "Examples:\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish provision verify --repo acme/bench --app-id 12345 --manifest examples/lane/schedule.toml   # needs GitHub\n  GH_TOKEN=$(gh auth token) benchops-publish provision verify --repo acme/bench --app-id 12345 --app-key-file app.pem --token-env GH_TOKEN --manifest examples/lane/schedule.toml --handoff-refs --json   # needs GitHub\n\nSee docs/cli/provision.md and runbooks/provisioning.md."
     )]
     Verify(ProvisionArgs),
     /// The checklist of `verify`, and the steps `apply` would take with
@@ -307,7 +307,7 @@ pub enum ProvisionCommand {
     ///
     /// Exit status: as `verify`.
     #[command(
-        after_help = "Examples:\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish provision plan --repo acme/bench --app-id 12345 --manifest schedule.toml\n\nSee docs/cli/provision.md."
+        after_help = "Examples:\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish provision plan --repo acme/bench --app-id 12345 --manifest examples/lane/schedule.toml   # needs GitHub\n\nSee docs/cli/provision.md."
     )]
     Plan(ProvisionArgs),
     /// Create what is missing where the credentials allow: labels (the
@@ -320,7 +320,7 @@ pub enum ProvisionCommand {
     /// to do by hand (listed), 2 usage error or the repository could not be
     /// read at all.
     #[command(
-        after_help = "Examples:\n  GH_TOKEN=$(gh auth token) benchops-publish provision apply --repo acme/bench --app-id 12345 --app-key-file app.pem --token-env GH_TOKEN --manifest schedule.toml\n  GH_TOKEN=$(gh auth token) benchops-publish provision apply --repo acme/bench --app-id 12345 --app-key-file app.pem --token-env GH_TOKEN --manifest schedule.toml --handoff-refs --execution-actor DeployKey\n\nSee docs/cli/provision.md."
+        after_help = "Examples:\n  GH_TOKEN=$(gh auth token) benchops-publish provision apply --repo acme/bench --app-id 12345 --app-key-file app.pem --token-env GH_TOKEN --manifest examples/lane/schedule.toml   # needs GitHub\n  GH_TOKEN=$(gh auth token) benchops-publish provision apply --repo acme/bench --app-id 12345 --app-key-file app.pem --token-env GH_TOKEN --manifest examples/lane/schedule.toml --handoff-refs --execution-actor DeployKey   # needs GitHub\n\nSee docs/cli/provision.md."
     )]
     Apply(ProvisionArgs),
 }

@@ -25,7 +25,7 @@ pub enum LaneCommand {
     /// it again with the same inputs resumes the same execution. Prints the
     /// execution id.
     #[command(
-        after_help = "Example:\n  benchops-exec lane run --manifest examples/lane/schedule.toml --lane comprehensive \\\n    --history .benchops/history.git --out .benchops/sealed --wait"
+        after_help = "Example:\n  benchops-exec lane run --manifest examples/lane/schedule.toml --lane comprehensive \\\n    --history .benchops/history.git --subject widgets --out .benchops/sealed --wait"
     )]
     Run(Box<LaneRunArgs>),
     /// Bisect by hand: find the commit between GOOD and BAD (first-parent
@@ -41,10 +41,12 @@ pub enum LaneCommand {
     /// error.
     #[command(after_help = "Example:
   benchops-exec lane bisect --manifest examples/lane/schedule.toml --lane comprehensive \
-    --subject .benchops/lane-demo/widgets --good HEAD~4 --bad HEAD~1 --case widgets/size=large --wait")]
+    --subject .benchops/lane-demo/widgets --good HEAD~4 --bad HEAD~1 --case widgets/size=large --wait   # needs the demo subject of `cargo xtask pipeline`")]
     Bisect(Box<LaneBisectArgs>),
     /// Move a lane execution forward as far as it can go now (idempotent).
-    #[command(after_help = "Example:\n  benchops-exec lane advance b97e1b5a")]
+    #[command(
+        after_help = "Example:\n  benchops-exec lane advance b97e1b5a   # needs a lane execution id from `lane list`"
+    )]
     Advance {
         /// Lane execution id (or unique hex prefix of at least 8 digits).
         id: String,
@@ -54,7 +56,9 @@ pub enum LaneCommand {
         follow_up: bool,
     },
     /// Show where a lane execution is (read-only).
-    #[command(after_help = "Example:\n  benchops-exec lane status b97e1b5a --json")]
+    #[command(
+        after_help = "Example:\n  benchops-exec lane status b97e1b5a --json   # needs a lane execution id from `lane list`"
+    )]
     Status {
         /// Lane execution id (or unique hex prefix).
         id: String,
