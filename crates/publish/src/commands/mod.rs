@@ -38,7 +38,7 @@ use crate::watchdog::WatchError;
 use crate::{health, watchdog};
 
 pub use baseline::BaselineError;
-pub use read::ReadError;
+pub use read::{ReadError, find_record};
 pub use sweep::{ReceiptOutcome, Stopped};
 
 /// Runs `benchops-publish` with `args` (the program name first) and returns
