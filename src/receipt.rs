@@ -82,6 +82,21 @@ pub struct BaselineChange {
     pub from: Option<Sha256Digest>,
     /// The record it points at now.
     pub to: Sha256Digest,
+    /// Who moved the pointer by hand, and why (`benchops-publish baseline
+    /// set|reset`). Absent for a move the sweep made by the lane's policy,
+    /// so those receipts keep their bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<BaselineDecision>,
+}
+
+/// `baseline_changes[].decision`: a person's move of a baseline pointer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineDecision {
+    /// Who moved it (a login or a git identity).
+    pub by: String,
+    /// Why.
+    pub reason: String,
 }
 
 /// `receipt.history`: where the receipt's commit sits.

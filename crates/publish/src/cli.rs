@@ -185,6 +185,217 @@ pub enum Command {
         #[arg(required = true, value_name = "FILE")]
         manifests: Vec<PathBuf>,
     },
+    /// Show one sealed record for people: subject, lane, slot, runs, each
+    /// case's metrics with units, each key's verdict, the confirmation
+    /// mode and the culprit, if any. Text from the record is printed
+    /// inert. Reads only.
+    ///
+    /// RECORD is a record file, or a digest (`sha256:<hex>`, or a prefix of
+    /// at least 4 hex digits that only one record has) looked up in the
+    /// history that sweep --local DIR writes (DIR/history.git; `--local`
+    /// alone and the default mean `.benchops`), or in --history REPO.
+    ///
+    /// Exit status: 0 shown, 2 usage error, an unknown or ambiguous
+    /// digest, an invalid file, or no history.
+    #[command(
+        after_help = "Examples:\n  benchops-publish show .benchops/sealed/.persisted/<hex>.json\n  benchops-publish show 3f1c2a9d --local .benchops\n  benchops-publish show sha256:<hex> --history \"$RUNNER_TEMP/history\" --json\n\nSee docs/cli/benchops-publish.md."
+    )]
+    Show {
+        /// A record file, or a record's digest or digest prefix.
+        #[arg(value_name = "RECORD")]
+        record: String,
+        /// Where history is.
+        #[command(flatten)]
+        place: Place,
+        /// Print the record's canonical JSON (its sealed bytes).
+        #[arg(long)]
+        json: bool,
+    },
+    /// One lane's series from history: per record (oldest first) its slot,
+    /// commit, digest and the median of each case's metric, a value not
+    /// measured left as a gap. Reads the lane's newest --limit records only.
+    ///
+    /// Reads a local repository: DIR/history.git of sweep --local DIR, or
+    /// --history REPO (for GitHub mode, fetch the branch first: `git fetch
+    /// origin benchmark-history:benchmark-history`, then --history .).
+    ///
+    /// Exit status: 0 shown, 2 usage error, an unknown case or metric, or
+    /// no history.
+    #[command(
+        after_help = "Examples:\n  benchops-publish history --lane nightly\n  benchops-publish history --lane nightly --case parse/large --metric wall_s --csv > wall.csv\n  benchops-publish history --lane nightly --case parse/large --metric wall_s --svg wall.svg\n\nSee docs/cli/benchops-publish.md."
+    )]
+    History {
+        /// Where history is.
+        #[command(flatten)]
+        place: Place,
+        /// The lane.
+        #[arg(long, value_name = "LANE")]
+        lane: String,
+        /// Only this case.
+        #[arg(long, value_name = "CASE")]
+        case: Option<String>,
+        /// Only this metric.
+        #[arg(long, value_name = "METRIC")]
+        metric: Option<String>,
+        /// Read the lane's newest N records at most.
+        #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+        limit: u32,
+        /// Print CSV (one row per record and key; an empty value is a gap).
+        #[arg(long, conflicts_with = "json")]
+        csv: bool,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+        /// Also draw the series as an SVG file, with the status page's
+        /// renderer (needs exactly one series: pass --case and --metric).
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
+    },
+    /// A lane's baseline pointer (baselines/<lane>.json): show it, or move
+    /// it by hand with a receipt that says who and why.
+    #[command(subcommand)]
+    Baseline(BaselineCommand),
+}
+
+/// Where a reading command finds history: the repository that sweep
+/// --local DIR writes, or any repository with the branch.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Place {
+    /// The sweep directory; DIR/history.git is read. `--local` alone, and
+    /// no --local or --history at all, mean `.benchops`.
+    #[arg(
+        long,
+        value_name = "DIR",
+        num_args = 0..=1,
+        default_missing_value = ".benchops",
+        conflicts_with = "history"
+    )]
+    pub local: Option<PathBuf>,
+    /// A git repository (bare or not) with a local benchmark-history
+    /// branch, for example a clone, or one after `git fetch origin
+    /// benchmark-history:benchmark-history`.
+    #[arg(long, value_name = "REPO")]
+    pub history: Option<PathBuf>,
+}
+
+impl Place {
+    /// The history repository: --history, or DIR/history.git.
+    pub fn history_repo(&self) -> PathBuf {
+        history_repo(self.local.as_deref(), self.history.as_deref())
+    }
+
+    /// The sweep directory, unless --history names the repository.
+    pub fn sweep_dir(&self) -> Option<PathBuf> {
+        match self.history {
+            Some(_) => None,
+            None => Some(
+                self.local
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from(DEFAULT_SWEEP_DIR)),
+            ),
+        }
+    }
+
+    /// How the command line named the history: `--history REPO` or
+    /// `--local DIR`.
+    pub fn flag(&self) -> &'static str {
+        if self.history.is_some() {
+            "--history"
+        } else {
+            "--local"
+        }
+    }
+}
+
+/// The sweep directory when `--local` gives none.
+pub const DEFAULT_SWEEP_DIR: &str = ".benchops";
+
+/// The history repository of `--history REPO`, or of the sweep directory
+/// `--local DIR` (DIR/history.git, as `sweep --local` names it).
+pub fn history_repo(local: Option<&std::path::Path>, history: Option<&std::path::Path>) -> PathBuf {
+    match history {
+        Some(h) => h.to_path_buf(),
+        None => local
+            .unwrap_or(std::path::Path::new(DEFAULT_SWEEP_DIR))
+            .join(crate::local::HISTORY_DIR),
+    }
+}
+
+/// The `baseline` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum BaselineCommand {
+    /// The lane's pointer: the record it names, its slot, the policy it was
+    /// written under and the record it replaced. Reads only.
+    #[command(
+        after_help = "Examples:\n  benchops-publish baseline show --lane nightly\n  benchops-publish baseline show --lane nightly --json\n\nSee runbooks/baseline.md."
+    )]
+    Show {
+        /// Where history is.
+        #[command(flatten)]
+        place: Place,
+        /// The lane.
+        #[arg(long, value_name = "LANE")]
+        lane: String,
+        /// Print the pointer's JSON (null: none).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Point the lane's baseline at one of its records in history, in one
+    /// commit with a receipt naming who and why. The branch moves by
+    /// compare-and-swap, never forced. Local repositories only (in GitHub
+    /// mode, see runbooks/baseline.md). With --local, under the sweep lock.
+    ///
+    /// Exit status: 0 moved (or already there), 2 usage error or refused
+    /// (the message says why), 3 another sweep held the lock.
+    #[command(
+        after_help = "Examples:\n  benchops-publish baseline set --lane nightly --record 3f1c2a9d --reason 'drift #12 accepted' --manifest schedule.toml\n\nSee runbooks/baseline.md."
+    )]
+    Set {
+        /// What to move and why.
+        #[command(flatten)]
+        args: BaselineArgs,
+        /// The record: its digest (`sha256:<hex>`) or a prefix of at least
+        /// 4 hex digits; it must be one of the lane's records in history.
+        #[arg(long, value_name = "DIGEST")]
+        record: String,
+    },
+    /// Point the lane's baseline at its newest record whose child runs all
+    /// succeeded with no case in error, as `set` does (commit, receipt, no
+    /// force): after a drift is accepted, the lane compares with its
+    /// current level from then on.
+    ///
+    /// Exit status: as `set`.
+    #[command(
+        after_help = "Examples:\n  benchops-publish baseline reset --lane nightly --reason 'new parser accepted (#12)' --manifest schedule.toml\n\nSee runbooks/baseline.md."
+    )]
+    Reset {
+        /// What to move and why.
+        #[command(flatten)]
+        args: BaselineArgs,
+    },
+}
+
+/// What `baseline set` and `reset` work on, and who asks why.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BaselineArgs {
+    /// Where history is.
+    #[command(flatten)]
+    pub place: Place,
+    /// The lane.
+    #[arg(long, value_name = "LANE")]
+    pub lane: String,
+    /// Why the pointer moves (kept in the receipt), e.g. the drift issue
+    /// that was accepted.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// Who moves it (kept in the receipt). Default: $GITHUB_ACTOR, else
+    /// git's user.name and user.email.
+    #[arg(long, value_name = "WHO")]
+    pub actor: Option<String>,
+    /// The schedule manifest: the lane must be declared there, and its
+    /// policy is written into the pointer.
+    #[arg(long, value_name = "FILE")]
+    pub manifest: PathBuf,
 }
 
 /// What `sweep` works on and with.
@@ -426,9 +637,7 @@ pub struct Look {
 impl Look {
     /// The history repository: --history, or DIR/history.git.
     pub fn history_repo(&self) -> PathBuf {
-        self.history
-            .clone()
-            .unwrap_or_else(|| self.sweep_dir().join("history.git"))
+        history_repo(self.local.as_deref(), self.history.as_deref())
     }
 
     /// The sweep directory of --local (`.benchops` when absent).

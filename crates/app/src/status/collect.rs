@@ -539,18 +539,9 @@ fn run_rows(runs: &[WorkflowRunFact]) -> Listed<RunRow> {
 // ---------------------------------------------------------------------------
 // Trends
 
-/// The record's median of `metric` of `case`, when measured.
-fn median(r: &ResultRecord, case: &str, metric: &str) -> Option<f64> {
-    r.cases
-        .iter()
-        .find(|c| c.id.as_str() == case)?
-        .metrics
-        .iter()
-        .find(|m| m.name == metric)?
-        .summary
-        .as_ref()
-        .map(|s| s.median.get())
-}
+/// The record's median of `metric` of `case`, when measured (the one
+/// value every trend plots).
+use benchops::chart::median;
 
 /// The baseline median a record compared `case`/`metric` against, when it
 /// says (v2: the key's comparison; v1: the case's drift evidence).

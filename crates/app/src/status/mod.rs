@@ -29,9 +29,10 @@
 //! out. Without a history store the status says history is not configured
 //! (`history` is `null`), rather than showing an empty history.
 //!
-//! The code is in three parts: `collect` (history → [`Status`]), `html`
-//! (the document, and the one [`escape`] every text goes through) and `svg`
-//! (the inline trend charts).
+//! The code is in two parts: `collect` (history → [`Status`]) and `html`
+//! (the document; every text goes through the one [`escape`]). The inline
+//! trend charts are the core's renderer ([`benchops::chart`]), which
+//! `benchops-publish history --svg` draws with too.
 
 use std::fmt;
 
@@ -42,7 +43,6 @@ use serde::{Deserialize, Serialize};
 
 mod collect;
 mod html;
-mod svg;
 
 pub use html::escape;
 
@@ -343,14 +343,8 @@ pub struct RunRow {
     pub state: String,
 }
 
-/// One point of a trend.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TrendPoint {
-    /// The record's slot.
-    pub slot: String,
-    /// Its median of the metric (`null`: not measured, a gap).
-    pub value: Option<f64>,
-}
+/// One point of a trend (the chart renderer's point).
+pub use benchops::chart::TrendPoint;
 
 /// The last values of one metric of one case in one lane.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -371,6 +365,20 @@ pub struct Trend {
     pub baseline: Option<f64>,
     /// The lane's last records, oldest first.
     pub points: Vec<TrendPoint>,
+}
+
+impl Trend {
+    /// What its chart draws.
+    pub fn chart(&self) -> benchops::chart::Chart<'_> {
+        benchops::chart::Chart {
+            lane: &self.lane,
+            case: &self.case,
+            metric: &self.metric,
+            unit: &self.unit,
+            baseline: self.baseline,
+            points: &self.points,
+        }
+    }
 }
 
 /// Why the status could not be collected.

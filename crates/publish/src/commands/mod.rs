@@ -13,7 +13,10 @@
 //! standard output ends the output quietly, as with Unix tools, and the
 //! exit code stays the command's own.
 
+mod baseline;
 mod check;
+mod read;
+mod series;
 mod sweep;
 
 use std::fmt::Display;
@@ -34,6 +37,8 @@ use crate::validate::InputError;
 use crate::watchdog::WatchError;
 use crate::{health, watchdog};
 
+pub use baseline::BaselineError;
+pub use read::{ReadError, find_record};
 pub use sweep::{ReceiptOutcome, Stopped};
 
 /// Runs `benchops-publish` with `args` (the program name first) and returns
@@ -93,6 +98,31 @@ pub fn run(cli: Cli) -> Result<u8, CommandError> {
             annotations,
         } => watchdog(&look, json, markdown, annotations),
         Command::Sweep(args) => sweep::sweep(args),
+        Command::Show {
+            record,
+            place,
+            json,
+        } => read::show(&record, &place, json),
+        Command::History {
+            place,
+            lane,
+            case,
+            metric,
+            limit,
+            csv,
+            json,
+            svg,
+        } => series::history(
+            &place,
+            &lane,
+            case.as_deref(),
+            metric.as_deref(),
+            limit,
+            csv,
+            json,
+            svg.as_deref(),
+        ),
+        Command::Baseline(command) => baseline::baseline(command),
     }
 }
 
@@ -152,6 +182,12 @@ pub enum CommandError {
     /// its receipt.
     #[error("{}", error_line(&.0.error))]
     SweepStopped(Box<Stopped>),
+    /// `show`, `history` or `baseline` could not read what was asked.
+    #[error("{0}")]
+    Read(#[from] ReadError),
+    /// `baseline set` or `reset` refused or stopped.
+    #[error("{0}")]
+    Baseline(#[from] BaselineError),
     /// `sweep --local`: another sweep of the directory held the sweep lock
     /// for the whole wait; nothing was read or written.
     #[error("{}", error_line(.0))]
@@ -164,6 +200,7 @@ impl CommandError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CommandError::SweepBusy(_) => BUSY,
+            CommandError::Baseline(BaselineError::Local(e)) if e.is_retryable() => BUSY,
             _ => FAILED,
         }
     }

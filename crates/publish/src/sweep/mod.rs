@@ -31,6 +31,7 @@
 //! A sweep that fails after setup returns a [`SweepError`] whose receipt
 //! says the phase and step where it stopped and whether a rerun helps.
 
+pub mod baseline;
 pub mod consume;
 pub mod error;
 pub mod handoff;

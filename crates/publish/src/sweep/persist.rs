@@ -236,6 +236,7 @@ pub fn plan_commit(
             lane: lane.clone(),
             from: *from,
             to: pointer.record,
+            decision: None,
         });
     }
 

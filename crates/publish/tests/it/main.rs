@@ -20,6 +20,7 @@ mod local_crash;
 mod missed_runs;
 mod provision_checks;
 mod provision_cli;
+mod read_cli;
 mod signed_sweep;
 mod sweep_github;
 mod sweep_local;

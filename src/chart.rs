@@ -1,5 +1,10 @@
-//! Inline SVG trend charts: one [`Trend`] as an `<svg>` that scales with
-//! its `viewBox` (no script, no external font or style). Values are drawn
+//! The one trend chart renderer: a series of one metric of one case in one
+//! lane ([`Chart`]) as an inline `<svg>` that scales with its `viewBox` (no
+//! script, no external font or style). Its colours and font are
+//! presentation attributes, so a chart saved as a file reads on its own; a
+//! page's style sheet overrides them (the status page's dark scheme). The App's `/status` page and
+//! `benchops-publish history --svg` both draw with it, so the same series
+//! gives the same bytes. Values are drawn
 //! as polylines broken at gaps (a missing value is a gap, never a zero),
 //! each value also as a dot (`class="pt"`); the baseline, when known, is a
 //! dashed line; the y axis is labelled with the chart's range and the x axis
@@ -7,8 +12,50 @@
 
 use std::fmt::Write as _;
 
-use super::Trend;
-use super::html::escape;
+use serde::{Deserialize, Serialize};
+
+use crate::markup::escape;
+
+/// One point of a series: a record's slot and its value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrendPoint {
+    /// The record's slot.
+    pub slot: String,
+    /// Its median of the metric (`null`: not measured, a gap).
+    pub value: Option<f64>,
+}
+
+/// The value a trend plots for one record: its summary median of `metric`
+/// of `case`, or `None` when it did not measure it (a gap, never a zero).
+pub fn median(record: &crate::record::ResultRecord, case: &str, metric: &str) -> Option<f64> {
+    record
+        .cases
+        .iter()
+        .find(|c| c.id.as_str() == case)?
+        .metrics
+        .iter()
+        .find(|m| m.name == metric)?
+        .summary
+        .as_ref()
+        .map(|s| s.median.get())
+}
+
+/// What one chart draws.
+#[derive(Debug, Clone, Copy)]
+pub struct Chart<'a> {
+    /// The lane.
+    pub lane: &'a str,
+    /// The case.
+    pub case: &'a str,
+    /// The metric.
+    pub metric: &'a str,
+    /// Its unit (may be empty).
+    pub unit: &'a str,
+    /// The baseline's value, when known (a dashed line).
+    pub baseline: Option<f64>,
+    /// The points, oldest first.
+    pub points: &'a [TrendPoint],
+}
 
 /// The drawing's width in user units.
 const WIDTH: f64 = 480.0;
@@ -30,7 +77,7 @@ const INSET: f64 = 18.0;
 /// The value range a chart maps onto its height: never empty, and always
 /// holding every value and the baseline.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Scale {
+pub struct Scale {
     /// The value at the bottom edge.
     pub lo: f64,
     /// The value at the top edge.
@@ -41,7 +88,7 @@ impl Scale {
     /// The range of `values` and `baseline`; `None` when there is no value
     /// at all. A single value (or all equal) gets a range around it, so it
     /// is drawn at mid-height.
-    pub(super) fn of(values: &[Option<f64>], baseline: Option<f64>) -> Option<Scale> {
+    pub fn of(values: &[Option<f64>], baseline: Option<f64>) -> Option<Scale> {
         let mut it = values
             .iter()
             .flatten()
@@ -62,7 +109,7 @@ impl Scale {
 
     /// The y coordinate of `v`: `lo` and `hi` sit [`INSET`] inside the
     /// plot's bottom and top edges.
-    pub(super) fn y(&self, v: f64) -> f64 {
+    pub fn y(&self, v: f64) -> f64 {
         let plot = HEIGHT - TOP - BOTTOM - 2.0 * INSET;
         HEIGHT - BOTTOM - INSET - (v - self.lo) / (self.hi - self.lo) * plot
     }
@@ -70,7 +117,7 @@ impl Scale {
 
 /// The x coordinate of point `i` of `n`: spread over the width, a single
 /// point in the middle.
-pub(super) fn x_at(i: usize, n: usize) -> f64 {
+pub fn x_at(i: usize, n: usize) -> f64 {
     let plot = WIDTH - LEFT - RIGHT;
     if n <= 1 {
         return LEFT + plot / 2.0;
@@ -80,7 +127,7 @@ pub(super) fn x_at(i: usize, n: usize) -> f64 {
 
 /// A value for people: at most four significant digits, exponent notation
 /// for very large or small magnitudes.
-pub(super) fn number(v: f64) -> String {
+pub fn number(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {
         return if v.is_finite() {
             "0".to_owned()
@@ -107,7 +154,7 @@ pub(super) fn number(v: f64) -> String {
 }
 
 /// A value with its unit.
-fn with_unit(v: f64, unit: &str) -> String {
+pub fn with_unit(v: f64, unit: &str) -> String {
     if unit.is_empty() {
         number(v)
     } else {
@@ -121,7 +168,7 @@ fn short_slot(slot: &str) -> &str {
 }
 
 /// Runs of consecutive values: the polylines of a series with gaps.
-pub(super) fn segments(values: &[Option<f64>]) -> Vec<Vec<(usize, f64)>> {
+pub fn segments(values: &[Option<f64>]) -> Vec<Vec<(usize, f64)>> {
     let mut out: Vec<Vec<(usize, f64)>> = Vec::new();
     let mut cur = Vec::new();
     for (i, v) in values.iter().enumerate() {
@@ -140,20 +187,20 @@ pub(super) fn segments(values: &[Option<f64>]) -> Vec<Vec<(usize, f64)>> {
     out
 }
 
-/// The chart of one trend.
-pub(super) fn trend_chart(t: &Trend) -> String {
+/// The chart of one series, as an `<svg>` element.
+pub fn trend_svg(t: &Chart<'_>) -> String {
     let values: Vec<Option<f64>> = t.points.iter().map(|p| p.value).collect();
     let n = values.len();
     let title = escape(&format!("{} · {} · {}", t.lane, t.case, t.metric));
     let mut s = String::new();
     let _ = write!(
         s,
-        r#"<svg class="trend" viewBox="0 0 {WIDTH} {HEIGHT}" width="100%" role="img"><title>{title}</title>"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="trend" viewBox="0 0 {WIDTH} {HEIGHT}" width="100%" role="img" font-family="system-ui,sans-serif" font-size="13"><title>{title}</title>"#
     );
     let (x0, x1, yb) = (LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM);
     let _ = write!(
         s,
-        r#"<rect class="plot" x="{x0}" y="{TOP}" width="{}" height="{}"/>"#,
+        r##"<rect class="plot" fill="#f6f8fa" stroke="#d1d9e0" x="{x0}" y="{TOP}" width="{}" height="{}"/>"##,
         x1 - x0,
         yb - TOP
     );
@@ -170,29 +217,29 @@ pub(super) fn trend_chart(t: &Trend) -> String {
     // the left; the first and last slots under the plot.
     let _ = write!(
         s,
-        r#"<text class="axis" x="{}" y="{:.1}">{}</text>"#,
+        r##"<text class="axis" fill="#59636e" x="{}" y="{:.1}">{}</text>"##,
         x0 + 4.0,
         scale.y(scale.hi) - 4.0,
-        escape(&with_unit(scale.hi, &t.unit))
+        escape(&with_unit(scale.hi, t.unit))
     );
     let _ = write!(
         s,
-        r#"<text class="axis" x="{}" y="{:.1}">{}</text>"#,
+        r##"<text class="axis" fill="#59636e" x="{}" y="{:.1}">{}</text>"##,
         x0 + 4.0,
         scale.y(scale.lo) + 14.0,
-        escape(&with_unit(scale.lo, &t.unit))
+        escape(&with_unit(scale.lo, t.unit))
     );
     if let (Some(first), Some(last)) = (t.points.first(), t.points.last()) {
         let _ = write!(
             s,
-            r#"<text class="axis" x="{x0}" y="{}" text-anchor="start">{}</text>"#,
+            r##"<text class="axis" fill="#59636e" x="{x0}" y="{}" text-anchor="start">{}</text>"##,
             HEIGHT - 6.0,
             escape(short_slot(&first.slot))
         );
         if n > 1 {
             let _ = write!(
                 s,
-                r#"<text class="axis" x="{x1}" y="{}" text-anchor="end">{}</text>"#,
+                r##"<text class="axis" fill="#59636e" x="{x1}" y="{}" text-anchor="end">{}</text>"##,
                 HEIGHT - 6.0,
                 escape(short_slot(&last.slot))
             );
@@ -202,15 +249,15 @@ pub(super) fn trend_chart(t: &Trend) -> String {
         let y = scale.y(b);
         let _ = write!(
             s,
-            r#"<line class="baseline" x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke-dasharray="6 4"/><text class="axis" x="{}" y="{:.1}" text-anchor="end">baseline {}</text>"#,
+            r##"<line class="baseline" stroke="#59636e" stroke-width="1.5" x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke-dasharray="6 4"/><text class="axis" fill="#59636e" x="{}" y="{:.1}" text-anchor="end">baseline {}</text>"##,
             x1 - 2.0,
             y - 3.0,
-            escape(&with_unit(b, &t.unit))
+            escape(&with_unit(b, t.unit))
         );
     }
     for seg in segments(&values) {
         if seg.len() > 1 {
-            s.push_str(r#"<polyline class="series" points=""#);
+            s.push_str(r##"<polyline class="series" fill="none" stroke="#0969da" stroke-width="2" points=""##);
             for (k, (i, v)) in seg.iter().enumerate() {
                 if k > 0 {
                     s.push(' ');
@@ -224,11 +271,11 @@ pub(super) fn trend_chart(t: &Trend) -> String {
         if let Some(v) = p.value.filter(|v| v.is_finite()) {
             let _ = write!(
                 s,
-                r#"<circle class="pt" cx="{:.1}" cy="{:.1}" r="3"><title>{}: {}</title></circle>"#,
+                r##"<circle class="pt" fill="#0969da" cx="{:.1}" cy="{:.1}" r="3"><title>{}: {}</title></circle>"##,
                 x_at(i, n),
                 scale.y(v),
                 escape(&p.slot),
-                escape(&with_unit(v, &t.unit))
+                escape(&with_unit(v, t.unit))
             );
         }
     }
@@ -238,26 +285,27 @@ pub(super) fn trend_chart(t: &Trend) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::TrendPoint;
     use super::*;
 
-    fn trend(values: &[Option<f64>], baseline: Option<f64>) -> Trend {
-        Trend {
-            lane: "nightly".into(),
-            case: "parse/large".into(),
-            metric: "wall_s".into(),
-            unit: "s".into(),
-            direction: "lower_is_better".into(),
-            drifting: false,
+    fn points(values: &[Option<f64>]) -> Vec<TrendPoint> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| TrendPoint {
+                slot: format!("2026-11-{:02}T01:00:00Z", i + 1),
+                value: *v,
+            })
+            .collect()
+    }
+
+    fn trend<'a>(points: &'a [TrendPoint], baseline: Option<f64>) -> Chart<'a> {
+        Chart {
+            lane: "nightly",
+            case: "parse/large",
+            metric: "wall_s",
+            unit: "s",
             baseline,
-            points: values
-                .iter()
-                .enumerate()
-                .map(|(i, v)| TrendPoint {
-                    slot: format!("2026-11-{:02}T01:00:00Z", i + 1),
-                    value: *v,
-                })
-                .collect(),
+            points,
         }
     }
 
@@ -272,7 +320,7 @@ mod tests {
         let mid = TOP + (HEIGHT - TOP - BOTTOM) / 2.0;
         assert!((s.y(2.0) - mid).abs() < 1e-9);
         assert!((x_at(0, 1) - (LEFT + (WIDTH - LEFT - RIGHT) / 2.0)).abs() < 1e-9);
-        let svg = trend_chart(&trend(&[Some(2.0)], None));
+        let svg = trend_svg(&trend(&points(&[Some(2.0)]), None));
         assert_eq!(count(&svg, r#"class="pt""#), 1);
         assert_eq!(count(&svg, "<polyline"), 0, "one point is no line");
     }
@@ -283,7 +331,7 @@ mod tests {
         assert!(s.lo < 0.25 && 0.25 < s.hi);
         let zero = Scale::of(&[Some(0.0), Some(0.0)], None).expect("a scale");
         assert_eq!((zero.lo, zero.hi), (-1.0, 1.0));
-        let svg = trend_chart(&trend(&[Some(0.25), Some(0.25), Some(0.25)], None));
+        let svg = trend_svg(&trend(&points(&[Some(0.25), Some(0.25), Some(0.25)]), None));
         assert_eq!(count(&svg, "<polyline"), 1);
         let mid = TOP + (HEIGHT - TOP - BOTTOM) / 2.0;
         assert!(svg.contains(&format!("{:.1},{mid:.1}", LEFT)));
@@ -314,7 +362,7 @@ mod tests {
         let segs = segments(&values);
         assert_eq!(segs.len(), 3);
         assert_eq!(segs[1], vec![(3, 3.0)]);
-        let svg = trend_chart(&trend(&values, Some(2.5)));
+        let svg = trend_svg(&trend(&points(&values), Some(2.5)));
         assert_eq!(count(&svg, r#"class="pt""#), 5);
         assert_eq!(count(&svg, "<polyline"), 2, "the lone 3.0 is a dot only");
         // The range is 1..5: a zero would have widened it.
@@ -324,7 +372,7 @@ mod tests {
 
     #[test]
     fn a_series_of_gaps_says_so() {
-        let svg = trend_chart(&trend(&[None, None], None));
+        let svg = trend_svg(&trend(&points(&[None, None]), None));
         assert!(svg.contains("no values"));
         assert_eq!(count(&svg, r#"class="pt""#), 0);
     }
@@ -343,10 +391,11 @@ mod tests {
 
     #[test]
     fn text_in_a_chart_is_escaped() {
-        let mut t = trend(&[Some(1.0)], None);
-        t.metric = "<script>\"&'".into();
-        t.unit = "<u>".into();
-        let svg = trend_chart(&t);
+        let p = points(&[Some(1.0)]);
+        let mut t = trend(&p, None);
+        t.metric = "<script>\"&'";
+        t.unit = "<u>";
+        let svg = trend_svg(&t);
         assert!(!svg.contains("<script>") && !svg.contains("<u>"));
         assert!(svg.contains("&lt;script&gt;&quot;&amp;&#39;"));
     }
