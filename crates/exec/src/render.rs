@@ -463,20 +463,6 @@ pub fn bisection(b: &benchops::record::BisectionRecord) -> String {
     o
 }
 
-/// A value with six significant digits (scientific when very large or
-/// small).
-fn sig6(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    let decimals = 5 - v.abs().log10().floor() as i32;
-    if (0..=9).contains(&decimals) {
-        format!("{:.*}", decimals as usize, v)
-    } else {
-        format!("{v:.5e}")
-    }
-}
-
 /// `compare`: one row per case and metric (both medians, B's effect
 /// against A with its interval, the band, the verdict, the samples per
 /// side and the nodes), the reason of every key that was not compared,
@@ -498,7 +484,7 @@ pub fn compare(r: &crate::ab::Report) -> String {
     ];
     let mut rows = vec![header];
     for k in &r.keys {
-        let median = |m: Option<f64>| m.map_or_else(|| "-".to_owned(), sig6);
+        let median = |m: Option<f64>| benchops::units::quantity(m, &k.unit);
         let nodes = match k.nodes.as_slice() {
             [] => "-".to_owned(),
             [one] => one.clone(),
@@ -520,25 +506,12 @@ pub fn compare(r: &crate::ab::Report) -> String {
             escape_line(&nodes),
         ]);
     }
-    let mut widths = [0usize; 9];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut o = String::new();
-    for row in &rows {
-        let mut line = String::new();
-        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
-            if i + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                let pad = w - cell.chars().count();
-                let _ = write!(line, "{cell}{}  ", " ".repeat(pad));
-            }
-        }
-        let _ = writeln!(o, "{}", line.trim_end());
-    }
+    let rows: Vec<Vec<String>> = rows.into_iter().map(Vec::from).collect();
+    use benchops::units::Align::{Left, Right};
+    let mut o = benchops::units::columns(
+        &rows,
+        &[Left, Left, Right, Right, Left, Left, Left, Left, Left],
+    );
     for k in r.keys.iter().filter(|k| k.verdict == Verdict::NotCompared) {
         let _ = writeln!(o, "{} {}: {}", k.case, k.metric, escape_line(&k.reason));
     }

@@ -155,6 +155,12 @@ fn a_slower_candidate_exits_1_says_slower_and_resumes_into_the_json_report() {
         row(&out, "widgets/size=large", "work_s").contains(" slower "),
         "{out}"
     );
+    // Medians at four significant digits with a scaled unit (~100 ms, ~130 ms).
+    let medians = row(&out, "widgets/size=large", "work_s");
+    assert!(
+        medians.matches(" ms ").count() == 2 && !medians.contains("0.1"),
+        "{medians}"
+    );
     assert!(!out.contains("widgets/size=small"), "--cases: {out}");
     let summary = out.lines().last().expect("a summary line");
     assert!(
@@ -203,6 +209,7 @@ fn a_slower_candidate_exits_1_says_slower_and_resumes_into_the_json_report() {
     assert_eq!(k["case"], "widgets/size=large");
     assert_eq!(k["verdict"], "slower");
     assert_eq!(k["direction"], "lower_is_better");
+    assert_eq!(k["unit"], "s");
     assert!(
         k["reason"]
             .as_str()
