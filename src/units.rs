@@ -143,7 +143,28 @@ pub enum Align {
     Right,
 }
 
-/// Rows as aligned columns, two spaces apart, widths in characters. A
+/// How many characters `s` shows: its characters outside SGR escapes
+/// (`ESC [ … m`, the colour a CLI paints a cell with). Text from records
+/// never holds a raw escape: the one terminal rule escapes it first.
+pub fn visible_width(s: &str) -> usize {
+    let mut n = 0;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Rows as aligned columns, two spaces apart, widths in visible
+/// characters ([`visible_width`]). A
 /// column without an entry in `align` is left-aligned; a row may have
 /// fewer cells than others, and its last cell then does not widen its
 /// column; the last cell of a row is not padded, and no line ends in
@@ -156,14 +177,14 @@ pub fn columns(rows: &[Vec<String>], align: &[Align]) -> String {
         // runs)`) runs on without widening its column.
         let counted = if row.len() < n { row.len() - 1 } else { n };
         for (w, cell) in widths.iter_mut().zip(row).take(counted) {
-            *w = (*w).max(cell.chars().count());
+            *w = (*w).max(visible_width(cell));
         }
     }
     let mut o = String::new();
     for row in rows {
         let mut line = String::new();
         for (i, cell) in row.iter().enumerate() {
-            let pad = widths[i].saturating_sub(cell.chars().count());
+            let pad = widths[i].saturating_sub(visible_width(cell));
             let last = i + 1 == row.len();
             if i > 0 {
                 line.push_str("  ");
@@ -252,6 +273,20 @@ mod tests {
         assert_eq!(
             interval(0.009_525_528, 0.027_079_788, "s"),
             "[9.526 ms, 27.08 ms]"
+        );
+    }
+
+    #[test]
+    fn colour_escapes_take_no_width() {
+        assert_eq!(visible_width("\u{1b}[1;31mslower\u{1b}[0m"), 6);
+        assert_eq!(visible_width("µs"), 2);
+        let rows = vec![
+            vec!["V".into(), "X".into()],
+            vec!["\u{1b}[31mslower\u{1b}[0m".into(), "1".into()],
+        ];
+        assert_eq!(
+            columns(&rows, &[]),
+            "V       X\n\u{1b}[31mslower\u{1b}[0m  1\n"
         );
     }
 

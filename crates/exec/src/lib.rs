@@ -18,6 +18,7 @@ pub mod failures;
 pub mod handoff;
 pub mod interrupt;
 pub mod lane;
+mod print;
 pub mod procfs;
 pub mod render;
 pub mod result;

@@ -2,7 +2,9 @@
 //! formats, the planned children as JSON lines, the one-line notes of
 //! `plan`, `list` and `seal`, an invalid draft's problems, and the progress
 //! bar of `bench run`. Pure functions of library values, except the
-//! progress bar, which draws on standard error.
+//! progress bar, which draws on standard error. Verdict words are painted
+//! ([`benchops_cli::output`]); the writer drops the colour where it is off,
+//! and JSON is never painted.
 
 use std::cell::OnceCell;
 use std::fmt::Write as _;
@@ -14,6 +16,8 @@ use benchops::classify::RunClass;
 use benchops::fsio::Created;
 use benchops::plan::Plan;
 use benchops::seal::VerifyError;
+
+use benchops_cli::output::{BAD, GOOD, PLAIN, UNSURE, paint};
 
 use crate::bench::{Planned, Status};
 use crate::seal::SealOutcome;
@@ -210,8 +214,11 @@ impl Progress {
         Self::default()
     }
 
-    /// Shows the bar for `children` children.
+    /// Shows the bar for `children` children (not with `--quiet`).
     pub fn start(&self, children: u64) {
+        if benchops_cli::output::quiet() {
+            return;
+        }
         self.bar.get_or_init(|| {
             let pb = indicatif::ProgressBar::new(children);
             pb.set_style(
@@ -263,8 +270,11 @@ impl LaneProgress {
         Self::default()
     }
 
-    /// Shows one look.
+    /// Shows one look (nothing with `--quiet`).
     pub fn update(&self, s: &crate::lane::LaneStatus) {
+        if benchops_cli::output::quiet() {
+            return;
+        }
         let (mut done, mut total) = (0u64, 0u64);
         for b in &s.stage {
             if let Some(c) = &b.counts {
@@ -383,9 +393,16 @@ pub fn lane_verdicts(r: &benchops::seal::SealedRecord) -> String {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default();
+            let style = match k.verdict {
+                KeyVerdict::ConfirmedRegression => BAD,
+                KeyVerdict::ConfirmedImprovement => GOOD,
+                KeyVerdict::Inconclusive | KeyVerdict::NotConfirmed => UNSURE,
+                KeyVerdict::WithinBand => PLAIN,
+            };
             o.push_str(&format!(
-                "{:<22} {} {}: {}\n",
-                v,
+                "{}{} {} {}: {}\n",
+                paint(style, &v),
+                " ".repeat(22usize.saturating_sub(v.chars().count())),
                 escape_line(k.case.as_str()),
                 escape_line(&k.metric),
                 k.reason
@@ -501,7 +518,15 @@ pub fn compare(r: &crate::ab::Report) -> String {
             ),
             k.band
                 .map_or_else(|| "-".to_owned(), |b| format!("±{:.1}%", b * 100.0)),
-            k.verdict.as_str().to_owned(),
+            paint(
+                match k.verdict {
+                    Verdict::Slower => BAD,
+                    Verdict::Faster => GOOD,
+                    Verdict::Inconclusive | Verdict::NotCompared => UNSURE,
+                    Verdict::Same => PLAIN,
+                },
+                k.verdict.as_str(),
+            ),
             format!("{}/{}", k.a.samples, k.b.samples),
             escape_line(&nodes),
         ]);
@@ -534,16 +559,21 @@ pub fn compare(r: &crate::ab::Report) -> String {
         "{}",
         match r.outcome {
             Outcome::Slower => format!(
-                "slower: {sides}, on {} of {keys} key(s) ({counts})",
+                "{} {sides}, on {} of {keys} key(s) ({counts})",
+                paint(BAD, "slower:"),
                 t.slower
             ),
-            Outcome::NotSlower =>
-                format!("not slower: {sides}, on none of {keys} key(s) ({counts})"),
+            Outcome::NotSlower => format!(
+                "{} {sides}, on none of {keys} key(s) ({counts})",
+                paint(GOOD, "not slower:")
+            ),
             Outcome::NotCompared if !r.failed.is_empty() => format!(
-                "not compared: {sides}: runs of {} case(s) did not succeed, see standard error ({counts})",
+                "{} {sides}: runs of {} case(s) did not succeed, see standard error ({counts})",
+                paint(UNSURE, "not compared:"),
                 r.failed.len()
             ),
-            Outcome::NotCompared => format!("not compared: {sides} ({counts})"),
+            Outcome::NotCompared =>
+                format!("{} {sides} ({counts})", paint(UNSURE, "not compared:")),
         }
     );
     o

@@ -18,6 +18,7 @@ mod lane_e2e;
 mod lane_platform;
 mod local_crash;
 mod missed_runs;
+mod output_cli;
 mod provision_checks;
 mod provision_cli;
 mod signed_sweep;
