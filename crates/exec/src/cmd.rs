@@ -321,7 +321,7 @@ fn compare_command(
         planned.seed
     ));
     let launched = ab::submit(state, &planned, &args.on.backend(*scheduler))?;
-    let progress = render::Progress::new();
+    let progress = crate::progress::Progress::new();
     for l in &launched {
         match &l.note {
             Some(n) => info(format_args!("{n}\n")),
@@ -418,7 +418,7 @@ fn lane_command(
                 if p.resumed { ", resumed" } else { "" }
             ));
             let p = if args.wait && !p.execution.phase.is_final() {
-                let bar = render::LaneProgress::new();
+                let bar = crate::progress::LaneProgress::new();
                 let poll = args.on.poll();
                 let done = lane::wait(state, &id, scheduler, None, p.processes, poll, |s| {
                     bar.update(s)
@@ -468,7 +468,7 @@ fn lane_command(
                 if p.resumed { ", resumed" } else { "" }
             ));
             let p = if args.wait && !p.execution.phase.is_final() {
-                let bar = render::LaneProgress::new();
+                let bar = crate::progress::LaneProgress::new();
                 let poll = args.on.poll();
                 let done = lane::wait(state, &id, scheduler, None, p.processes, poll, |s| {
                     bar.update(s)
@@ -646,7 +646,7 @@ fn bench_command(
             line(s.digest)?;
         }
         BenchCommand::Run { submit, format } => {
-            let progress = render::Progress::new();
+            let progress = crate::progress::Progress::new();
             crate::interrupt::arm("nothing was started yet");
             let (_, analysis) = watch::run(
                 state,

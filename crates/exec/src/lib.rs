@@ -20,6 +20,7 @@ pub mod interrupt;
 pub mod lane;
 mod print;
 pub mod procfs;
+pub mod progress;
 pub mod render;
 pub mod result;
 pub mod seal;

@@ -1,12 +1,11 @@
 //! What `benchops-exec` prints: the status table, the analysis in its three
 //! formats, the planned children as JSON lines, the one-line notes of
-//! `plan`, `list` and `seal`, an invalid draft's problems, and the progress
-//! bar of `bench run`. Pure functions of library values, except the
-//! progress bar, which draws on standard error. Verdict words are painted
+//! `plan`, `list` and `seal`, an invalid draft's problems, the lane's and
+//! `compare`'s tables. Pure functions of library values (the progress bars
+//! are in [`crate::progress`]). Verdict words are painted
 //! ([`benchops_cli::output`]); the writer drops the colour where it is off,
 //! and JSON is never painted.
 
-use std::cell::OnceCell;
 use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
@@ -198,109 +197,6 @@ pub fn invalid_draft(path: &Path, e: &VerifyError) -> String {
         let _ = writeln!(o, "  - {issue}");
     }
     o
-}
-
-/// The progress bar of `bench run` on standard error: children in a
-/// terminal class out of all, and the successes and failures so far. It
-/// appears when the submission is known and disappears when finished.
-#[derive(Debug, Default)]
-pub struct Progress {
-    bar: OnceCell<indicatif::ProgressBar>,
-}
-
-impl Progress {
-    /// A progress bar that is not shown yet.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Shows the bar for `children` children (not with `--quiet`).
-    pub fn start(&self, children: u64) {
-        if benchops_cli::output::quiet() {
-            return;
-        }
-        self.bar.get_or_init(|| {
-            let pb = indicatif::ProgressBar::new(children);
-            pb.set_style(
-                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} terminal  {msg}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            pb
-        });
-    }
-
-    /// Shows one look.
-    pub fn update(&self, status: &Status) {
-        self.counts(&status.counts);
-    }
-
-    /// Shows the counts of one look (over one benchmark, or several).
-    pub fn counts(&self, c: &benchops::record::RunCounts) {
-        let Some(pb) = self.bar.get() else {
-            return;
-        };
-        let done = c.total - c.incomplete;
-        pb.set_position(done);
-        pb.set_message(format!(
-            "ok {} failed {} other {}",
-            c.succeeded,
-            c.failed,
-            done - c.succeeded - c.failed
-        ));
-    }
-
-    /// Removes the bar.
-    pub fn finish(&self) {
-        if let Some(pb) = self.bar.get() {
-            pb.finish_and_clear();
-        }
-    }
-}
-
-/// The progress bar of `lane run --wait`: the current stage's children in
-/// a terminal class out of all.
-#[derive(Debug, Default)]
-pub struct LaneProgress {
-    bar: OnceCell<indicatif::ProgressBar>,
-}
-
-impl LaneProgress {
-    /// A bar that is not shown yet.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Shows one look (nothing with `--quiet`).
-    pub fn update(&self, s: &crate::lane::LaneStatus) {
-        if benchops_cli::output::quiet() {
-            return;
-        }
-        let (mut done, mut total) = (0u64, 0u64);
-        for b in &s.stage {
-            if let Some(c) = &b.counts {
-                total += c.total;
-                done += c.total - c.incomplete;
-            }
-        }
-        let pb = self.bar.get_or_init(|| {
-            let pb = indicatif::ProgressBar::new(total.max(1));
-            pb.set_style(
-                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} terminal  {msg}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            pb
-        });
-        pb.set_length(total.max(1));
-        pb.set_position(done);
-        pb.set_message(s.execution.phase.to_string());
-    }
-
-    /// Removes the bar.
-    pub fn finish(&self) {
-        if let Some(pb) = self.bar.get() {
-            pb.finish_and_clear();
-        }
-    }
 }
 
 /// `lane status`: the execution, its stage and its record.

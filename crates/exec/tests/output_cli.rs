@@ -59,6 +59,8 @@ fn quiet_leaves_the_result_and_drops_the_notes() {
     let o = exec(dir.path(), &["bench", "run", "i.toml"], &[]);
     let (_, err) = text(&o);
     assert!(err.contains("benchmark sha256:"), "{err}");
+    // Standard error is not a terminal: no progress bar.
+    assert!(!err.contains("elapsed") && !err.contains('█'), "{err}");
     // An error still prints with -q.
     let o = exec(dir.path(), &["-q", "bench", "status", "ffffffff"], &[]);
     let (_, err) = text(&o);
