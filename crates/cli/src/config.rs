@@ -54,7 +54,8 @@ pub struct ProjectConfig {
 /// Why the config file could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// `BENCHOPS_CONFIG` names a file that cannot be read.
+    /// `BENCHOPS_CONFIG` names a file that cannot be read (the path as
+    /// the variable holds it).
     #[error(
         "{ENV_VAR}={} cannot be read: {reason}; point {ENV_VAR} at a benchops.toml, or unset it to look for benchops.toml in the repository",
         shown(path)
@@ -119,15 +120,11 @@ impl ProjectConfig {
     /// `env` is the value of `BENCHOPS_CONFIG` (`None` when unset), `cwd`
     /// the directory to start from.
     pub fn discover(env: Option<OsString>, cwd: &Path) -> Result<Option<Self>, ConfigError> {
-        if let Some(path) = env.filter(|v| !v.is_empty()).map(PathBuf::from) {
-            let path = if path.is_relative() {
-                cwd.join(path)
-            } else {
-                path
-            };
+        if let Some(written) = env.filter(|v| !v.is_empty()).map(PathBuf::from) {
+            let path = cwd.join(&written);
             return read_text(&path)
                 .map_err(|reason| ConfigError::EnvPath {
-                    path: path.clone(),
+                    path: written,
                     reason,
                 })
                 .and_then(|text| Self::parse(&path, &text))
@@ -345,7 +342,13 @@ mod tests {
         let e = ProjectConfig::discover(Some(t.path().join("nope.toml").into()), t.path())
             .expect_err("missing");
         let msg = e.to_string();
-        assert!(msg.starts_with("BENCHOPS_CONFIG="), "{msg}");
+        assert!(
+            msg.starts_with(&format!(
+                "BENCHOPS_CONFIG={}",
+                t.path().join("nope.toml").display()
+            )),
+            "{msg}"
+        );
         assert!(
             msg.contains("nope.toml") && msg.contains("No such file"),
             "{msg}"

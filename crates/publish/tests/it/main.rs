@@ -8,6 +8,7 @@ mod sim_client;
 mod support;
 
 mod broken_pipe;
+mod config_cli;
 mod first_verified_run;
 mod health_cli;
 mod health_issue;
