@@ -310,35 +310,36 @@ impl Analysis {
         for (reason, n) in &self.failure_reasons {
             let _ = writeln!(s, "  failed x{n}: {}", esc(reason));
         }
-        let w = self
-            .cases
-            .iter()
-            .map(|c| c.case.as_str().len())
-            .max()
-            .unwrap_or(4)
-            .max(4);
         let _ = writeln!(s);
-        let _ = writeln!(
-            s,
-            "{:<w$}  {:>3}/{:<3}  {:<24} {:>12} {:>12} {:>25}",
-            "CASE", "OK", "N", "METRIC", "MEDIAN", "MAD", "95% CI"
-        );
+        use crate::units::Align::{Left, Right};
+        let mut rows = vec![
+            ["CASE", "OK/N", "METRIC", "MEDIAN", "MAD", "95% CI"]
+                .map(str::to_owned)
+                .to_vec(),
+        ];
         for c in &self.cases {
-            let ok = format!("{:>3}/{:<3}", c.runs.succeeded, c.runs.total);
+            let ok = format!("{}/{}", c.runs.succeeded, c.runs.total);
             if c.metrics.is_empty() {
-                let _ = writeln!(s, "{:<w$}  {ok}  (no successful runs)", c.case.as_str());
+                rows.push(vec![
+                    c.case.as_str().to_owned(),
+                    ok.clone(),
+                    "(no successful runs)".to_owned(),
+                ]);
             }
             for (k, m) in c.metrics.iter().enumerate() {
-                let case = if k == 0 { c.case.as_str() } else { "" };
-                let ok = if k == 0 { ok.as_str() } else { "       " };
+                let (case, ok) = if k == 0 {
+                    (c.case.as_str().to_owned(), ok.clone())
+                } else {
+                    (String::new(), String::new())
+                };
                 let (med, mad, ci) = summary_cells(m);
-                let name = format!("{} ({})", esc(&m.name), esc(&m.unit));
-                let _ = writeln!(
-                    s,
-                    "{case:<w$}  {ok}  {name:<24} {med:>12} {mad:>12} {ci:>25}"
-                );
+                rows.push(vec![case, ok, esc(&m.name), med, mad, ci]);
             }
         }
+        s.push_str(&crate::units::columns(
+            &rows,
+            &[Left, Right, Left, Right, Right, Left],
+        ));
         s
     }
 
@@ -370,8 +371,8 @@ impl Analysis {
                 let (med, mad, ci) = summary_cells(m);
                 let _ = writeln!(
                     s,
-                    "| `{}` | {}/{} | {} ({}) | {med} | {mad} | {ci} |",
-                    c.case, c.runs.succeeded, c.runs.total, m.name, m.unit
+                    "| `{}` | {}/{} | {} | {med} | {mad} | {ci} |",
+                    c.case, c.runs.succeeded, c.runs.total, m.name
                 );
             }
         }
@@ -379,17 +380,24 @@ impl Analysis {
     }
 }
 
-/// Median, MAD and CI as printed; `null` when nothing was measured.
+/// Median, MAD and CI as printed, by the one rule of [`crate::units`]
+/// (the metric's unit, escaped); `null` when nothing was measured.
 fn summary_cells(m: &Metric) -> (String, String, String) {
+    let unit = crate::terminal::escape(&m.unit);
+    let q = |v: Finite| crate::units::quantity(Some(v.get()), &unit);
     match &m.summary {
         Some(sm) => (
-            sm.median.to_string(),
-            sm.mad.to_string(),
-            sm.ci
-                .as_ref()
-                .map_or("-".into(), |c| format!("[{}, {}]", c.low, c.high)),
+            q(sm.median),
+            q(sm.mad),
+            sm.ci.as_ref().map_or("-".into(), |c| {
+                crate::units::interval(c.low.get(), c.high.get(), &unit)
+            }),
         ),
-        None => ("null".into(), "null".into(), "-".into()),
+        None => (
+            crate::units::NOT_MEASURED.into(),
+            crate::units::NOT_MEASURED.into(),
+            "-".into(),
+        ),
     }
 }
 
@@ -434,6 +442,46 @@ mod tests {
                 reason: None,
             }],
         }
+    }
+
+    #[test]
+    fn the_table_prints_units_at_four_digits_and_null_for_not_measured() {
+        let cases = [
+            CaseId::new("a").expect("valid"),
+            CaseId::new("long/case=1").expect("valid"),
+        ];
+        let runs = [
+            run(
+                0,
+                "a",
+                RunClass::Succeeded,
+                Some(0.004_651_567_000_000_000_5),
+            ),
+            run(1, "long/case=1", RunClass::Succeeded, None),
+        ];
+        let a = analyze(Sha256Digest::of(b"b"), &cases, &runs);
+        let table = a.render_table();
+        let rows: Vec<&str> = table
+            .lines()
+            .skip_while(|l| !l.starts_with("CASE"))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                "CASE         OK/N  METRIC    MEDIAN   MAD  95% CI",
+                "a             1/1  wall_s  4.652 ms   0 s  -",
+                "long/case=1   1/1  wall_s      null  null  -",
+            ],
+            "{table}"
+        );
+        let md = a.render_markdown();
+        assert!(
+            md.contains("| `a` | 1/1 | wall_s | 4.652 ms | 0 s | - |"),
+            "{md}"
+        );
+        // JSON keeps every digit.
+        let json = String::from_utf8(a.to_canonical()).expect("utf-8");
+        assert!(json.contains("0.0046515670000000005"), "{json}");
     }
 
     #[test]

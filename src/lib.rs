@@ -41,6 +41,7 @@ pub mod spelling;
 pub mod stats;
 pub mod terminal;
 pub mod time;
+pub mod units;
 pub mod watchdog;
 
 pub use digest::Sha256Digest;

@@ -228,6 +228,40 @@ fn history_is_read_through_the_history_crate_which_links_no_github_client() {
     );
 }
 
+#[test]
+fn the_shared_command_line_crate_links_no_runner_and_no_publication_code() {
+    let g = Graph::load();
+    let closure = g.normal_closure("benchops-cli");
+    assert!(
+        closure.contains("benchops") && closure.contains("clap"),
+        "sanity: the command-line crate depends on the core and clap: {closure:?}"
+    );
+    for forbidden in [
+        "benchops-github",
+        "benchops-publish",
+        "benchops-app",
+        "benchops-exec",
+        "benchops-platform",
+        "benchops-history",
+        "benchops-testkit",
+        "octocrab",
+        "reqwest",
+        "tokio",
+    ] {
+        assert!(
+            !closure.contains(forbidden),
+            "benchops-cli must not depend on {forbidden}: {closure:?}"
+        );
+    }
+    // Both CLIs take their global options and config file from it.
+    for user in ["benchops-exec", "benchops-publish"] {
+        assert!(
+            g.normal_deps(user).contains("benchops-cli"),
+            "{user} parses its command line through benchops-cli"
+        );
+    }
+}
+
 /// What only a GitHub REST client sends: the API version header and
 /// GitHub's media type.
 const GITHUB_REST_MARKERS: [&str; 2] = ["x-github-api-version", "application/vnd.github"];

@@ -42,6 +42,9 @@ pub struct Cli {
         value_parser = parse_timeout
     )]
     pub scheduler_timeout: Duration,
+    /// --quiet and --color.
+    #[command(flatten)]
+    pub output: benchops_cli::OutputArgs,
     #[command(subcommand)]
     pub command: Command,
 }

@@ -6,46 +6,14 @@
 use std::io::{self, Write as _};
 
 use anyhow::{Context as _, Result};
-use clap::Parser as _;
+
+use crate::print::{StdoutClosed, info, line, note, out, stdout_error};
 
 use crate::cli::{self, BenchCommand, Cli, Command, LaneCommand};
 use crate::result::{self, SealContext};
 use crate::seal::{self, SealFileError};
 use crate::state::StateDir;
 use crate::{bench, exit, render, watch};
-
-/// Standard output was closed by its reader (`… | head`): the command
-/// stops quietly, as Unix tools do.
-#[derive(Debug, thiserror::Error)]
-#[error("standard output was closed")]
-struct StdoutClosed;
-
-fn stdout_error(e: io::Error) -> anyhow::Error {
-    if e.kind() == io::ErrorKind::BrokenPipe {
-        StdoutClosed.into()
-    } else {
-        anyhow::Error::new(e).context("failed to write to standard output")
-    }
-}
-
-/// Writes `bytes` to standard output.
-fn out(bytes: impl AsRef<[u8]>) -> Result<()> {
-    let mut o = io::stdout().lock();
-    o.write_all(bytes.as_ref())
-        .and_then(|()| o.flush())
-        .map_err(stdout_error)
-}
-
-/// Writes one line to standard output.
-fn line(text: impl std::fmt::Display) -> Result<()> {
-    out(format!("{text}\n"))
-}
-
-/// Writes to standard error; a closed standard error is not worth failing
-/// for.
-fn note(text: impl std::fmt::Display) {
-    let _ = write!(io::stderr().lock(), "{text}");
-}
 
 /// Runs `benchops-exec` with `args` (the program name first) and returns
 /// its exit code: what the binary's `main` does, callable from elsewhere
@@ -55,7 +23,17 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let config = match benchops_cli::ProjectConfig::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            note(format_args!(
+                "{} {e}\n",
+                benchops_cli::output::error_prefix()
+            ));
+            return exit::ERROR;
+        }
+    };
+    let cli = match benchops_cli::parse::<Cli, _, _>(args, config.as_ref()) {
         Ok(cli) => cli,
         Err(e) => {
             // Help and version go to stdout and are not errors.
@@ -67,12 +45,14 @@ where
             };
         }
     };
+    cli.output.apply();
     match run(cli) {
         Ok(code) => code,
         Err(e) if e.downcast_ref::<StdoutClosed>().is_some() => exit::OK,
         Err(e) => {
             note(format_args!(
-                "error: {}\n",
+                "{} {}\n",
+                benchops_cli::output::error_prefix(),
                 e.chain()
                     .map(ToString::to_string)
                     .collect::<Vec<_>>()
@@ -153,7 +133,7 @@ fn run(cli: Cli) -> Result<u8> {
             };
             let clock = platform::clock::SystemClock::new();
             let var = |k: &str| std::env::var(k).ok();
-            let mut say = |l: &str| note(format_args!("{l}\n"));
+            let mut say = |l: &str| info(format_args!("{l}\n"));
             let mut env = platform::Env {
                 var: &var,
                 which: &platform::on_path,
@@ -169,7 +149,10 @@ fn run(cli: Cli) -> Result<u8> {
             let report = match platform::run(&opts, &mut env) {
                 Ok(r) => r,
                 Err(e) => {
-                    note(format_args!("error: {e}\n"));
+                    note(format_args!(
+                        "{} {e}\n",
+                        benchops_cli::output::error_prefix()
+                    ));
                     return Ok(exit::ERROR);
                 }
             };
@@ -208,7 +191,7 @@ fn run(cli: Cli) -> Result<u8> {
         }
         Command::Keygen { out, comment } => {
             let pair = crate::signing::keygen(&out, &comment)?;
-            note(format_args!(
+            info(format_args!(
                 "wrote {} (private, mode 0600) and {}\nfingerprint {}\nadd to allowed_signers, after the lane name (or *):\n",
                 pair.private.display(),
                 pair.public.display(),
@@ -327,7 +310,7 @@ fn compare_command(
     };
     let planned = ab::plan(state, &opts)?;
     let short = |c: &str| c.chars().take(12).collect::<String>();
-    note(format_args!(
+    info(format_args!(
         "comparing B {} ({}) against A {} ({}): {} case(s), {} run(s) per side, interleaved (seed {})\n",
         short(&planned.b.commit),
         planned.b.rev,
@@ -338,16 +321,16 @@ fn compare_command(
         planned.seed
     ));
     let launched = ab::submit(state, &planned, &args.on.backend(*scheduler))?;
-    let progress = render::Progress::new();
+    let progress = crate::progress::Progress::new();
     for l in &launched {
         match &l.note {
-            Some(n) => note(format_args!("{n}\n")),
-            None => note(format_args!(
+            Some(n) => info(format_args!("{n}\n")),
+            None => info(format_args!(
                 "resuming: {} was submitted before\n",
                 l.benchmark
             )),
         }
-        note(format_args!(
+        info(format_args!(
             "benchmark {} ({} children)\n",
             l.benchmark, l.children
         ));
@@ -419,7 +402,7 @@ fn lane_command(
             };
             let p = lane::start(state, &opts, scheduler)?;
             for n in &p.notes {
-                note(format_args!("{n}\n"));
+                info(format_args!("{n}\n"));
             }
             let id = p.execution.id.clone();
             crate::interrupt::arm(format!(
@@ -427,7 +410,7 @@ fn lane_command(
                 &id[..12],
                 &id[..12]
             ));
-            note(format_args!(
+            info(format_args!(
                 "lane execution {id} ({}, lane {}, slot {}){}\n",
                 p.execution.phase,
                 p.execution.lane,
@@ -435,14 +418,14 @@ fn lane_command(
                 if p.resumed { ", resumed" } else { "" }
             ));
             let p = if args.wait && !p.execution.phase.is_final() {
-                let bar = render::LaneProgress::new();
+                let bar = crate::progress::LaneProgress::new();
                 let poll = args.on.poll();
                 let done = lane::wait(state, &id, scheduler, None, p.processes, poll, |s| {
                     bar.update(s)
                 })?;
                 bar.finish();
                 for n in &done.notes {
-                    note(format_args!("{n}\n"));
+                    info(format_args!("{n}\n"));
                 }
                 done
             } else {
@@ -472,27 +455,27 @@ fn lane_command(
             };
             let p = lane::start_bisect(state, &opts, scheduler)?;
             for n in &p.notes {
-                note(format_args!("{n}\n"));
+                info(format_args!("{n}\n"));
             }
             let id = p.execution.id.clone();
             crate::interrupt::arm(format!(
                 "the bisection keeps its state and its children keep running; resume with the same `lane bisect` command, or `benchops-exec lane advance {}`",
                 &id[..12]
             ));
-            note(format_args!(
+            info(format_args!(
                 "bisection {id} ({}){}\n",
                 p.execution.phase,
                 if p.resumed { ", resumed" } else { "" }
             ));
             let p = if args.wait && !p.execution.phase.is_final() {
-                let bar = render::LaneProgress::new();
+                let bar = crate::progress::LaneProgress::new();
                 let poll = args.on.poll();
                 let done = lane::wait(state, &id, scheduler, None, p.processes, poll, |s| {
                     bar.update(s)
                 })?;
                 bar.finish();
                 for n in &done.notes {
-                    note(format_args!("{n}\n"));
+                    info(format_args!("{n}\n"));
                 }
                 done
             } else {
@@ -503,7 +486,7 @@ fn lane_command(
         LaneCommand::Advance { id, follow_up } => {
             let p = lane::advance(state, &id, scheduler, None, follow_up)?;
             for n in &p.notes {
-                note(format_args!("{n}\n"));
+                info(format_args!("{n}\n"));
             }
             // Local workers are detached; they need no reaping by us.
             drop(p.processes);
@@ -647,7 +630,7 @@ fn bench_command(
                     .and_then(|()| o.flush())
                     .map_err(stdout_error)?;
             }
-            note(format_args!("{}\n", render::planned(&planned)));
+            info(format_args!("{}\n", render::planned(&planned)));
             line(planned.digest)?;
         }
         BenchCommand::Submit { args, wait } => {
@@ -659,11 +642,11 @@ fn bench_command(
                 return Ok(exit::ERROR);
             }
             let s = bench::submit(state, &args.intent, &args.backend(*scheduler))?;
-            note(format_args!("{}\n", s.note));
+            info(format_args!("{}\n", s.note));
             line(s.digest)?;
         }
         BenchCommand::Run { submit, format } => {
-            let progress = render::Progress::new();
+            let progress = crate::progress::Progress::new();
             crate::interrupt::arm("nothing was started yet");
             let (_, analysis) = watch::run(
                 state,
@@ -671,8 +654,8 @@ fn bench_command(
                 &submit.backend(*scheduler),
                 scheduler,
                 |s| {
-                    note(format_args!("{}\n", s.note));
-                    note(format_args!(
+                    info(format_args!("{}\n", s.note));
+                    info(format_args!(
                         "benchmark {} ({} children)\n",
                         s.digest, s.children
                     ));
@@ -701,7 +684,7 @@ fn bench_command(
         } => {
             let digest = state.resolve(&benchmark)?;
             let status = if watch {
-                watch::until_terminal(state, &digest, scheduler, |s| note(render::status(s)))?
+                watch::until_terminal(state, &digest, scheduler, |s| info(render::status(s)))?
             } else {
                 bench::refresh(state, &digest, scheduler)?
             };
@@ -735,7 +718,7 @@ fn bench_command(
             let digest = state.resolve(&benchmark)?;
             let c = bench::cancel(state, &digest, scheduler)?;
             for a in &c.actions {
-                note(format_args!("{a}\n"));
+                info(format_args!("{a}\n"));
             }
             line(format_args!("cancelled {}", c.benchmark))?;
         }

@@ -95,7 +95,8 @@ pub fn render(cases: &[FailedCase]) -> Option<String> {
     }
     let runs: u64 = cases.iter().map(|c| c.failed).sum();
     let mut s = format!(
-        "error: {runs} child run(s) of {} case(s) did not succeed:\n",
+        "{} {runs} child run(s) of {} case(s) did not succeed:\n",
+        benchops_cli::output::error_prefix(),
         cases.len()
     );
     for c in cases {

@@ -1,10 +1,11 @@
 //! What `benchops-exec` prints: the status table, the analysis in its three
 //! formats, the planned children as JSON lines, the one-line notes of
-//! `plan`, `list` and `seal`, an invalid draft's problems, and the progress
-//! bar of `bench run`. Pure functions of library values, except the
-//! progress bar, which draws on standard error.
+//! `plan`, `list` and `seal`, an invalid draft's problems, the lane's and
+//! `compare`'s tables. Pure functions of library values (the progress bars
+//! are in [`crate::progress`]). Verdict words are painted
+//! ([`benchops_cli::output`]); the writer drops the colour where it is off,
+//! and JSON is never painted.
 
-use std::cell::OnceCell;
 use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
@@ -14,6 +15,8 @@ use benchops::classify::RunClass;
 use benchops::fsio::Created;
 use benchops::plan::Plan;
 use benchops::seal::VerifyError;
+
+use benchops_cli::output::{BAD, GOOD, PLAIN, UNSURE, paint};
 
 use crate::bench::{Planned, Status};
 use crate::seal::SealOutcome;
@@ -196,103 +199,6 @@ pub fn invalid_draft(path: &Path, e: &VerifyError) -> String {
     o
 }
 
-/// The progress bar of `bench run` on standard error: children in a
-/// terminal class out of all, and the successes and failures so far. It
-/// appears when the submission is known and disappears when finished.
-#[derive(Debug, Default)]
-pub struct Progress {
-    bar: OnceCell<indicatif::ProgressBar>,
-}
-
-impl Progress {
-    /// A progress bar that is not shown yet.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Shows the bar for `children` children.
-    pub fn start(&self, children: u64) {
-        self.bar.get_or_init(|| {
-            let pb = indicatif::ProgressBar::new(children);
-            pb.set_style(
-                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} terminal  {msg}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            pb
-        });
-    }
-
-    /// Shows one look.
-    pub fn update(&self, status: &Status) {
-        self.counts(&status.counts);
-    }
-
-    /// Shows the counts of one look (over one benchmark, or several).
-    pub fn counts(&self, c: &benchops::record::RunCounts) {
-        let Some(pb) = self.bar.get() else {
-            return;
-        };
-        let done = c.total - c.incomplete;
-        pb.set_position(done);
-        pb.set_message(format!(
-            "ok {} failed {} other {}",
-            c.succeeded,
-            c.failed,
-            done - c.succeeded - c.failed
-        ));
-    }
-
-    /// Removes the bar.
-    pub fn finish(&self) {
-        if let Some(pb) = self.bar.get() {
-            pb.finish_and_clear();
-        }
-    }
-}
-
-/// The progress bar of `lane run --wait`: the current stage's children in
-/// a terminal class out of all.
-#[derive(Debug, Default)]
-pub struct LaneProgress {
-    bar: OnceCell<indicatif::ProgressBar>,
-}
-
-impl LaneProgress {
-    /// A bar that is not shown yet.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Shows one look.
-    pub fn update(&self, s: &crate::lane::LaneStatus) {
-        let (mut done, mut total) = (0u64, 0u64);
-        for b in &s.stage {
-            if let Some(c) = &b.counts {
-                total += c.total;
-                done += c.total - c.incomplete;
-            }
-        }
-        let pb = self.bar.get_or_init(|| {
-            let pb = indicatif::ProgressBar::new(total.max(1));
-            pb.set_style(
-                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} terminal  {msg}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            pb
-        });
-        pb.set_length(total.max(1));
-        pb.set_position(done);
-        pb.set_message(s.execution.phase.to_string());
-    }
-
-    /// Removes the bar.
-    pub fn finish(&self) {
-        if let Some(pb) = self.bar.get() {
-            pb.finish_and_clear();
-        }
-    }
-}
-
 /// `lane status`: the execution, its stage and its record.
 pub fn lane_status(s: &crate::lane::LaneStatus) -> String {
     let e = &s.execution;
@@ -383,9 +289,16 @@ pub fn lane_verdicts(r: &benchops::seal::SealedRecord) -> String {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default();
+            let style = match k.verdict {
+                KeyVerdict::ConfirmedRegression => BAD,
+                KeyVerdict::ConfirmedImprovement => GOOD,
+                KeyVerdict::Inconclusive | KeyVerdict::NotConfirmed => UNSURE,
+                KeyVerdict::WithinBand => PLAIN,
+            };
             o.push_str(&format!(
-                "{:<22} {} {}: {}\n",
-                v,
+                "{}{} {} {}: {}\n",
+                paint(style, &v),
+                " ".repeat(22usize.saturating_sub(v.chars().count())),
                 escape_line(k.case.as_str()),
                 escape_line(&k.metric),
                 k.reason
@@ -463,20 +376,6 @@ pub fn bisection(b: &benchops::record::BisectionRecord) -> String {
     o
 }
 
-/// A value with six significant digits (scientific when very large or
-/// small).
-fn sig6(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    let decimals = 5 - v.abs().log10().floor() as i32;
-    if (0..=9).contains(&decimals) {
-        format!("{:.*}", decimals as usize, v)
-    } else {
-        format!("{v:.5e}")
-    }
-}
-
 /// `compare`: one row per case and metric (both medians, B's effect
 /// against A with its interval, the band, the verdict, the samples per
 /// side and the nodes), the reason of every key that was not compared,
@@ -498,7 +397,7 @@ pub fn compare(r: &crate::ab::Report) -> String {
     ];
     let mut rows = vec![header];
     for k in &r.keys {
-        let median = |m: Option<f64>| m.map_or_else(|| "-".to_owned(), sig6);
+        let median = |m: Option<f64>| benchops::units::quantity(m, &k.unit);
         let nodes = match k.nodes.as_slice() {
             [] => "-".to_owned(),
             [one] => one.clone(),
@@ -515,30 +414,25 @@ pub fn compare(r: &crate::ab::Report) -> String {
             ),
             k.band
                 .map_or_else(|| "-".to_owned(), |b| format!("±{:.1}%", b * 100.0)),
-            k.verdict.as_str().to_owned(),
+            paint(
+                match k.verdict {
+                    Verdict::Slower => BAD,
+                    Verdict::Faster => GOOD,
+                    Verdict::Inconclusive | Verdict::NotCompared => UNSURE,
+                    Verdict::Same => PLAIN,
+                },
+                k.verdict.as_str(),
+            ),
             format!("{}/{}", k.a.samples, k.b.samples),
             escape_line(&nodes),
         ]);
     }
-    let mut widths = [0usize; 9];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut o = String::new();
-    for row in &rows {
-        let mut line = String::new();
-        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
-            if i + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                let pad = w - cell.chars().count();
-                let _ = write!(line, "{cell}{}  ", " ".repeat(pad));
-            }
-        }
-        let _ = writeln!(o, "{}", line.trim_end());
-    }
+    let rows: Vec<Vec<String>> = rows.into_iter().map(Vec::from).collect();
+    use benchops::units::Align::{Left, Right};
+    let mut o = benchops::units::columns(
+        &rows,
+        &[Left, Left, Right, Right, Left, Left, Left, Left, Left],
+    );
     for k in r.keys.iter().filter(|k| k.verdict == Verdict::NotCompared) {
         let _ = writeln!(o, "{} {}: {}", k.case, k.metric, escape_line(&k.reason));
     }
@@ -561,16 +455,21 @@ pub fn compare(r: &crate::ab::Report) -> String {
         "{}",
         match r.outcome {
             Outcome::Slower => format!(
-                "slower: {sides}, on {} of {keys} key(s) ({counts})",
+                "{} {sides}, on {} of {keys} key(s) ({counts})",
+                paint(BAD, "slower:"),
                 t.slower
             ),
-            Outcome::NotSlower =>
-                format!("not slower: {sides}, on none of {keys} key(s) ({counts})"),
+            Outcome::NotSlower => format!(
+                "{} {sides}, on none of {keys} key(s) ({counts})",
+                paint(GOOD, "not slower:")
+            ),
             Outcome::NotCompared if !r.failed.is_empty() => format!(
-                "not compared: {sides}: runs of {} case(s) did not succeed, see standard error ({counts})",
+                "{} {sides}: runs of {} case(s) did not succeed, see standard error ({counts})",
+                paint(UNSURE, "not compared:"),
                 r.failed.len()
             ),
-            Outcome::NotCompared => format!("not compared: {sides} ({counts})"),
+            Outcome::NotCompared =>
+                format!("{} {sides} ({counts})", paint(UNSURE, "not compared:")),
         }
     );
     o

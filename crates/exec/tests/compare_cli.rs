@@ -155,6 +155,12 @@ fn a_slower_candidate_exits_1_says_slower_and_resumes_into_the_json_report() {
         row(&out, "widgets/size=large", "work_s").contains(" slower "),
         "{out}"
     );
+    // Medians at four significant digits with a scaled unit (~100 ms, ~130 ms).
+    let medians = row(&out, "widgets/size=large", "work_s");
+    assert!(
+        medians.matches(" ms ").count() == 2 && !medians.contains("0.1"),
+        "{medians}"
+    );
     assert!(!out.contains("widgets/size=small"), "--cases: {out}");
     let summary = out.lines().last().expect("a summary line");
     assert!(
@@ -169,6 +175,26 @@ fn a_slower_candidate_exits_1_says_slower_and_resumes_into_the_json_report() {
     // The same command again finds the same benchmark, finished: nothing
     // runs twice, and --json reports the same verdict.
     let o = d.compare(&[
+        "--color",
+        "always",
+        "--intent",
+        "bench.toml",
+        "--commits",
+        "HEAD~1",
+        "HEAD",
+        "--runs",
+        "6",
+        "--cases",
+        "*large",
+    ]);
+    let (coloured, _) = text(&o);
+    assert!(
+        coloured.contains("\u{1b}[31mslower:\u{1b}[0m B "),
+        "--color always paints the verdict: {coloured}"
+    );
+    let o = d.compare(&[
+        "--color",
+        "always",
         "--intent",
         "bench.toml",
         "--commits",
@@ -183,6 +209,7 @@ fn a_slower_candidate_exits_1_says_slower_and_resumes_into_the_json_report() {
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
     assert!(err.contains("resuming: sha256:"), "{err}");
+    assert!(!out.contains('\u{1b}'), "JSON is never painted: {out}");
     let r: Value = serde_json::from_str(out.trim()).expect("one JSON object");
     assert_eq!(r["schema"], "benchops-compare/v1");
     assert_eq!(r["outcome"], "slower");
@@ -203,6 +230,7 @@ fn a_slower_candidate_exits_1_says_slower_and_resumes_into_the_json_report() {
     assert_eq!(k["case"], "widgets/size=large");
     assert_eq!(k["verdict"], "slower");
     assert_eq!(k["direction"], "lower_is_better");
+    assert_eq!(k["unit"], "s");
     assert!(
         k["reason"]
             .as_str()

@@ -21,6 +21,9 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "benchops-publish", version, about, long_about = None)]
 pub struct Cli {
+    /// --quiet and --color.
+    #[command(flatten)]
+    pub output: benchops_cli::OutputArgs,
     /// The command.
     #[command(subcommand)]
     pub command: Command,

@@ -83,6 +83,8 @@ pub struct KeyResult {
     pub metric: String,
     /// Which way is better.
     pub direction: Direction,
+    /// The metric's unit (escaped), as the runs reported it.
+    pub unit: String,
     /// The verdict.
     pub verdict: Verdict,
     /// One line saying why.
@@ -215,6 +217,7 @@ pub fn decide_key(settings: &Settings, case: &str, metric: &str, runs: &KeyRuns)
         case: benchops::terminal::escape(case),
         metric: benchops::terminal::escape(metric),
         direction: runs.direction,
+        unit: benchops::terminal::escape(&runs.unit),
         verdict: Verdict::NotCompared,
         reason: String::new(),
         a: stats(&a, RunSide::A),
@@ -450,6 +453,7 @@ mod tests {
         };
         KeyRuns {
             direction: Direction::LowerIsBetter,
+            unit: "s".into(),
             runs: a
                 .iter()
                 .map(|&v| run(RunSide::A, v))

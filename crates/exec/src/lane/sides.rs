@@ -147,6 +147,8 @@ pub(super) fn selection(
 pub struct KeyRuns {
     /// Which way is better.
     pub direction: Direction,
+    /// The metric's unit, as the first run that reported it said.
+    pub unit: String,
     /// Every measured run (warm-ups left out).
     pub runs: Vec<SideRun>,
 }
@@ -208,18 +210,19 @@ pub fn read_runs(
     });
     // The metrics each case reported somewhere, so that a failed run is a
     // null of each.
-    let mut names: BTreeMap<&str, BTreeMap<String, Direction>> = BTreeMap::new();
+    let mut names: BTreeMap<&str, BTreeMap<String, (Direction, String)>> = BTreeMap::new();
     for (case, _, _, _, _, metrics) in &seen {
         for m in metrics {
             names
                 .entry(case.as_str())
                 .or_default()
-                .insert(m.name.clone(), m.direction);
+                .entry(m.name.clone())
+                .or_insert_with(|| (m.direction, m.unit.clone()));
         }
     }
     let mut out: BTreeMap<(String, String), KeyRuns> = BTreeMap::new();
     for (case, _, _, side, host, metrics) in &seen {
-        for (name, direction) in names.get(case.as_str()).into_iter().flatten() {
+        for (name, (direction, unit)) in names.get(case.as_str()).into_iter().flatten() {
             let value = metrics
                 .iter()
                 .find(|m| &m.name == name)
@@ -227,6 +230,7 @@ pub fn read_runs(
             out.entry((case.clone(), name.clone()))
                 .or_insert_with(|| KeyRuns {
                     direction: *direction,
+                    unit: unit.clone(),
                     runs: Vec::new(),
                 })
                 .runs

@@ -25,7 +25,6 @@ use std::path::Path;
 
 use benchops::manifest::Manifest;
 use benchops::watchdog::WatchSettings;
-use clap::Parser as _;
 
 use crate::cli::{Cli, Command, Look, ProvisionCommand};
 use crate::exit::{ATTENTION, BUSY, FAILED, OK};
@@ -48,7 +47,17 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let config = match benchops_cli::ProjectConfig::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            note(format_args!(
+                "{} {e}\n",
+                benchops_cli::output::error_prefix()
+            ));
+            return FAILED;
+        }
+    };
+    let cli = match benchops_cli::parse::<Cli, _, _>(args, config.as_ref()) {
         Ok(cli) => cli,
         Err(e) => {
             // Help and version go to stdout and are not errors.
@@ -56,10 +65,11 @@ where
             return if e.use_stderr() { FAILED } else { OK };
         }
     };
+    cli.output.apply();
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            note(e.report());
+            note(benchops_cli::output::paint_error_prefix(&e.report()));
             e.exit_code()
         }
     }
@@ -237,7 +247,7 @@ impl CommandError {
 /// output quietly (the exit code stays the command's own); any other write
 /// error is reported on standard error.
 pub fn out(text: impl Display) {
-    let mut o = io::stdout().lock();
+    let mut o = benchops_cli::output::stdout().lock();
     match write!(o, "{text}").and_then(|()| o.flush()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
             note(format_args!(
@@ -248,10 +258,18 @@ pub fn out(text: impl Display) {
     }
 }
 
-/// Writes `text` to standard error; a closed standard error is not worth
-/// failing for.
+/// Writes `text` to standard error, always (errors and warnings); a
+/// closed standard error is not worth failing for.
 pub fn note(text: impl Display) {
-    let _ = write!(io::stderr().lock(), "{text}");
+    let _ = write!(benchops_cli::output::stderr().lock(), "{text}");
+}
+
+/// Writes a note on what happens (a wait, a step) to standard error,
+/// unless `--quiet`.
+pub fn info(text: impl Display) {
+    if !benchops_cli::output::quiet() {
+        note(text);
+    }
 }
 
 /// Prints `value` as pretty JSON and a newline.

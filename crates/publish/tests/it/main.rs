@@ -8,6 +8,7 @@ mod sim_client;
 mod support;
 
 mod broken_pipe;
+mod config_cli;
 mod first_verified_run;
 mod health_cli;
 mod health_issue;
@@ -18,6 +19,7 @@ mod lane_e2e;
 mod lane_platform;
 mod local_crash;
 mod missed_runs;
+mod output_cli;
 mod provision_checks;
 mod provision_cli;
 mod read_cli;
