@@ -8,7 +8,7 @@
 //! `HOME` of their own, and no `BENCHOPS_*`, `GITHUB_*` or `GH_*` variable
 //! from the caller. A transcript's output is checked against the block
 //! with snapbox's patterns. After README.md's blocks, in the same
-//! directory, every example of every `--help` of `benchops-exec`,
+//! directory (whenever README.md runs), every example of every `--help` of `benchops-exec`,
 //! `benchops-publish` and `benchops-app` runs. The report counts what ran,
 //! what had its output checked, and what was skipped with which reason;
 //! any failure fails the task, after every example has run.
@@ -98,7 +98,7 @@ pub fn main(args: &[String]) -> Result<()> {
             .to_string();
         let text = std::fs::read_to_string(file).with_context(|| format!("reading {rel}"))?;
         let blocks = parse::markdown(&text).map_err(|e| anyhow::anyhow!("{rel}: {e}"))?;
-        let with_help = rel == "README.md" && args.is_empty();
+        let with_help = rel == "README.md";
         if blocks.is_empty() && !with_help {
             continue;
         }

@@ -201,7 +201,7 @@ pub enum Command {
     /// Exit status: 0 shown, 2 usage error, an unknown or ambiguous
     /// digest, an invalid file, or no history.
     #[command(
-        after_help = "Examples:\n  benchops-publish show .benchops/sealed/.persisted/<hex>.json\n  benchops-publish show 3f1c2a9d --local .benchops\n  benchops-publish show sha256:<hex> --history \"$RUNNER_TEMP/history\" --json\n\nSee docs/cli/benchops-publish.md."
+        after_help = "Examples:\n  benchops-publish show .benchops/sealed/.persisted/<hex>.json   # needs a record: <hex> is its digest\n  benchops-publish show 3f1c2a9d --local .benchops   # needs a record whose digest starts so\n  benchops-publish show sha256:<hex> --history \"$RUNNER_TEMP/history\" --json   # needs a GitHub Actions runner\n\nSee docs/cli/benchops-publish.md."
     )]
     Show {
         /// A record file, or a record's digest or digest prefix.
@@ -225,7 +225,7 @@ pub enum Command {
     /// Exit status: 0 shown, 2 usage error, an unknown case or metric, or
     /// no history.
     #[command(
-        after_help = "Examples:\n  benchops-publish history --lane nightly\n  benchops-publish history --lane nightly --case parse/large --metric wall_s --csv > wall.csv\n  benchops-publish history --lane nightly --case parse/large --metric wall_s --svg wall.svg\n\nSee docs/cli/benchops-publish.md."
+        after_help = "Examples:\n  benchops-publish history --lane comprehensive\n  benchops-publish history --lane comprehensive --case widgets/size=large --metric work_s --csv > work.csv\n  benchops-publish history --lane comprehensive --case widgets/size=large --metric work_s --svg work.svg\n\nSee docs/cli/benchops-publish.md."
     )]
     History {
         /// Where history is.
@@ -351,7 +351,7 @@ pub enum BaselineCommand {
     /// Exit status: 0 moved (or already there), 2 usage error or refused
     /// (the message says why), 3 another sweep held the lock.
     #[command(
-        after_help = "Examples:\n  benchops-publish baseline set --lane nightly --record 3f1c2a9d --reason 'drift #12 accepted' --manifest schedule.toml\n\nSee runbooks/baseline.md."
+        after_help = "Examples:\n  benchops-publish baseline set --lane nightly --record 3f1c2a9d --reason 'drift #12 accepted' --manifest schedule.toml   # needs a record whose digest starts so\n\nSee runbooks/baseline.md."
     )]
     Set {
         /// What to move and why.
@@ -369,7 +369,7 @@ pub enum BaselineCommand {
     ///
     /// Exit status: as `set`.
     #[command(
-        after_help = "Examples:\n  benchops-publish baseline reset --lane nightly --reason 'new parser accepted (#12)' --manifest schedule.toml\n\nSee runbooks/baseline.md."
+        after_help = "Examples:\n  benchops-publish baseline reset --lane comprehensive --reason 'new parser accepted (#12)' --actor alice --manifest examples/lane/schedule.toml\n\nSee runbooks/baseline.md."
     )]
     Reset {
         /// What to move and why.
