@@ -519,6 +519,11 @@ fn the_spec_checks_reject_broken_contracts_and_release_templates() {
             "    timeout-minutes: 60\n    permissions:\n      contents: write\n",
             "contents: write",
         ),
+        (
+            "-- dist-docs \"dist/$name\"",
+            "-- nothing",
+            "does not build or publish -- dist-docs",
+        ),
     ] {
         let broken = mutate(&release, from, to, 1);
         let problems = check_release(&parse(&broken, "mutated template"), &broken);
@@ -890,6 +895,7 @@ fn check_release(doc: &Value, text: &str) -> Vec<String> {
         "benchops-publish",
         "benchops-app",
         "SHA256SUMS",
+        "-- dist-docs",
     ] {
         if !script.contains(needed) {
             problems.push(format!("the release does not build or publish {needed}"));

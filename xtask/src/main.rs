@@ -34,6 +34,9 @@
 //!   with the baseline there (see `selfbench.rs`, `--help` for options).
 //! - `detection-bench`: the detection-quality benchmark of the drift
 //!   policy against peer rules (see `detection.rs`).
+//! - `dist-docs OUT_DIR`: the shell completions (bash, zsh, fish) and man
+//!   pages of the three binaries, as the release archive ships them (see
+//!   `dist_docs.rs`).
 //! - `bench-webhooks`: webhook ingestion throughput and latency of
 //!   `benchops-app` against a Node `@octokit/webhooks` receiver under `wrk`,
 //!   with a bad-signature flood (see `bench_webhooks.rs`).
@@ -43,6 +46,7 @@ mod bench_slurm;
 mod bench_webhooks;
 mod detection;
 mod docs;
+mod dist_docs;
 mod pipeline;
 mod python;
 mod selfbench;
@@ -79,9 +83,10 @@ fn main() -> Result<()> {
         ),
         Some("detection-bench") => detection::main(&args[1..]),
         Some("bench-webhooks") => bench_webhooks::main(&args[1..]),
+        Some("dist-docs") => dist_docs::main(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci|docs|python|bench|bench-local|bench-slurm|bench-python|bench-webhooks|pipeline|selfbench|detection-bench>"
+                "usage: cargo xtask <ci|docs|python|bench|bench-local|bench-slurm|bench-python|bench-webhooks|pipeline|selfbench|detection-bench|dist-docs>"
             );
             eprintln!("       cargo xtask selfbench --help");
             bail!("unknown or missing task")

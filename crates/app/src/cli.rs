@@ -32,6 +32,12 @@ pub mod exit {
     pub const USAGE: u8 = 2;
 }
 
+/// The command line's definition, for the shell completions and man pages
+/// a release ships (`cargo xtask dist-docs`).
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "benchops-app",
