@@ -1,4 +1,5 @@
-//! `cargo xtask docs [FILE…]`: the documentation's examples, run.
+//! `cargo xtask docs [--no-build] [FILE…]`: the documentation's examples,
+//! run (`--no-build` uses the binaries already built).
 //!
 //! Every `sh` and `console` block of README.md, docs/ and runbooks/ (the
 //! rules are in [`parse`]) runs against the inputs the repository ships:
@@ -51,6 +52,14 @@ struct Tally {
 pub fn main(args: &[String]) -> Result<()> {
     let root = std::env::current_dir().context("no current directory")?;
     let target = crate::target_dir()?;
+    // `--no-build`: run with the binaries already in the target directory.
+    let no_build = args.iter().any(|a| a == "--no-build");
+    let args: Vec<String> = args
+        .iter()
+        .filter(|a| *a != "--no-build")
+        .cloned()
+        .collect();
+    let args = args.as_slice();
     // `cargo xtask` runs this task with the variables cargo sets for a
     // binary it runs (`CARGO_PKG_*`, `CARGO_MANIFEST_DIR`, …); build
     // scripts that watch them would rebuild their crates, so the build
