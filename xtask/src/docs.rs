@@ -87,11 +87,13 @@ pub fn main(args: &[String]) -> Result<()> {
             build.env_remove(k);
         }
     }
-    eprintln!(
-        "xtask: $ cargo build --locked -p benchops-exec -p benchops-publish -p benchops-app --bins"
-    );
-    if !build.status().context("starting cargo build")?.success() {
-        bail!("building the binaries the examples run failed");
+    if !no_build {
+        eprintln!(
+            "xtask: $ cargo build --locked -p benchops-exec -p benchops-publish -p benchops-app --bins"
+        );
+        if !build.status().context("starting cargo build")?.success() {
+            bail!("building the binaries the examples run failed");
+        }
     }
     let bin = target.join("debug");
     let work = target.join("docs-test");
