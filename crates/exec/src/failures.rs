@@ -95,8 +95,7 @@ pub fn render(cases: &[FailedCase]) -> Option<String> {
     }
     let runs: u64 = cases.iter().map(|c| c.failed).sum();
     let mut s = format!(
-        "{} {runs} child run(s) of {} case(s) did not succeed:\n",
-        benchops_cli::output::error_prefix(),
+        "error: {runs} child run(s) of {} case(s) did not succeed:\n",
         cases.len()
     );
     for c in cases {

@@ -37,8 +37,10 @@ pub(crate) fn line(text: impl std::fmt::Display) -> Result<()> {
 }
 
 /// Writes to standard error, always (errors, and the summary of what
-/// failed); a closed standard error is not worth failing for.
+/// failed), with a leading `error:` painted; a closed standard error is
+/// not worth failing for.
 pub(crate) fn note(text: impl std::fmt::Display) {
+    let text = benchops_cli::output::paint_error_prefix(&text.to_string());
     let _ = write!(benchops_cli::output::stderr().lock(), "{text}");
 }
 
