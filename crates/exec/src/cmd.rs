@@ -87,7 +87,19 @@ fn run(cli: Cli) -> Result<u8> {
             opts.timeout = std::time::Duration::from_secs(timeout);
             opts.keep = keep;
             let files = handoff::collect(&inputs)?;
-            let done = handoff::deliver(&opts, &files, &mut std::thread::sleep)?;
+            // Say what each pause waits for: with the defaults, the tries of
+            // one record can take half a minute.
+            let done = handoff::deliver(&opts, &files, &mut |r| {
+                note(format_args!(
+                    "handoff: {} not delivered on try {} of {} ({}); trying again in {:.1} s\n",
+                    r.file.display(),
+                    r.attempt,
+                    r.attempts,
+                    benchops::terminal::escape_bounded(r.error, 200),
+                    r.pause.as_secs_f64()
+                ));
+                std::thread::sleep(r.pause);
+            })?;
             for d in &done {
                 if json {
                     line(serde_json::to_string(d)?)?;
@@ -431,13 +443,7 @@ fn lane_command(
             } else {
                 p
             };
-            if let Some(r) = &p.sealed {
-                out(render::lane_verdicts(r))?;
-            }
-            line(id)?;
-            if p.sealed.is_some() {
-                return lane_outcome(state, scheduler, &p.execution);
-            }
+            return lane_end(state, scheduler, &p, args.json, || line(&id));
         }
         LaneCommand::Bisect(args) => {
             refuse_credentials_here()?;
@@ -483,23 +489,27 @@ fn lane_command(
             };
             return bisect_outcome(&p.execution, args.json);
         }
-        LaneCommand::Advance { id, follow_up } => {
-            let p = lane::advance(state, &id, scheduler, None, follow_up)?;
+        LaneCommand::Advance {
+            id,
+            follow_up,
+            json,
+        } => {
+            let mut p = lane::advance(state, &id, scheduler, None, follow_up)?;
             for n in &p.notes {
                 info(format_args!("{n}\n"));
             }
             // Local workers are detached; they need no reaping by us.
-            drop(p.processes);
-            if let Some(r) = &p.sealed {
-                out(render::lane_verdicts(r))?;
-            }
+            p.processes.clear();
             if p.execution.kind == lane::ExecutionKind::Bisect {
-                return bisect_outcome(&p.execution, false);
+                if let Some(r) = &p.sealed {
+                    out(render::lane_verdicts(r))?;
+                }
+                return bisect_outcome(&p.execution, json);
             }
-            line(format_args!("{} {}", p.execution.id, p.execution.phase))?;
-            if p.sealed.is_some() {
-                return lane_outcome(state, scheduler, &p.execution);
-            }
+            let (id, phase) = (p.execution.id.clone(), p.execution.phase);
+            return lane_end(state, scheduler, &p, json, || {
+                line(format_args!("{id} {phase}"))
+            });
         }
         LaneCommand::Status { id, json } => {
             let s = lane::status(state, &id, scheduler)?;
@@ -581,27 +591,44 @@ fn bisect_outcome(e: &crate::lane::LaneExecution, json: bool) -> Result<u8> {
 /// The exit code of a sealed lane execution: [`exit::ATTENTION`], with the
 /// summary on standard error, when a child run of any stage did not
 /// succeed.
-fn lane_outcome(
-    state: &StateDir,
-    scheduler: &crate::backend::SchedulerOptions,
-    exec: &crate::lane::LaneExecution,
-) -> Result<u8> {
-    let mut failed = Vec::new();
-    for s in exec
-        .measuring
-        .iter()
-        .chain(exec.confirming.iter().flatten())
-    {
-        let status = bench::refresh(state, &s.benchmark, scheduler)?;
-        failed.extend(crate::failures::of_status(state, &status));
-    }
-    match crate::failures::render(&failed) {
+fn lane_outcome(failed: &[crate::failures::FailedCase]) -> u8 {
+    match crate::failures::render(failed) {
         Some(summary) => {
             note(summary);
-            Ok(exit::ATTENTION)
+            exit::ATTENTION
         }
-        None => Ok(exit::OK),
+        None => exit::OK,
     }
+}
+
+/// What `lane run` and `lane advance` end with: the verdicts and the id (or,
+/// with `--json`, the step as JSON), then the exit code of a sealed
+/// execution ([`lane_outcome`]).
+fn lane_end(
+    state: &StateDir,
+    scheduler: &crate::backend::SchedulerOptions,
+    p: &crate::lane::Progress,
+    json: bool,
+    text_tail: impl FnOnce() -> Result<()>,
+) -> Result<u8> {
+    let failed = if p.sealed.is_some() {
+        crate::failures::of_lane(state, scheduler, &p.execution)?
+    } else {
+        Vec::new()
+    };
+    if json {
+        line(crate::lane::progress_json(p, &failed))?;
+    } else {
+        if let Some(r) = &p.sealed {
+            out(render::lane_verdicts(r))?;
+        }
+        text_tail()?;
+    }
+    Ok(if p.sealed.is_some() {
+        lane_outcome(&failed)
+    } else {
+        exit::OK
+    })
 }
 
 fn bench_command(

@@ -6,7 +6,9 @@
 //! runs did not succeed, the class and reason of the first, and the first
 //! lines of that run's standard error (from its `result.json`), escaped by
 //! the one terminal rule. The command then exits with
-//! [`crate::exit::ATTENTION`].
+//! [`crate::exit::ATTENTION`]. The same cases, as JSON, are in `lane run
+//! --json` and `lane advance --json` ([`crate::lane::progress_json`]) and
+//! in the Python package.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -19,8 +21,9 @@ use crate::state::StateDir;
 /// How many lines of a failed run's standard error the summary shows.
 pub const STDERR_LINES: usize = 3;
 
-/// One case with runs that did not succeed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One case with runs that did not succeed (its text escaped by the one
+/// terminal rule, in JSON too).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct FailedCase {
     /// The case.
     pub case: String,
@@ -69,6 +72,25 @@ pub fn of_status(state: &StateDir, status: &Status) -> Vec<FailedCase> {
             })
         })
         .collect()
+}
+
+/// The cases of every benchmark a lane execution measured (its measuring
+/// and confirming stages) whose runs did not all succeed.
+pub fn of_lane(
+    state: &StateDir,
+    scheduler: &crate::backend::SchedulerOptions,
+    exec: &crate::lane::LaneExecution,
+) -> Result<Vec<FailedCase>, crate::bench::BenchError> {
+    let mut failed = Vec::new();
+    for s in exec
+        .measuring
+        .iter()
+        .chain(exec.confirming.iter().flatten())
+    {
+        let status = crate::bench::refresh(state, &s.benchmark, scheduler)?;
+        failed.extend(of_status(state, &status));
+    }
+    Ok(failed)
 }
 
 /// The first [`STDERR_LINES`] non-blank lines of the run's recorded

@@ -464,12 +464,28 @@ fn move_delivered(file: &Path) -> Result<PathBuf, MoveError> {
     Ok(dest)
 }
 
-/// Hands off every record in `files`, one after the other; `sleep` pauses
-/// between tries (the CLI passes `std::thread::sleep`).
+/// A pause between two tries of one record: what the wait is for.
+#[derive(Debug, Clone, Copy)]
+pub struct Retry<'a> {
+    /// The record's file.
+    pub file: &'a Path,
+    /// The try that did not deliver it (1-based), and how many there are.
+    pub attempt: u32,
+    /// How many tries there are in all.
+    pub attempts: u32,
+    /// Why that try did not deliver it.
+    pub error: &'a str,
+    /// How long until the next try.
+    pub pause: Duration,
+}
+
+/// Hands off every record in `files`, one after the other; `wait` pauses
+/// between tries (the CLI says what it waits for on standard error, then
+/// sleeps).
 pub fn deliver(
     opts: &HandoffOptions,
     files: &[PathBuf],
-    sleep: &mut dyn FnMut(Duration),
+    wait: &mut dyn FnMut(Retry<'_>),
 ) -> Result<Vec<Delivery>, HandoffError> {
     let url = opts.endpoint();
     if !(url.starts_with("http://") || url.starts_with("https://")) {
@@ -512,11 +528,17 @@ pub fn deliver(
                     d.outcome = o;
                     break;
                 }
-                Try::Again { error, wait } => {
-                    d.outcome = Outcome::Undelivered { last_error: error };
+                Try::Again { error, wait: asked } => {
                     if n < attempts {
-                        sleep(wait.unwrap_or_else(|| backoff(opts, n, random_u64())));
+                        wait(Retry {
+                            file,
+                            attempt: n,
+                            attempts,
+                            error: &error,
+                            pause: asked.unwrap_or_else(|| backoff(opts, n, random_u64())),
+                        });
                     }
+                    d.outcome = Outcome::Undelivered { last_error: error };
                 }
             }
         }

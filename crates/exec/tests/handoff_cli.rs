@@ -299,6 +299,16 @@ fn an_unreachable_app_leaves_the_record_and_exits_3() {
         "{}",
         text(&o.stdout)
     );
+    // Each pause says what it waits for; the last try has no pause.
+    let err = text(&o.stderr);
+    for n in [1, 2] {
+        assert!(
+            err.contains(&format!("not delivered on try {n} of 3 (")),
+            "{err}"
+        );
+    }
+    assert!(!err.contains("on try 3 of 3"), "{err}");
+    assert!(err.contains("trying again in "), "{err}");
     assert!(record.exists());
 
     // The server keeps failing: undelivered after every try.

@@ -152,9 +152,34 @@ fn git_failed(path: &Path, step: &'static str, status: std::process::ExitStatus)
     }
 }
 
-/// The packed size of the branch's objects and the largest file at its tip.
+/// The packed size of the branch's objects and the largest file at its tip;
+/// a repository without the branch yet (before the first sweep) holds none
+/// of its objects: 0 bytes, no file.
 pub fn growth(history: &Path) -> Result<Growth, WatchError> {
     let branch = benchops::layout::HISTORY_REF;
+    let has = Command::new("git")
+        .arg("-C")
+        .arg(history)
+        .args(["rev-parse", "--verify", "--quiet", branch])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|e| git_err(history, "git rev-parse", e))?;
+    match has.code() {
+        Some(0) => {}
+        // `--verify --quiet`: 1 when the ref does not exist.
+        Some(1) => {
+            return Ok(Growth {
+                packed_bytes: 0,
+                shallow: false,
+                largest_file: None,
+                pack_limit_bytes: PACK_LIMIT_BYTES,
+                file_limit_bytes: FILE_LIMIT_BYTES,
+                triggered: false,
+            });
+        }
+        _ => return Err(git_failed(history, "git rev-parse", has)),
+    }
     let mut child = Command::new("git")
         .arg("-C")
         .arg(history)

@@ -364,18 +364,42 @@ fn seal(
     Ok(sealed_json(&o))
 }
 
-/// What `lane run` or `lane advance` did, as JSON.
-fn progress_json(p: &lane::Progress) -> String {
-    serde_json::json!({
-        "execution": p.execution,
-        "resumed": p.resumed,
-        "notes": p.notes,
-        "sealed": p.sealed.as_ref().map(|s| serde_json::json!({
-            "digest": s.digest().to_string(),
-            "record": String::from_utf8_lossy(s.bytes()),
-        })),
-    })
-    .to_string()
+/// What `lane run` or `lane advance` did, as `lane run --json` prints it
+/// (one definition: [`lane::progress_json`]), with the failed cases once
+/// sealed.
+fn progress_json(
+    state: &StateDir,
+    sched: &SchedulerOptions,
+    p: &lane::Progress,
+) -> Result<String, bench::BenchError> {
+    let failures = if p.sealed.is_some() {
+        benchops_exec::failures::of_lane(state, sched, &p.execution)?
+    } else {
+        Vec::new()
+    };
+    Ok(lane::progress_json(p, &failures))
+}
+
+/// The cases of a benchmark whose runs did not all succeed, as JSON (what
+/// `bench run` summarises on standard error before it exits 3).
+#[pyfunction]
+#[pyo3(signature = (state, benchmark, scheduler_timeout))]
+fn failures(
+    py: Python<'_>,
+    state: PathBuf,
+    benchmark: &str,
+    scheduler_timeout: Option<f64>,
+) -> PyResult<String> {
+    let Opened {
+        state,
+        digest: d,
+        sched,
+    } = open(py, &state, benchmark, scheduler_timeout)?;
+    let status =
+        detached(py, || bench::refresh(&state, &d, &sched)).map_err(|e| errors::bench(py, &e))?;
+    let cases = benchops_exec::failures::of_status(&state, &status);
+    serde_json::to_string(&cases)
+        .map_err(|e| errors::raise(py, Kind::Base, e.to_string(), Detail::default()))
 }
 
 /// `lane run` without `--wait`: starts (or resumes) a lane execution.
@@ -444,7 +468,8 @@ fn lane_run(
     let state = StateDir::new(&state);
     let mut p =
         detached(py, || lane::start(&state, &opts, &sched)).map_err(|e| errors::lane(py, &e))?;
-    let out = progress_json(&p);
+    let out =
+        detached(py, || progress_json(&state, &sched, &p)).map_err(|e| errors::bench(py, &e))?;
     reap(std::mem::take(&mut p.processes));
     Ok(out)
 }
@@ -463,7 +488,8 @@ fn lane_advance(
     let state = StateDir::new(&state);
     let mut p = detached(py, || lane::advance(&state, id, &sched, Some(exe), false))
         .map_err(|e| errors::lane(py, &e))?;
-    let out = progress_json(&p);
+    let out =
+        detached(py, || progress_json(&state, &sched, &p)).map_err(|e| errors::bench(py, &e))?;
     reap(std::mem::take(&mut p.processes));
     Ok(out)
 }
@@ -509,6 +535,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(submit, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(refresh, m)?)?;
+    m.add_function(wrap_pyfunction!(failures, m)?)?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(cancel, m)?)?;
     m.add_function(wrap_pyfunction!(list, m)?)?;

@@ -123,3 +123,22 @@ def test_lane_status_json_equals_the_cli(tmp_path: Path) -> None:
     assert lane.status().to_json().encode() + b"\n" == cli_status.stdout
     # Advancing a sealed execution is idempotent.
     assert lane.advance().phase == "sealed"
+
+
+def test_failures_are_the_cases_bench_run_names_before_it_exits_1(tmp_path: Path) -> None:
+    # examples/fail.toml: its case code=3 always fails, code=0 never does.
+    intent = EXAMPLE.parent / "fail.toml"
+    state = tmp_path / "state"
+    b = benchops.submit(intent, state=state, slots=2)
+    b.wait(timeout=120)
+    failures = b.failures()
+    assert [f["case"] for f in failures] == ["fail/code=3"]
+    assert (failures[0]["failed"], failures[0]["total"]) == (2, 2)
+    assert failures[0]["first"].startswith("failed: ")
+    assert failures[0]["stderr"] == ["exiting 3"]
+
+    cli = run_cli(state, "bench", "run", str(intent), "--format", "json")
+    assert cli.returncode == 1, cli.stderr
+    text = cli.stderr.decode()
+    assert "fail/code=3: 2 of 2 run(s) did not succeed; first: failed" in text
+    assert "| exiting 3" in text

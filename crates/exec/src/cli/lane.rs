@@ -54,6 +54,9 @@ pub enum LaneCommand {
         /// yet, schedule the next follow-up.
         #[arg(long)]
         follow_up: bool,
+        /// Print the step as JSON (as `lane run --json` does).
+        #[arg(long)]
+        json: bool,
     },
     /// Show where a lane execution is (read-only).
     #[command(
@@ -113,6 +116,11 @@ pub struct LaneRunArgs {
     /// Drive the execution to its sealed record, with a progress bar.
     #[arg(long)]
     pub wait: bool,
+    /// Print the outcome as one JSON object: the execution, the notes, the
+    /// sealed record once sealed, and every case whose runs did not all
+    /// succeed (`failures`), in place of the verdict table and the id.
+    #[arg(long)]
+    pub json: bool,
     /// Sign the sealed record: also write OUT/<hex>.json.sig, an OpenSSH
     /// signature (SSHSIG, namespace benchops-result) by this Ed25519 key
     /// (mode 0600). The key is checked before anything runs; the

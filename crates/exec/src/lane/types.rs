@@ -480,6 +480,24 @@ pub struct Progress {
     pub sealed: Option<benchops::seal::SealedRecord>,
 }
 
+/// A `lane run` or `lane advance` step as JSON, the one shape that
+/// `--json` prints and the Python package reads: the execution, whether it
+/// was resumed, the notes, the sealed record once sealed (digest and
+/// canonical text), and the cases whose runs did not all succeed.
+pub fn progress_json(p: &Progress, failures: &[crate::failures::FailedCase]) -> String {
+    serde_json::json!({
+        "execution": p.execution,
+        "resumed": p.resumed,
+        "notes": p.notes,
+        "sealed": p.sealed.as_ref().map(|s| serde_json::json!({
+            "digest": s.digest().to_string(),
+            "record": String::from_utf8_lossy(s.bytes()),
+        })),
+        "failures": failures,
+    })
+    .to_string()
+}
+
 /// Metric names for a message, each quoted and escaped: `metric "a"`,
 /// `metrics "a", "b"`, `no metric` for none.
 fn names(list: &[String]) -> String {

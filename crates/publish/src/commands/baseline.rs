@@ -223,8 +223,10 @@ fn move_to(a: &BaselineArgs, record: Option<&str>) -> Result<u8, CommandError> {
     // With --local, no sweep of DIR runs while the pointer moves.
     let _lock = match a.place.sweep_dir() {
         Some(dir) => Some(
-            take_sweep_lock(&dir.join(LOCK_FILE), DEFAULT_LOCK_WAIT)
-                .map_err(BaselineError::Local)?,
+            take_sweep_lock(&dir.join(LOCK_FILE), DEFAULT_LOCK_WAIT, &mut |m| {
+                eprintln!("baseline: {m}")
+            })
+            .map_err(BaselineError::Local)?,
         ),
         None => None,
     };

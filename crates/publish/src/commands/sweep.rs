@@ -112,6 +112,7 @@ pub(super) fn sweep(a: SweepArgs) -> Result<u8, CommandError> {
     } else if let Some(dir) = a.local {
         let mut opts = local::LocalSweepOptions::new(dir, a.manifest);
         opts.lock_wait = std::time::Duration::from_secs(a.lock_wait);
+        opts.lock_notice = |m| eprintln!("sweep: {m}");
         opts.max_record_bytes = a.max_record_bytes;
         opts.missed_run_label = a.missed_run_issues;
         opts.health_issue_label = a.health_issue;

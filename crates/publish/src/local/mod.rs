@@ -104,6 +104,9 @@ pub struct LocalSweepOptions {
     /// sweep lock before stopping with [`LocalError::SweepLocked`]
     /// (zero: do not wait).
     pub lock_wait: Duration,
+    /// Told once when the sweep lock is busy, before the wait (the CLI
+    /// prints it on standard error).
+    pub lock_notice: fn(&str),
     /// Keep one missed-run issue per lane with this label (`None`: off).
     pub missed_run_label: Option<String>,
     /// Keep the repository's health issue with this label
@@ -123,6 +126,7 @@ impl LocalSweepOptions {
             history_base_url: String::new(),
             after_ledger_write: None,
             lock_wait: DEFAULT_LOCK_WAIT,
+            lock_notice: |_| {},
             missed_run_label: None,
             health_issue_label: None,
         }
@@ -181,7 +185,15 @@ pub fn is_locked_out(e: &SweepError) -> bool {
 /// (same device and inode); if it does not (it was deleted or replaced
 /// meanwhile), the lock is let go and taken again. The file is truncated
 /// only once both locks are held.
-pub fn take_sweep_lock(path: &Path, wait: Duration) -> Result<SweepLock, LocalError> {
+///
+/// When the lock is busy, `waiting` is told once, before the wait, what is
+/// awaited and for how long (the CLI prints it: a wait of up to a minute
+/// must not look like a hang).
+pub fn take_sweep_lock(
+    path: &Path,
+    wait: Duration,
+    waiting: &mut dyn FnMut(&str),
+) -> Result<SweepLock, LocalError> {
     let io_err = |step, source| {
         LocalError::History(HistoryError::Io {
             step,
@@ -194,6 +206,7 @@ pub fn take_sweep_lock(path: &Path, wait: Duration) -> Result<SweepLock, LocalEr
         _ => PathBuf::from("."),
     };
     let start = Instant::now();
+    let mut told = false;
     loop {
         let file = open_lock_file(path).map_err(|e| io_err("open the sweep lock", e))?;
         let dir = File::open(&parent).map_err(|e| {
@@ -216,6 +229,18 @@ pub fn take_sweep_lock(path: &Path, wait: Duration) -> Result<SweepLock, LocalEr
             Err((f, Errno::EWOULDBLOCK | Errno::EINTR)) => {
                 if let Some(e) = busy(&f) {
                     return Err(e);
+                }
+                if !told {
+                    told = true;
+                    waiting(&format!(
+                        "waiting up to {:.0} s for the sweep lock {} ({}): another sweep of this directory is running",
+                        wait.as_secs_f64(),
+                        path.display(),
+                        holder_of(&f).map_or_else(
+                            || "holder unknown".to_owned(),
+                            |h| format!("held by {h}")
+                        )
+                    ));
                 }
                 pause(start, wait);
                 continue;
@@ -469,8 +494,10 @@ pub fn sweep_local(opts: &LocalSweepOptions) -> Result<SweepReport, SweepError> 
         }
     };
     // Held until this function returns (or the process dies).
-    let _lock = take_sweep_lock(&opts.lock_path(), opts.lock_wait)
-        .map_err(git_err("take the sweep lock"))?;
+    let _lock = take_sweep_lock(&opts.lock_path(), opts.lock_wait, &mut |m| {
+        (opts.lock_notice)(m)
+    })
+    .map_err(git_err("take the sweep lock"))?;
     refuse_links(&[
         opts.quarantine_dir(),
         opts.sealed_dir().join(sweep::consume::PERSISTED_DIR),

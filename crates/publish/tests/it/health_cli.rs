@@ -171,6 +171,29 @@ fn a_lane_with_a_drift_and_slower_runs_and_a_lane_that_never_ran() {
 }
 
 #[test]
+fn a_history_without_the_branch_yet_has_no_growth_and_no_git_error() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join(".benchops");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join("schedule.toml"), TWO_LANE_MANIFEST).expect("manifest");
+    let init = Command::new("git")
+        .args(["init", "--quiet", "--bare"])
+        .arg(dir.join("history.git"))
+        .status()
+        .expect("git init");
+    assert!(init.success());
+    let out = health(&dir, &["--now", "2026-11-30T06:00:00Z", "--json"]);
+    let err = text(&out.stderr);
+    assert!(!err.contains("pack-objects"), "{err}");
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(r["growth"]["packed_bytes"], 0, "{}", r["growth"]);
+    assert!(r["growth"]["largest_file"].is_null());
+    assert_eq!(r["growth"]["triggered"], false);
+    // The lanes never ran: that is what needs attention, not git.
+    assert_eq!(out.status.code(), Some(1), "{err}");
+}
+
+#[test]
 fn a_file_over_ten_megabytes_reaches_the_growth_trigger() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join(".benchops");

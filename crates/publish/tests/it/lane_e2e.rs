@@ -843,6 +843,39 @@ fn a_lane_run_whose_children_all_failed_seals_the_errors_and_does_not_exit_0() {
     let rec = d.record(&String::from_utf8_lossy(&o.stdout));
     assert_eq!(rec["runs"]["succeeded"], 0);
     assert!(rec["publication"]["baseline_proposal"].is_null());
+    // The same outcome as JSON, from a later process: `lane advance --json`
+    // of the sealed execution names each failed case and does not exit 0.
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    let id = stdout
+        .lines()
+        .last()
+        .expect("the id line")
+        .trim()
+        .to_owned();
+    let o = d.exec(&["lane", "advance", &id, "--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(v["execution"]["phase"], "sealed");
+    let failures = v["failures"].as_array().expect("failures");
+    let cases: Vec<&str> = failures.iter().filter_map(|f| f["case"].as_str()).collect();
+    assert_eq!(cases, ["widgets/size=small", "widgets/size=large"]);
+    assert_eq!(
+        (
+            failures[0]["failed"].as_u64(),
+            failures[0]["total"].as_u64()
+        ),
+        (Some(9), Some(9))
+    );
+    assert!(
+        failures[0]["stderr"].to_string().contains("speed.conf"),
+        "{}",
+        failures[0]
+    );
 }
 
 #[test]

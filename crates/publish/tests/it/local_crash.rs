@@ -370,7 +370,8 @@ fn twenty_races_of_two_first_sweeps_both_succeed_one_after_the_other() {
 fn a_sweep_that_cannot_get_the_lock_exits_3_having_touched_nothing() {
     let e = env();
     e.hand_off(&handoffs());
-    let lock = take_sweep_lock(&e.dir.join(".sweep.lock"), Duration::ZERO).expect("locked");
+    let lock =
+        take_sweep_lock(&e.dir.join(".sweep.lock"), Duration::ZERO, &mut |_| {}).expect("locked");
 
     let out = e.run(&["--lock-wait", "0"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
@@ -387,11 +388,24 @@ fn a_sweep_that_cannot_get_the_lock_exits_3_having_touched_nothing() {
         3
     );
 
-    // A sweep that waits gets it once the holder lets go.
+    // A sweep that waits says what it waits for, and gets the lock once
+    // the holder lets go: the lock is released only after the notice.
     let mut waiting = e.command(None);
-    waiting.args(["--lock-wait", "20"]);
-    let child = waiting.spawn().expect("starts");
-    std::thread::sleep(Duration::from_millis(300));
+    waiting.args(["--lock-wait", "120"]);
+    let mut child = waiting.spawn().expect("starts");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut notice = String::new();
+    while !notice.contains("waiting up to") {
+        notice.clear();
+        let n = std::io::BufRead::read_line(&mut stderr, &mut notice).expect("reads stderr");
+        assert!(n > 0, "the sweep ended without saying it waits");
+    }
+    assert!(
+        notice.contains("waiting up to 120 s for the sweep lock")
+            && notice.contains(&format!("held by pid {}", std::process::id()))
+            && notice.contains("another sweep of this directory is running"),
+        "{notice}"
+    );
     drop(lock);
     let out = child.wait_with_output().expect("waits");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));

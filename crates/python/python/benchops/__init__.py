@@ -493,6 +493,16 @@ class Benchmark:
         """The aggregates per case and the class counts."""
         return Analysis._from(_native.analyze(self.state, self.digest, self._timeout()))
 
+    def failures(self) -> List[Dict[str, Any]]:
+        """Each case whose runs did not all succeed, in plan order: ``case``,
+        ``failed`` and ``total`` runs, the ``first`` one's class and reason,
+        and its first lines of standard error (``stderr``). What ``bench
+        run`` prints before it exits 3; empty when every run succeeded."""
+        cases: List[Dict[str, Any]] = json.loads(
+            _native.failures(self.state, self.digest, self._timeout())
+        )
+        return cases
+
     def wait(
         self,
         timeout: Optional[float] = None,
@@ -580,7 +590,10 @@ class LaneStatus(_Json):
 class LaneProgress(_Json):
     """What one ``lane run`` or ``lane advance`` step did.
 
-    ``sealed_record`` is the canonical sealed record's text once sealed.
+    ``sealed_record`` is the canonical sealed record's text once sealed;
+    ``failures`` then lists each case whose runs did not all succeed (case,
+    failed and total runs, the first one's class and reason, its first
+    lines of standard error), as ``lane run --json`` prints them.
     """
 
     id: str
@@ -590,6 +603,7 @@ class LaneProgress(_Json):
     sealed_digest: Optional[str]
     sealed_record: Optional[str]
     execution: Dict[str, Any]
+    failures: List[Dict[str, Any]]
     _json: str = field(repr=False, compare=False)
 
     @classmethod
@@ -599,8 +613,14 @@ class LaneProgress(_Json):
         s = d.get("sealed") or {}
         return cls(
             e["id"], e["phase"], d["resumed"], d["notes"], s.get("digest"),
-            s.get("record"), e, text,
+            s.get("record"), e, d.get("failures", []), text,
         )  # fmt: skip
+
+    @property
+    def ok(self) -> bool:
+        """Sealed with every child run succeeded: what exit 0 of ``lane run
+        --wait`` means. A sealed step with ``failures`` is not ok."""
+        return self.phase == "sealed" and not self.failures
 
     def record(self) -> Optional[Dict[str, Any]]:
         """The sealed record as plain values (``None`` until sealed)."""
