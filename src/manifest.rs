@@ -157,6 +157,34 @@ pub struct Lane {
     /// v3: the culprit bisection's budget; every key has a default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bisect: Option<LaneBisect>,
+    /// v3: what `lane due` does with a slot that was not run on time
+    /// (default `latest`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catch_up: Option<CatchUp>,
+}
+
+/// What `lane due` does with a slot that was not run when it came (v3,
+/// `catch_up`): the machine was off, the timer did not fire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum CatchUp {
+    /// Run the newest missed slot while its completion window is open;
+    /// older missed slots stay missed (the default).
+    #[default]
+    Latest,
+    /// Run a slot only on time (within the slot tolerance): a late slot is
+    /// skipped, and said to be.
+    None,
+}
+
+impl CatchUp {
+    /// The manifest's word for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CatchUp::Latest => "latest",
+            CatchUp::None => "none",
+        }
+    }
 }
 
 /// A lane's culprit bisection (v3).
@@ -231,6 +259,11 @@ pub struct LaneComparison {
 }
 
 impl Lane {
+    /// What `lane due` does with a slot that was not run on time.
+    pub fn catch_up(&self) -> CatchUp {
+        self.catch_up.unwrap_or_default()
+    }
+
     /// How this lane asks for suspects and clears to be confirmed.
     pub fn confirm_mode(&self) -> crate::record::ConfirmModeKind {
         self.confirm

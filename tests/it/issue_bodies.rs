@@ -203,6 +203,7 @@ fn lane_def(name: &str, cron: &str, cases: &[&str]) -> Lane {
         comparison: None,
         confirm: None,
         bisect: None,
+        catch_up: None,
     }
 }
 

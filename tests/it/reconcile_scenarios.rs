@@ -206,6 +206,7 @@ fn lane_def(name: &str, cron: &str, cases: &[&str]) -> Lane {
         comparison: None,
         confirm: None,
         bisect: None,
+        catch_up: None,
     }
 }
 

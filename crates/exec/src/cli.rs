@@ -11,7 +11,7 @@ use std::time::Duration;
 
 mod lane;
 
-pub use self::lane::{LaneBackendArgs, LaneBisectArgs, LaneCommand, LaneRunArgs};
+pub use self::lane::{LaneBackendArgs, LaneBisectArgs, LaneCommand, LaneDueArgs, LaneRunArgs};
 use crate::backend::{self, LocalOptions, SchedulerOptions, SlurmOptions, Task};
 use crate::render;
 use anyhow::{Context as _, Result};

@@ -27,6 +27,11 @@ pub const CHILD_FAILED: u8 = 1;
 /// sealed, or a wrapper that could not do its work.
 pub const ERROR: u8 = 2;
 
+/// `lane due`: no lane's latest slot needed a lane run (nothing started,
+/// nothing moved on). A timer that calls it every minute counts it as
+/// success (`SuccessExitStatus=4`).
+pub const NOTHING_DUE: u8 = 4;
+
 /// `handoff`: a record was refused by the App or failed a check here (not
 /// sent); a person must look. Other records may have been delivered.
 pub const HANDOFF_REFUSED: u8 = 1;

@@ -7,8 +7,8 @@
 //! lines of that run's standard error (from its `result.json`), escaped by
 //! the one terminal rule. The command then exits with
 //! [`crate::exit::ATTENTION`]. The same cases, as JSON, are in `lane run
-//! --json` and `lane advance --json` ([`crate::lane::progress_json`]) and
-//! in the Python package.
+//! --json` and `lane advance --json` (`lane::progress_json`) and in the
+//! Python package.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -72,25 +72,6 @@ pub fn of_status(state: &StateDir, status: &Status) -> Vec<FailedCase> {
             })
         })
         .collect()
-}
-
-/// The cases of every benchmark a lane execution measured (its measuring
-/// and confirming stages) whose runs did not all succeed.
-pub fn of_lane(
-    state: &StateDir,
-    scheduler: &crate::backend::SchedulerOptions,
-    exec: &crate::lane::LaneExecution,
-) -> Result<Vec<FailedCase>, crate::bench::BenchError> {
-    let mut failed = Vec::new();
-    for s in exec
-        .measuring
-        .iter()
-        .chain(exec.confirming.iter().flatten())
-    {
-        let status = crate::bench::refresh(state, &s.benchmark, scheduler)?;
-        failed.extend(of_status(state, &status));
-    }
-    Ok(failed)
 }
 
 /// The first [`STDERR_LINES`] non-blank lines of the run's recorded

@@ -13,6 +13,7 @@ pub mod child;
 pub mod cli;
 pub mod cmd;
 pub mod credentials;
+pub mod due;
 pub mod exit;
 pub mod failures;
 pub mod handoff;

@@ -199,6 +199,40 @@ pub fn invalid_draft(path: &Path, e: &VerifyError) -> String {
     o
 }
 
+/// `lane due`: one line per lane: its latest slot, where it stands, and
+/// the earlier slots of the lookback that were missed and not caught up.
+pub fn lane_due(due: &[crate::due::LaneDue]) -> String {
+    use crate::due::DueState;
+    let width = due.iter().map(|d| d.lane.len()).max().unwrap_or(4).max(4);
+    let mut o = format!("{:<width$}  {:<20}  STATE\n", "LANE", "SLOT");
+    for d in due {
+        let detail = match &d.state {
+            DueState::Due => format!("due (window closes {})", d.window_closes),
+            DueState::Started { id } => format!("started {}", &id[..12.min(id.len())]),
+            DueState::Running { id, phase } => {
+                format!("running {} ({phase})", &id[..12.min(id.len())])
+            }
+            DueState::Sealed { id } => format!("sealed {}", &id[..12.min(id.len())]),
+            DueState::WindowPassed { closed_at } => {
+                format!("window passed at {closed_at}: missed")
+            }
+            DueState::SkippedLate { late_minutes } => {
+                format!("skipped: {late_minutes} min late, catch_up = none")
+            }
+        };
+        let _ = write!(o, "{:<width$}  {:<20}  {detail}", d.lane, d.slot);
+        if d.missed_before > 0 {
+            let _ = write!(
+                o,
+                "; {} earlier slot(s) of the last 72 h missed, not caught up",
+                d.missed_before
+            );
+        }
+        o.push('\n');
+    }
+    o
+}
+
 /// `lane status`: the execution, its stage and its record.
 pub fn lane_status(s: &crate::lane::LaneStatus) -> String {
     let e = &s.execution;

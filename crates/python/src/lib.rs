@@ -373,7 +373,7 @@ fn progress_json(
     p: &lane::Progress,
 ) -> Result<String, bench::BenchError> {
     let failures = if p.sealed.is_some() {
-        benchops_exec::failures::of_lane(state, sched, &p.execution)?
+        lane::failures_of(state, sched, &p.execution)?
     } else {
         Vec::new()
     };

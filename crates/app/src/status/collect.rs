@@ -184,6 +184,7 @@ fn inferred_manifest(records: &[SealedRecord]) -> Manifest {
             comparison: None,
             confirm: None,
             bisect: None,
+            catch_up: None,
         })
         .collect();
     Manifest {

@@ -28,6 +28,25 @@ pub enum LaneCommand {
         after_help = "Example:\n  benchops-exec lane run --manifest examples/lane/schedule.toml --lane comprehensive \\\n    --history .benchops/history.git --subject widgets --out .benchops/sealed --wait"
     )]
     Run(Box<LaneRunArgs>),
+    /// List the lanes whose latest slot needs a lane run now; with --run,
+    /// start them.
+    ///
+    /// A lane is due when its latest slot (a firing of its cron in its own
+    /// time zone, at or before now) has no lane execution in the state
+    /// directory and its completion window is open. The lane's `catch_up`
+    /// (manifest v3) says what happens to a slot that was not run when it
+    /// came: `latest` (default) runs it inside its window, `none` runs a
+    /// slot only on time and reports a late one as skipped. With --run,
+    /// under a lock, it starts each due lane (as `lane run` would) and moves
+    /// every unsealed execution of those slots one step on: safe to call
+    /// every minute, from a timer, with nobody there. Refuses to start when
+    /// publication credentials are in the environment. Exit 0 when a lane
+    /// was due (or started, or moved on), 4 when nothing was due, 2 on
+    /// error.
+    #[command(
+        after_help = "Examples:\n  benchops-exec lane due --manifest examples/lane/schedule.toml --now 2026-12-04T23:05:00Z\n  benchops-exec lane due --manifest examples/lane/schedule.toml --lane comprehensive --run --now 2026-12-04T23:05:00Z \\\n    --history .benchops/history.git --subject widgets --out .benchops/sealed\n\nSee docs/scheduling.md (a timer that calls it every minute)."
+    )]
+    Due(Box<LaneDueArgs>),
     /// Bisect by hand: find the commit between GOOD and BAD (first-parent
     /// range of --subject) that made CASE's METRIC worse, with the lane's
     /// settings, build step and budget.
@@ -129,6 +148,40 @@ pub struct LaneRunArgs {
     /// file and is never passed to children.
     #[arg(long, value_name = "FILE", env = "BENCHOPS_SIGN_KEY")]
     pub sign_key: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct LaneDueArgs {
+    /// The schedule manifest (schedule-manifest/v2 or v3, with a `suite`).
+    #[arg(long)]
+    pub manifest: PathBuf,
+    /// Only these lanes (repeat the option; default: every lane).
+    #[arg(long)]
+    pub lane: Vec<String>,
+    /// Evaluate as if it were this instant (RFC 3339), to check a schedule;
+    /// default: now.
+    #[arg(long, value_name = "RFC3339")]
+    pub now: Option<String>,
+    /// Start each due lane and move unsealed ones on, under a lock.
+    #[arg(long, requires_all = ["history", "out"])]
+    pub run: bool,
+    /// With --run: the history, as for `lane run`.
+    #[arg(long)]
+    pub history: Option<String>,
+    /// With --run: the subject checkout, as for `lane run`.
+    #[arg(long, default_value = ".")]
+    pub subject: PathBuf,
+    /// With --run: where sealed records go, as for `lane run`.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub on: LaneBackendArgs,
+    /// With --run: sign sealed records with this key, as for `lane run`.
+    #[arg(long, value_name = "FILE", env = "BENCHOPS_SIGN_KEY")]
+    pub sign_key: Option<PathBuf>,
+    /// Print one JSON object per lane instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -480,6 +480,25 @@ pub struct Progress {
     pub sealed: Option<benchops::seal::SealedRecord>,
 }
 
+/// The cases of every benchmark a lane execution measured (its measuring
+/// and confirming stages) whose runs did not all succeed.
+pub fn failures_of(
+    state: &crate::state::StateDir,
+    scheduler: &crate::backend::SchedulerOptions,
+    exec: &LaneExecution,
+) -> Result<Vec<crate::failures::FailedCase>, BenchError> {
+    let mut failed = Vec::new();
+    for s in exec
+        .measuring
+        .iter()
+        .chain(exec.confirming.iter().flatten())
+    {
+        let status = crate::bench::refresh(state, &s.benchmark, scheduler)?;
+        failed.extend(crate::failures::of_status(state, &status));
+    }
+    Ok(failed)
+}
+
 /// A `lane run` or `lane advance` step as JSON, the one shape that
 /// `--json` prints and the Python package reads: the execution, whether it
 /// was resumed, the notes, the sealed record once sealed (digest and

@@ -1,0 +1,359 @@
+//! The `lane` commands of the CLI: a lane run and its end (verdicts, the
+//! JSON step, the exit code of a sealed execution), a bisection by hand,
+//! advancing and looking, and `lane due`.
+
+use anyhow::Result;
+
+use crate::cli::LaneCommand;
+use crate::print::{info, line, note, out};
+use crate::state::StateDir;
+use crate::{exit, render};
+
+/// Refuses to go on when a publication credential is in this process's
+/// environment ([`crate::lane::refuse_credentials`]).
+fn refuse_credentials_here() -> Result<(), crate::lane::LaneError> {
+    crate::lane::refuse_credentials(std::env::vars_os().map(|(k, v)| {
+        (
+            k.to_string_lossy().into_owned(),
+            v.to_string_lossy().into_owned(),
+        )
+    }))
+}
+
+pub(super) fn lane_command(
+    state: &StateDir,
+    scheduler: &crate::backend::SchedulerOptions,
+    cmd: LaneCommand,
+) -> Result<u8> {
+    use crate::lane;
+    match cmd {
+        LaneCommand::Due(args) => return due(state, scheduler, &args),
+        LaneCommand::Run(args) => {
+            refuse_credentials_here()?;
+            let opts = lane::LaneRunOptions {
+                manifest: args.manifest.clone(),
+                lane: args.lane.clone(),
+                history: args.history.clone(),
+                slot: args.slot.clone(),
+                repository: args.repository.clone(),
+                commit: args.commit.clone(),
+                subject_dir: args.subject.clone(),
+                out: args.out.clone(),
+                backend: args.on.lane_backend(),
+                exe: None,
+                now: jiff::Timestamp::now(),
+                sign_key: args.sign_key.clone(),
+                unscheduled: args.unscheduled.clone(),
+            };
+            let p = lane::start(state, &opts, scheduler)?;
+            for n in &p.notes {
+                info(format_args!("{n}\n"));
+            }
+            let id = p.execution.id.clone();
+            crate::interrupt::arm(format!(
+                "the lane execution keeps its state and its children keep running; resume with `benchops-exec lane advance {}` (or the same `lane run` again), and look with `benchops-exec lane status {}`",
+                &id[..12],
+                &id[..12]
+            ));
+            info(format_args!(
+                "lane execution {id} ({}, lane {}, slot {}){}\n",
+                p.execution.phase,
+                p.execution.lane,
+                p.execution.slot,
+                if p.resumed { ", resumed" } else { "" }
+            ));
+            let p = if args.wait && !p.execution.phase.is_final() {
+                let bar = crate::progress::LaneProgress::new();
+                let poll = args.on.poll();
+                let done = lane::wait(state, &id, scheduler, None, p.processes, poll, |s| {
+                    bar.update(s)
+                })?;
+                bar.finish();
+                for n in &done.notes {
+                    info(format_args!("{n}\n"));
+                }
+                done
+            } else {
+                p
+            };
+            return lane_end(state, scheduler, &p, args.json, || line(&id));
+        }
+        LaneCommand::Bisect(args) => {
+            refuse_credentials_here()?;
+            let opts = lane::LaneBisectOptions {
+                manifest: args.manifest.clone(),
+                lane: args.lane.clone(),
+                subject_dir: args.subject.clone(),
+                good: args.good.clone(),
+                bad: args.bad.clone(),
+                case: args.case.clone(),
+                metric: args.metric.clone(),
+                max_steps: args.max_steps,
+                backend: args.on.lane_backend(),
+                exe: None,
+            };
+            let p = lane::start_bisect(state, &opts, scheduler)?;
+            for n in &p.notes {
+                info(format_args!("{n}\n"));
+            }
+            let id = p.execution.id.clone();
+            crate::interrupt::arm(format!(
+                "the bisection keeps its state and its children keep running; resume with the same `lane bisect` command, or `benchops-exec lane advance {}`",
+                &id[..12]
+            ));
+            info(format_args!(
+                "bisection {id} ({}){}\n",
+                p.execution.phase,
+                if p.resumed { ", resumed" } else { "" }
+            ));
+            let p = if args.wait && !p.execution.phase.is_final() {
+                let bar = crate::progress::LaneProgress::new();
+                let poll = args.on.poll();
+                let done = lane::wait(state, &id, scheduler, None, p.processes, poll, |s| {
+                    bar.update(s)
+                })?;
+                bar.finish();
+                for n in &done.notes {
+                    info(format_args!("{n}\n"));
+                }
+                done
+            } else {
+                p
+            };
+            return bisect_outcome(&p.execution, args.json);
+        }
+        LaneCommand::Advance {
+            id,
+            follow_up,
+            json,
+        } => {
+            let mut p = lane::advance(state, &id, scheduler, None, follow_up)?;
+            for n in &p.notes {
+                info(format_args!("{n}\n"));
+            }
+            // Local workers are detached; they need no reaping by us.
+            p.processes.clear();
+            if p.execution.kind == lane::ExecutionKind::Bisect {
+                if let Some(r) = &p.sealed {
+                    out(render::lane_verdicts(r))?;
+                }
+                return bisect_outcome(&p.execution, json);
+            }
+            let (id, phase) = (p.execution.id.clone(), p.execution.phase);
+            return lane_end(state, scheduler, &p, json, || {
+                line(format_args!("{id} {phase}"))
+            });
+        }
+        LaneCommand::Status { id, json } => {
+            let s = lane::status(state, &id, scheduler)?;
+            if json {
+                line(serde_json::to_string_pretty(&s)?)?;
+            } else {
+                out(render::lane_status(&s))?;
+            }
+        }
+        LaneCommand::List { json } => {
+            let mut list = lane::list(state);
+            // Newest first.
+            list.sort_by(|a, b| {
+                benchops::time::order_key(&b.created_at)
+                    .cmp(&benchops::time::order_key(&a.created_at))
+                    .then(a.id.cmp(&b.id))
+            });
+            if json {
+                let rows: Vec<serde_json::Value> = list
+                    .iter()
+                    .map(|e| {
+                        serde_json::json!({
+                            "id": e.id,
+                            "phase": e.phase,
+                            "kind": e.kind,
+                            "lane": e.lane,
+                            "slot": e.slot,
+                            "commit": e.commit,
+                            "created_at": e.created_at,
+                            "sealed": e.sealed.as_ref().map(|s| s.digest.to_string()),
+                        })
+                    })
+                    .collect();
+                line(serde_json::to_string_pretty(&rows)?)?;
+            } else {
+                line(format_args!(
+                    "{:<16}  {:<10}  {:<16}  {:<20}  {:<12}  CREATED",
+                    "EXECUTION", "PHASE", "LANE", "SLOT", "COMMIT"
+                ))?;
+                for e in &list {
+                    line(format_args!(
+                        "{:<16}  {:<10}  {:<16}  {:<20}  {:<12}  {}",
+                        &e.id[..16],
+                        e.phase.to_string(),
+                        render::escape_line(e.lane.as_str()),
+                        e.slot,
+                        &e.commit[..12.min(e.commit.len())],
+                        e.created_at
+                    ))?;
+                }
+            }
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// The answer of a bisection by hand, once it has one, and its exit code:
+/// [`exit::OK`] when it named one commit, [`exit::ATTENTION`] when it
+/// proved only a range. An unfinished one prints its id.
+fn bisect_outcome(e: &crate::lane::LaneExecution, json: bool) -> Result<u8> {
+    let Some(b) = e.bisect.as_ref().filter(|_| e.phase.is_final()) else {
+        line(format_args!("{} {}", e.id, e.phase))?;
+        return Ok(exit::OK);
+    };
+    let record = crate::lane::bisect::record(b)?;
+    if json {
+        line(serde_json::to_string_pretty(&record)?)?;
+    } else {
+        out(render::bisection(&record))?;
+        line(format_args!("{} {}", e.id, e.phase))?;
+    }
+    Ok(if record.culprit.is_some() {
+        exit::OK
+    } else {
+        exit::ATTENTION
+    })
+}
+
+/// The exit code of a sealed lane execution: [`exit::ATTENTION`], with the
+/// summary on standard error, when a child run of any stage did not
+/// succeed.
+fn lane_outcome(failed: &[crate::failures::FailedCase]) -> u8 {
+    match crate::failures::render(failed) {
+        Some(summary) => {
+            note(summary);
+            exit::ATTENTION
+        }
+        None => exit::OK,
+    }
+}
+
+/// What `lane run` and `lane advance` end with: the verdicts and the id (or,
+/// with `--json`, the step as JSON), then the exit code of a sealed
+/// execution ([`lane_outcome`]).
+fn lane_end(
+    state: &StateDir,
+    scheduler: &crate::backend::SchedulerOptions,
+    p: &crate::lane::Progress,
+    json: bool,
+    text_tail: impl FnOnce() -> Result<()>,
+) -> Result<u8> {
+    let failed = if p.sealed.is_some() {
+        crate::lane::failures_of(state, scheduler, &p.execution)?
+    } else {
+        Vec::new()
+    };
+    if json {
+        line(crate::lane::progress_json(p, &failed))?;
+    } else {
+        if let Some(r) = &p.sealed {
+            out(render::lane_verdicts(r))?;
+        }
+        text_tail()?;
+    }
+    Ok(if p.sealed.is_some() {
+        lane_outcome(&failed)
+    } else {
+        exit::OK
+    })
+}
+
+/// `lane due`: evaluate, and with `--run` start and move on, under the
+/// lock (see [`crate::due`]).
+fn due(
+    state: &StateDir,
+    scheduler: &crate::backend::SchedulerOptions,
+    args: &crate::cli::LaneDueArgs,
+) -> Result<u8> {
+    use crate::due::{DueLock, DueState, LOCK_WAIT, evaluate};
+    refuse_credentials_here()?;
+    let now = match &args.now {
+        Some(t) => t.parse::<jiff::Timestamp>().map_err(|e| {
+            anyhow::anyhow!(
+                "--now {t}: not an RFC 3339 instant ({e}); write e.g. 2026-12-01T01:00:00Z"
+            )
+        })?,
+        None => jiff::Timestamp::now(),
+    };
+    let (manifest, _) = crate::lane::load_manifest(&args.manifest)?;
+    let lanes = &manifest.manifest.lanes;
+    // The lock is held from the evaluation to the last start, so that two
+    // callers never both find a slot due and start it.
+    let _lock = if args.run {
+        Some(DueLock::take(state, LOCK_WAIT, &mut |m| {
+            note(format_args!("lane due: {m}\n"));
+        })?)
+    } else {
+        None
+    };
+    let mut due = evaluate(lanes, &args.lane, now, &crate::lane::list(state))?;
+    let mut acted = false;
+    if args.run {
+        let (Some(history), Some(out_dir)) = (&args.history, &args.out) else {
+            anyhow::bail!("--run needs --history and --out, as `lane run` does");
+        };
+        for d in &mut due {
+            match &d.state {
+                DueState::Due => {
+                    let opts = crate::lane::LaneRunOptions {
+                        manifest: args.manifest.clone(),
+                        lane: d.lane.clone(),
+                        history: history.clone(),
+                        slot: Some(d.slot.clone()),
+                        repository: None,
+                        commit: None,
+                        subject_dir: args.subject.clone(),
+                        out: out_dir.clone(),
+                        backend: args.on.lane_backend(),
+                        exe: None,
+                        now,
+                        sign_key: args.sign_key.clone(),
+                        unscheduled: None,
+                    };
+                    let p = crate::lane::start(state, &opts, scheduler)?;
+                    for n in &p.notes {
+                        info(format_args!("{}: {n}\n", d.lane));
+                    }
+                    d.state = DueState::Started {
+                        id: p.execution.id.clone(),
+                    };
+                    acted = true;
+                }
+                DueState::Running { id, .. } => {
+                    let p = crate::lane::advance(state, id, scheduler, None, false)?;
+                    for n in &p.notes {
+                        info(format_args!("{}: {n}\n", d.lane));
+                    }
+                    d.state = if p.execution.phase.is_final() {
+                        DueState::Sealed { id: id.clone() }
+                    } else {
+                        DueState::Running {
+                            id: id.clone(),
+                            phase: p.execution.phase.to_string(),
+                        }
+                    };
+                    acted = true;
+                }
+                _ => {}
+            }
+        }
+    } else {
+        acted = due
+            .iter()
+            .any(|d| matches!(d.state, DueState::Due | DueState::Running { .. }));
+    }
+    if args.json {
+        for d in &due {
+            line(serde_json::to_string(d)?)?;
+        }
+    } else {
+        out(render::lane_due(&due))?;
+    }
+    Ok(if acted { exit::OK } else { exit::NOTHING_DUE })
+}

@@ -1,0 +1,306 @@
+//! `benchops-exec lane due` end to end, on a fixed clock (`--now`): what is
+//! due, `--run` starting a lane run and driving it to its sealed record on
+//! later calls, two callers racing on one slot, exit codes, and the
+//! refusals (credentials, a bad cron named with its lane).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+const EXE: &str = env!("CARGO_BIN_EXE_benchops-exec");
+
+const INTENT: &str = r#"
+schema = "benchmark-intent/v1"
+name = "widgets"
+command = ["sh", "-c", "cd \"$BENCHOPS_SUBJECT_DIR\" && exec sh ./work.sh {size}"]
+repetitions = 2
+warmup = 0
+timeout_s = 30
+
+[metrics]
+json_lines = true
+
+[[parameters]]
+name = "size"
+values = ["small"]
+"#;
+
+/// `nightly` at 01:00 UTC, 60 minutes to complete; `strict` at 02:00 UTC
+/// and never late.
+const MANIFEST: &str = r#"
+schema = "schedule-manifest/v3"
+repository = "example/widgets"
+suite = ["bench.toml"]
+
+[[lanes]]
+name = "nightly"
+cron = "0 1 * * *"
+timezone = "UTC"
+completion_window_minutes = 60
+cases = ["*"]
+baseline = "last-clean"
+confirm = "stored-baseline"
+[lanes.comparison]
+metrics = ["work_s"]
+
+[[lanes]]
+name = "strict"
+cron = "0 2 * * *"
+timezone = "UTC"
+completion_window_minutes = 60
+cases = ["*"]
+baseline = "last-clean"
+catch_up = "none"
+"#;
+
+const SEEDED_WORK: &str = include_str!("../../../tests/fixtures/subjects/seeded-work.sh");
+
+struct Host {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t.invalid"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+impl Host {
+    fn new(manifest: &str) -> Host {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().to_path_buf();
+        std::fs::write(root.join("bench.toml"), INTENT).expect("intent");
+        std::fs::write(root.join("schedule.toml"), manifest).expect("manifest");
+        let subject = root.join("widgets");
+        std::fs::create_dir_all(&subject).expect("subject");
+        std::fs::write(subject.join("work.sh"), SEEDED_WORK).expect("work.sh");
+        std::fs::write(subject.join("speed.conf"), "SMALL_MS=20\nLARGE_MS=40\n").expect("conf");
+        git(&subject, &["init", "--quiet"]);
+        git(&subject, &["add", "-A"]);
+        git(&subject, &["commit", "--quiet", "-m", "widgets"]);
+        git(&root, &["init", "--quiet", "--bare", "history.git"]);
+        Host { _tmp: tmp, root }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(EXE);
+        c.current_dir(&self.root)
+            .args([
+                "--state",
+                "state",
+                "lane",
+                "due",
+                "--manifest",
+                "schedule.toml",
+            ])
+            .args(args)
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GH_TOKEN");
+        c
+    }
+
+    fn due(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("runs")
+    }
+
+    fn run_at(&self, now: &str) -> Output {
+        self.due(&[
+            "--now",
+            now,
+            "--run",
+            "--history",
+            "history.git",
+            "--subject",
+            "widgets",
+            "--out",
+            "sealed",
+            "--json",
+        ])
+    }
+
+    fn executions(&self) -> Vec<Value> {
+        let out = Command::new(EXE)
+            .current_dir(&self.root)
+            .args(["--state", "state", "lane", "list", "--json"])
+            .output()
+            .expect("runs");
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice::<Value>(&out.stdout)
+            .expect("json")
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+fn lines(o: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per lane"))
+        .collect()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn a_due_lane_is_started_then_driven_to_its_sealed_record_by_later_calls() {
+    let h = Host::new(MANIFEST);
+    // 01:10: nightly's slot is due; strict's latest slot (02:00 the day
+    // before) has passed its window.
+    let o = h.due(&["--now", "2026-12-04T01:10:00Z"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("nightly")
+            && t.contains("2026-12-04T01:00:00Z")
+            && t.contains("due (window closes 2026-12-04T02:00:00Z)"),
+        "{t}"
+    );
+    assert!(
+        t.contains("window passed at 2026-12-03T03:00:00Z: missed"),
+        "{t}"
+    );
+    assert!(h.executions().is_empty(), "looking starts nothing");
+
+    let o = h.run_at("2026-12-04T01:10:00Z");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let first = lines(&o);
+    assert_eq!(first[0]["lane"], "nightly");
+    assert_eq!(first[0]["state"], "started");
+    let id = first[0]["id"].as_str().expect("an id").to_owned();
+
+    // Later calls move the execution on until it is sealed; none starts
+    // a second execution for the slot.
+    let mut sealed = false;
+    for _ in 0..600 {
+        let o = h.run_at("2026-12-04T01:20:00Z");
+        let now = lines(&o);
+        assert_eq!(now[0]["id"], id.as_str(), "{}", text(&o));
+        if now[0]["state"] == "sealed" {
+            sealed = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(sealed, "the lane run was sealed by later calls");
+    assert_eq!(h.executions().len(), 1);
+    let records: Vec<_> = std::fs::read_dir(h.root.join("sealed"))
+        .expect("sealed")
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(records.len(), 1, "one sealed record for the slot");
+
+    // Nothing is due once it is sealed: exit 4.
+    let o = h.run_at("2026-12-04T01:30:00Z");
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert_eq!(lines(&o)[0]["state"], "sealed");
+}
+
+#[test]
+fn two_callers_racing_on_one_slot_start_it_once() {
+    let h = Host::new(MANIFEST);
+    let args = [
+        "--now",
+        "2026-12-04T01:05:00Z",
+        "--run",
+        "--history",
+        "history.git",
+        "--subject",
+        "widgets",
+        "--out",
+        "sealed",
+        "--lane",
+        "nightly",
+        "--json",
+    ];
+    let spawn = || {
+        h.command(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starts")
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (
+        a.wait_with_output().expect("first ends"),
+        b.wait_with_output().expect("second ends"),
+    );
+    assert_eq!(a.status.code(), Some(0), "{}", text(&a));
+    assert_eq!(b.status.code(), Some(0), "{}", text(&b));
+    let execs = h.executions();
+    assert_eq!(execs.len(), 1, "one execution for the slot: {execs:?}");
+    // One started it; the other, after the lock, found it running (or
+    // resumed the same execution): the same id either way.
+    let (la, lb) = (lines(&a), lines(&b));
+    assert_eq!(la[0]["id"], lb[0]["id"]);
+    let states = [la[0]["state"].clone(), lb[0]["state"].clone()];
+    assert!(states.iter().any(|s| s == "started"), "{states:?}");
+}
+
+#[test]
+fn a_late_strict_lane_is_skipped_on_purpose_and_nothing_due_exits_4() {
+    let h = Host::new(MANIFEST);
+    // 02:30: strict's slot is 30 minutes late, and catch_up = none.
+    let o = h.due(&[
+        "--now",
+        "2026-12-04T02:30:00Z",
+        "--lane",
+        "strict",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    let l = lines(&o);
+    assert_eq!(l[0]["state"], "skipped-late");
+    assert_eq!(l[0]["late_minutes"], 30);
+    assert_eq!(l[0]["catch_up"], "none");
+}
+
+#[test]
+fn refusals_name_what_to_fix() {
+    let h = Host::new(&MANIFEST.replace("cron = \"0 2 * * *\"", "cron = \"0 26 * * *\""));
+    let o = h.due(&["--now", "2026-12-04T01:10:00Z"]);
+    assert_eq!(o.status.code(), Some(2));
+    let t = text(&o);
+    assert!(t.contains("lane `strict`") && t.contains("hour"), "{t}");
+
+    let h = Host::new(MANIFEST);
+    let o = h.due(&["--lane", "weekly"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains(
+            "--lane weekly: the manifest declares no such lane (it declares: nightly, strict)"
+        ),
+        "{}",
+        text(&o)
+    );
+
+    let o = h
+        .command(&["--now", "2026-12-04T01:10:00Z"])
+        .env("GITHUB_TOKEN", "ghs_not_for_execution")
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2));
+    let t = text(&o);
+    assert!(
+        t.contains("GITHUB_TOKEN") && !t.contains("ghs_not_for_execution"),
+        "{t}"
+    );
+
+    let o = h.due(&["--run", "--now", "2026-12-04T01:10:00Z"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--history"), "{}", text(&o));
+}
