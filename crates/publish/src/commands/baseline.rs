@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use benchops::LaneName;
-use benchops::layout::{self, RecordEntry};
+use benchops::layout::{self, HISTORY_BRANCH, RecordEntry};
 use benchops::manifest::BaselinePolicy;
 use benchops::receipt::BaselineDecision;
 use benchops::seal::SealedRecord;
@@ -180,15 +180,17 @@ pub(super) fn baseline(command: BaselineCommand) -> Result<u8, CommandError> {
         } => {
             let lane = lane_arg(&lane)?;
             let pointer = if remote.github {
-                let mut store = github_store(remote)?;
                 let lanes = BTreeSet::from([lane.clone()]);
-                in_phase(&mut store, async |s: &mut GitHubStore| {
-                    let tip = s.tip().await.map_err(BaselineError::Move)?;
-                    let mut at = pointers_at(s, &tip, &lanes)
-                        .await
-                        .map_err(BaselineError::Move)?;
-                    Ok(at.remove(&lane).flatten())
-                })?
+                in_phase(
+                    || github_store(remote),
+                    async |s: &mut GitHubStore| {
+                        let tip = s.tip().await.map_err(BaselineError::Move)?;
+                        let mut at = pointers_at(s, &tip, &lanes)
+                            .await
+                            .map_err(BaselineError::Move)?;
+                        Ok(at.remove(&lane).flatten())
+                    },
+                )?
             } else {
                 let h = open_history(&place)?;
                 h.baseline(&lane).map_err(|source| ReadError::History {
@@ -233,11 +235,14 @@ fn github_store(remote: Remote) -> Result<GitHubStore, CommandError> {
 /// Runs `work` on `store` between its phase's `begin` (which mints the
 /// contents-phase token in GitHub mode) and `end` (which revokes it, also
 /// when `work` failed).
+/// `open` builds the store inside the runtime (a GitHub client needs one).
 fn in_phase<S: HistoryStore, T>(
-    store: &mut S,
+    open: impl FnOnce() -> Result<S, CommandError>,
     work: impl AsyncFnOnce(&mut S) -> Result<T, CommandError>,
 ) -> Result<T, CommandError> {
     crate::sweep::block_on(async {
+        let mut store = open()?;
+        let store = &mut store;
         store.begin().await.map_err(BaselineError::Move)?;
         let done = work(store).await;
         let ended = store.end().await;
@@ -293,12 +298,13 @@ fn move_to(a: BaselineArgs, record: Option<&str>) -> Result<u8, CommandError> {
     };
     let (moved, branch) = if a.remote.github {
         builder.sweep.workflow_run = crate::github::actions_context_from_env().1;
-        let mut store = github_store(a.remote)?;
-        let place = PathBuf::from(store.describe());
-        let moved = in_phase(&mut store, async |s: &mut GitHubStore| {
-            ask.run(s, &place, &builder).await
-        })?;
-        (moved, format!("benchmark-history on {}", place.display()))
+        in_phase(
+            || github_store(a.remote),
+            async |s: &mut GitHubStore| {
+                let place = s.describe();
+                Ok((ask.run(s, Path::new(&place), &builder).await?, place))
+            },
+        )?
     } else {
         let h = open_history(&a.place)?;
         // With --local, no sweep of DIR runs while the pointer moves.
@@ -312,11 +318,11 @@ fn move_to(a: BaselineArgs, record: Option<&str>) -> Result<u8, CommandError> {
             None => None,
         };
         let place = h.path().to_path_buf();
-        let mut store = h.clone();
-        let moved = in_phase(&mut store, async |s: &mut LocalHistory| {
-            ask.run(s, &place, &builder).await
-        })?;
-        (moved, "benchmark-history".to_owned())
+        let moved = in_phase(
+            || Ok(h.clone()),
+            async |s: &mut LocalHistory| ask.run(s, &place, &builder).await,
+        )?;
+        (moved, HISTORY_BRANCH.to_owned())
     };
     let from = moved
         .before
