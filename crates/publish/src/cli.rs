@@ -324,6 +324,22 @@ pub fn history_repo(local: Option<&std::path::Path>, history: Option<&std::path:
     }
 }
 
+/// GitHub mode of a command that reads or moves one file of
+/// benchmark-history: the repository's branch through the API, with one
+/// contents-phase installation token (revoked at the end).
+#[derive(Debug, Clone, clap::Args)]
+pub struct Remote {
+    /// GitHub mode: work on benchmark-history of --repo through the API
+    /// (GITHUB_API_URL, default https://api.github.com), with a
+    /// contents-phase token from --app-id/--app-key-file or
+    /// --token-service, as the sweep's persist does.
+    #[arg(long, conflicts_with_all = ["local", "history"])]
+    pub github: bool,
+    /// The repository and its credentials.
+    #[command(flatten)]
+    pub auth: GitHubAuth,
+}
+
 /// The `baseline` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum BaselineCommand {
@@ -336,6 +352,9 @@ pub enum BaselineCommand {
         /// Where history is.
         #[command(flatten)]
         place: Place,
+        /// Or on GitHub.
+        #[command(flatten)]
+        remote: Remote,
         /// The lane.
         #[arg(long, value_name = "LANE")]
         lane: String,
@@ -345,13 +364,15 @@ pub enum BaselineCommand {
     },
     /// Point the lane's baseline at one of its records in history, in one
     /// commit with a receipt naming who and why. The branch moves by
-    /// compare-and-swap, never forced. Local repositories only (in GitHub
-    /// mode, see runbooks/baseline.md). With --local, under the sweep lock.
+    /// compare-and-swap, never forced, and the commit is rebuilt on the new
+    /// tip when another writer moved it first. With --local, under the
+    /// sweep lock; with --github, through the API with a contents-phase
+    /// token, as the sweep's persist writes.
     ///
     /// Exit status: 0 moved (or already there), 2 usage error or refused
     /// (the message says why), 3 another sweep held the lock.
     #[command(
-        after_help = "Examples:\n  benchops-publish baseline set --lane nightly --record 3f1c2a9d --reason 'drift #12 accepted' --manifest schedule.toml   # needs a record whose digest starts so\n\nSee runbooks/baseline.md."
+        after_help = "Examples:\n  benchops-publish baseline set --lane nightly --record 3f1c2a9d --reason 'drift #12 accepted' --manifest schedule.toml   # needs a record whose digest starts so\n  BENCHOPS_APP_KEY_FILE=app.pem benchops-publish baseline set --github --repo acme/bench --app-id 12345 --lane nightly --record 3f1c2a9d --reason 'drift #12 accepted' --manifest schedule.toml   # needs GitHub\n\nSee runbooks/baseline.md."
     )]
     Set {
         /// What to move and why.
@@ -384,6 +405,9 @@ pub struct BaselineArgs {
     /// Where history is.
     #[command(flatten)]
     pub place: Place,
+    /// Or on GitHub.
+    #[command(flatten)]
+    pub remote: Remote,
     /// The lane.
     #[arg(long, value_name = "LANE")]
     pub lane: String,
@@ -399,6 +423,43 @@ pub struct BaselineArgs {
     /// policy is written into the pointer.
     #[arg(long, value_name = "FILE")]
     pub manifest: PathBuf,
+}
+
+/// GitHub mode's repository and where its installation tokens come from:
+/// the App key, or benchops-app's OIDC exchange. `sweep --github` and
+/// `baseline --github` take the same options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GitHubAuth {
+    /// GitHub mode: the repository, OWNER/NAME.
+    #[arg(long, value_name = "OWNER/NAME", requires = "github")]
+    pub repo: Option<String>,
+    /// GitHub mode: the GitHub App's id.
+    #[arg(long, value_name = "N", requires = "github")]
+    pub app_id: Option<u64>,
+    /// GitHub mode: the App's private key file (PEM). The environment
+    /// variable names the file; it never holds the key.
+    #[arg(long, value_name = "PEM", env = "BENCHOPS_APP_KEY_FILE")]
+    pub app_key_file: Option<PathBuf>,
+    /// GitHub mode: get each phase's installation token from
+    /// benchops-app's OIDC exchange at URL instead of a local App key
+    /// (the job needs `permissions: id-token: write`); each token is
+    /// handed back for revocation when its phase ends.
+    #[arg(
+        long,
+        value_name = "URL",
+        conflicts_with_all = ["app_id", "app_key_file"],
+        requires = "github"
+    )]
+    pub token_service: Option<String>,
+    /// GitHub mode with --token-service: the audience of the Actions
+    /// ID token, as the service's `oidc.audience` expects it.
+    #[arg(
+        long,
+        value_name = "AUDIENCE",
+        default_value = "benchops-app",
+        requires = "token_service"
+    )]
+    pub token_audience: String,
 }
 
 /// What `sweep` works on and with.
@@ -418,31 +479,9 @@ pub struct SweepArgs {
     /// --handoff, --handoff-refs or both.
     #[arg(long)]
     pub github: bool,
-    /// GitHub mode: the repository, OWNER/NAME.
-    #[arg(long, value_name = "OWNER/NAME")]
-    pub repo: Option<String>,
-    /// GitHub mode: the GitHub App's id.
-    #[arg(long, value_name = "N")]
-    pub app_id: Option<u64>,
-    /// GitHub mode: the App's private key file (PEM). The environment
-    /// variable names the file; it never holds the key.
-    #[arg(long, value_name = "PEM", env = "BENCHOPS_APP_KEY_FILE")]
-    pub app_key_file: Option<PathBuf>,
-    /// GitHub mode: get each phase's installation token from
-    /// benchops-app's OIDC exchange at URL instead of a local App key
-    /// (the job needs `permissions: id-token: write`); each token is
-    /// handed back for revocation when its phase ends.
-    #[arg(long, value_name = "URL", conflicts_with_all = ["app_id", "app_key_file"])]
-    pub token_service: Option<String>,
-    /// GitHub mode with --token-service: the audience of the Actions
-    /// ID token, as the service's `oidc.audience` expects it.
-    #[arg(
-        long,
-        value_name = "AUDIENCE",
-        default_value = "benchops-app",
-        requires = "token_service"
-    )]
-    pub token_audience: String,
+    /// GitHub mode: the repository and the credentials of its tokens.
+    #[command(flatten)]
+    pub auth: GitHubAuth,
     /// GitHub mode: the directory of sealed handoffs (*.json).
     #[arg(long, value_name = "DIR")]
     pub handoff: Option<PathBuf>,

@@ -143,6 +143,24 @@ pub struct TokenServiceOptions {
     pub id_token_request: Option<benchops_github::IdTokenRequest>,
 }
 
+/// A repository and where its installation tokens come from: what every
+/// GitHub-mode command needs (the sweep's options carry the same fields;
+/// [`GitHubSweepOptions::access`]).
+#[derive(Debug, Clone)]
+pub struct GitHubAccess {
+    /// `OWNER/NAME`.
+    pub repo: String,
+    /// The GitHub App's id (unused with a token service).
+    pub app_id: u64,
+    /// The App's private key (PEM; unused with a token service).
+    pub app_key_file: PathBuf,
+    /// Get the phase tokens from benchops-app's OIDC exchange instead of
+    /// the App key.
+    pub token_service: Option<TokenServiceOptions>,
+    /// How the client is built.
+    pub client: ClientSettings,
+}
+
 impl GitHubSweepOptions {
     /// Options with the system clock, trigger `manual`, no workflow run,
     /// links to `https://github.com/<repo>/blob/benchmark-history` and the
@@ -174,6 +192,17 @@ impl GitHubSweepOptions {
             token_service: None,
             missed_run_label: None,
             health_issue_label: None,
+        }
+    }
+
+    /// The repository and the credentials these options name.
+    pub fn access(&self) -> GitHubAccess {
+        GitHubAccess {
+            repo: self.repo.clone(),
+            app_id: self.app_id,
+            app_key_file: self.app_key_file.clone(),
+            token_service: self.token_service.clone(),
+            client: self.client.clone(),
         }
     }
 
@@ -768,10 +797,6 @@ fn setup_error(e: StepError) -> SweepError {
     SweepError::new(Phase::Setup, e, &Progress::default())
 }
 
-fn build_client(opts: &GitHubSweepOptions) -> Result<GitHubClient, StepError> {
-    build_client_with(&opts.client)
-}
-
 /// A GitHub client built as `s` says.
 pub(crate) fn build_client_with(s: &ClientSettings) -> Result<GitHubClient, StepError> {
     let mut b = GitHubClient::builder();
@@ -797,6 +822,65 @@ pub(crate) fn build_client_with(s: &ClientSettings) -> Result<GitHubClient, Step
         b = b.jitter_seed(seed);
     }
     b.build().map_err(at("build the GitHub client"))
+}
+
+/// The repository's client and token minter (App key or token service),
+/// shared by both phases' ports.
+fn connect(access: &GitHubAccess) -> Result<(Rc<Shared>, GitHubClient), StepError> {
+    let repo = Repo::parse(&access.repo).map_err(at("parse --repo"))?;
+    let client = build_client_with(&access.client)?;
+    let minter = match &access.token_service {
+        Some(ts) => Minter::Service {
+            service: {
+                let s = TokenService::new(ts.url.clone(), ts.audience.clone());
+                match &ts.id_token_request {
+                    Some(r) => s.with_id_token_request(r.clone()),
+                    None => s,
+                }
+            },
+            held: RefCell::new(Vec::new()),
+            bot_login: RefCell::new(None),
+        },
+        None => {
+            let pem = benchops::fsio::read_input_file(&access.app_key_file, MAX_KEY_BYTES)
+                .map_err(|source| {
+                    StepError::new(
+                        "read the App key",
+                        Cause::ReadFile {
+                            what: "App private key file",
+                            path: access.app_key_file.clone(),
+                            source,
+                        },
+                    )
+                })?;
+            let key = AppKey::from_pem(AppId::new(access.app_id), &pem)
+                .map_err(at("read the App key"))?;
+            Minter::App(client.app(key))
+        }
+    };
+    let shared = Rc::new(Shared {
+        repo,
+        client: client.clone(),
+        minter,
+        installation: Cell::new(None),
+    });
+    Ok((shared, client))
+}
+
+/// `benchmark-history` of `access.repo` as a [`HistoryStore`] with no
+/// handoffs of its own, for the commands that read or move one file there
+/// (`baseline --github`). Its phase is the contents phase: the caller
+/// calls `begin` (which mints the token) and `end` (which revokes it).
+pub fn contents_store(access: &GitHubAccess) -> Result<GitHubStore, StepError> {
+    let (shared, _) = connect(access)?;
+    Ok(GitHubStore {
+        shared,
+        branch: RefName::branch(HISTORY_BRANCH).map_err(at("name the history branch"))?,
+        handoff_refs: false,
+        history_objects: None,
+        gh: None,
+        tokens: Vec::new(),
+    })
 }
 
 /// Runs a GitHub sweep: the engine ([`crate::sweep`]) over
@@ -832,44 +916,7 @@ pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, Swee
         }
         _ => {}
     }
-    let client = build_client(opts).map_err(setup_error)?;
-    let minter = match &opts.token_service {
-        Some(ts) => Minter::Service {
-            service: {
-                let s = TokenService::new(ts.url.clone(), ts.audience.clone());
-                match &ts.id_token_request {
-                    Some(r) => s.with_id_token_request(r.clone()),
-                    None => s,
-                }
-            },
-            held: RefCell::new(Vec::new()),
-            bot_login: RefCell::new(None),
-        },
-        None => {
-            let pem = benchops::fsio::read_input_file(&opts.app_key_file, MAX_KEY_BYTES)
-                .map_err(|source| {
-                    StepError::new(
-                        "read the App key",
-                        Cause::ReadFile {
-                            what: "App private key file",
-                            path: opts.app_key_file.clone(),
-                            source,
-                        },
-                    )
-                })
-                .map_err(setup_error)?;
-            let key = AppKey::from_pem(AppId::new(opts.app_id), &pem)
-                .map_err(at("read the App key"))
-                .map_err(setup_error)?;
-            Minter::App(client.app(key))
-        }
-    };
-    let shared = Rc::new(Shared {
-        repo: repo.clone(),
-        client: client.clone(),
-        minter,
-        installation: Cell::new(None),
-    });
+    let (shared, client) = connect(&opts.access()).map_err(setup_error)?;
     let mut store = GitHubStore {
         shared: shared.clone(),
         branch,

@@ -9,24 +9,34 @@
 //! case in error. With `--local DIR` it holds the sweep lock, so no sweep of
 //! DIR runs meanwhile.
 //!
-//! Local repositories only: in GitHub mode the history ruleset lets only
-//! the App write the branch (runbooks/baseline.md says what to do there).
+//! In GitHub mode (`--github --repo`) the same steps run over the sweep's
+//! GitHub store ([`crate::github::contents_store`]) with one contents-phase
+//! installation token, minted from the App key or the token service as the
+//! sweep's is and revoked at the end: the App is the branch's only writer,
+//! so the move is the App's commit and the receipt names the person.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use benchops::LaneName;
-use benchops::layout::RecordEntry;
+use benchops::layout::{self, HISTORY_BRANCH, RecordEntry};
+use benchops::manifest::BaselinePolicy;
 use benchops::receipt::BaselineDecision;
 use benchops::seal::SealedRecord;
 use benchops::terminal::escape;
 use benchops_history::LocalHistory;
 
 use super::read::{ReadError, find_record, lane_arg, open_history};
-use super::{CommandError, load_manifest, out, print_json};
-use crate::cli::{BaselineArgs, BaselineCommand};
+use super::{CommandError, load_manifest, note, out, print_json};
+use crate::cli::{BaselineArgs, BaselineCommand, Remote};
 use crate::exit::OK;
+use crate::github::GitHubStore;
 use crate::history::LocalError;
 use crate::history::ReceiptBuilder;
 use crate::local::{DEFAULT_LOCK_WAIT, LOCK_FILE, take_sweep_lock};
-use crate::sweep::baseline::{BaselineMove, move_baseline};
+use crate::sweep::baseline::{BaselineMove, BaselineMoved, move_baseline};
+use crate::sweep::persist::pointers_at;
+use crate::sweep::{Cause, HistoryStore, StepError, TipIndex};
 use crate::text::error_line;
 
 /// The longest `--reason` and `--actor` kept (the receipt's limits).
@@ -63,7 +73,7 @@ pub enum BaselineError {
         /// The lane.
         lane: LaneName,
         /// The manifest.
-        manifest: std::path::PathBuf,
+        manifest: PathBuf,
     },
     /// The record belongs to another lane.
     #[error("--record {digest} is a record of lane {record_lane}, not of --lane {lane}")]
@@ -98,7 +108,7 @@ pub enum BaselineError {
     Local(LocalError),
     /// The move stopped: the step and why.
     #[error("{}: {}", .0.step, error_line(&*.0.cause))]
-    Move(crate::sweep::StepError),
+    Move(StepError),
 }
 
 /// Why `record` is no baseline, or None when it is fit.
@@ -162,13 +172,32 @@ fn bounded(flag: &'static str, text: &str, max: usize) -> Result<String, Baselin
 /// `benchops-publish baseline …`.
 pub(super) fn baseline(command: BaselineCommand) -> Result<u8, CommandError> {
     match command {
-        BaselineCommand::Show { place, lane, json } => {
+        BaselineCommand::Show {
+            place,
+            remote,
+            lane,
+            json,
+        } => {
             let lane = lane_arg(&lane)?;
-            let h = open_history(&place)?;
-            let pointer = h.baseline(&lane).map_err(|source| ReadError::History {
-                path: h.path().to_path_buf(),
-                source,
-            })?;
+            let pointer = if remote.github {
+                let lanes = BTreeSet::from([lane.clone()]);
+                in_phase(
+                    || github_store(remote),
+                    async |s: &mut GitHubStore| {
+                        let tip = s.tip().await.map_err(BaselineError::Move)?;
+                        let mut at = pointers_at(s, &tip, &lanes)
+                            .await
+                            .map_err(BaselineError::Move)?;
+                        Ok(at.remove(&lane).flatten())
+                    },
+                )?
+            } else {
+                let h = open_history(&place)?;
+                h.baseline(&lane).map_err(|source| ReadError::History {
+                    path: h.path().to_path_buf(),
+                    source,
+                })?
+            };
             if json {
                 print_json(&pointer)?;
             } else {
@@ -192,13 +221,51 @@ pub(super) fn baseline(command: BaselineCommand) -> Result<u8, CommandError> {
             }
             Ok(OK)
         }
-        BaselineCommand::Set { args, record } => move_to(&args, Some(&record)),
-        BaselineCommand::Reset { args } => move_to(&args, None),
+        BaselineCommand::Set { args, record } => move_to(args, Some(&record)),
+        BaselineCommand::Reset { args } => move_to(args, None),
     }
 }
 
+/// The GitHub store `--github` names (contents phase; not begun).
+fn github_store(remote: Remote) -> Result<GitHubStore, CommandError> {
+    let access = super::github_access(remote.auth).ok_or(CommandError::GitHubCredentials)?;
+    crate::github::contents_store(&access).map_err(|e| BaselineError::Move(e).into())
+}
+
+/// Runs `work` on `store` between its phase's `begin` (which mints the
+/// contents-phase token in GitHub mode) and `end` (which revokes it, also
+/// when `work` failed).
+/// `open` builds the store inside the runtime (a GitHub client needs one).
+fn in_phase<S: HistoryStore, T>(
+    open: impl FnOnce() -> Result<S, CommandError>,
+    work: impl AsyncFnOnce(&mut S) -> Result<T, CommandError>,
+) -> Result<T, CommandError> {
+    crate::sweep::block_on(async {
+        let mut store = open()?;
+        let store = &mut store;
+        store.begin().await.map_err(BaselineError::Move)?;
+        let done = work(store).await;
+        let ended = store.end().await;
+        match (done, ended) {
+            (Err(e), _) => Err(e),
+            (Ok(v), Ok(())) => Ok(v),
+            (Ok(v), Err(e)) => {
+                // What was asked is done; a token that outlives its phase
+                // expires within the hour.
+                note(format_args!(
+                    "warning: {}: {}\n",
+                    e.step,
+                    error_line(&*e.cause)
+                ));
+                Ok(v)
+            }
+        }
+    })
+    .map_err(BaselineError::Move)?
+}
+
 /// `set` (with a record) or `reset` (without).
-fn move_to(a: &BaselineArgs, record: Option<&str>) -> Result<u8, CommandError> {
+fn move_to(a: BaselineArgs, record: Option<&str>) -> Result<u8, CommandError> {
     let lane = lane_arg(&a.lane)?;
     let reason = bounded(
         "--reason",
@@ -219,39 +286,51 @@ fn move_to(a: &BaselineArgs, record: Option<&str>) -> Result<u8, CommandError> {
         }
         .into());
     };
-    let h = open_history(&a.place)?;
-    // With --local, no sweep of DIR runs while the pointer moves.
-    let _lock = match a.place.sweep_dir() {
-        Some(dir) => Some(
-            take_sweep_lock(&dir.join(LOCK_FILE), DEFAULT_LOCK_WAIT, &mut |m| {
-                eprintln!("baseline: {m}")
-            })
-            .map_err(BaselineError::Local)?,
-        ),
-        None => None,
-    };
-    let (entry, sealed) = pick(&h, &lane, record)?;
     let now = jiff::Timestamp::now()
         .strftime("%Y-%m-%dT%H:%M:%SZ")
         .to_string();
-    let builder = ReceiptBuilder::new(now.clone(), now, "baseline");
-    let m = BaselineMove {
+    let mut builder = ReceiptBuilder::new(now.clone(), now, "baseline");
+    let ask = Ask {
         lane: lane.clone(),
-        path: entry.path.clone(),
-        record: sealed,
+        record,
         policy,
         decision: BaselineDecision { by, reason },
     };
-    let mut store = h.clone();
-    let moved =
-        pollster::block_on(move_baseline(&mut store, &m, &builder)).map_err(BaselineError::Move)?;
+    let (moved, branch) = if a.remote.github {
+        builder.sweep.workflow_run = crate::github::actions_context_from_env().1;
+        in_phase(
+            || github_store(a.remote),
+            async |s: &mut GitHubStore| {
+                let place = s.describe();
+                Ok((ask.run(s, Path::new(&place), &builder).await?, place))
+            },
+        )?
+    } else {
+        let h = open_history(&a.place)?;
+        // With --local, no sweep of DIR runs while the pointer moves.
+        let _lock = match a.place.sweep_dir() {
+            Some(dir) => Some(
+                take_sweep_lock(&dir.join(LOCK_FILE), DEFAULT_LOCK_WAIT, &mut |m| {
+                    eprintln!("baseline: {m}")
+                })
+                .map_err(BaselineError::Local)?,
+            ),
+            None => None,
+        };
+        let place = h.path().to_path_buf();
+        let moved = in_phase(
+            || Ok(h.clone()),
+            async |s: &mut LocalHistory| ask.run(s, &place, &builder).await,
+        )?;
+        (moved, HISTORY_BRANCH.to_owned())
+    };
     let from = moved
         .before
         .as_ref()
         .map_or_else(|| "none".to_owned(), |p| p.record.to_string());
     match (&moved.commit, &moved.receipt_path) {
         (Some(commit), Some(receipt)) => out(format_args!(
-            "lane {lane}: baseline moved from {from} to {} (slot {})\ncommit {commit} on benchmark-history (parent {}), receipt {receipt}\n",
+            "lane {lane}: baseline moved from {from} to {} (slot {})\ncommit {commit} on {branch} (parent {}), receipt {receipt}\n",
             moved.pointer.record,
             escape(&moved.pointer.slot),
             moved.parent.as_deref().unwrap_or("none"),
@@ -265,53 +344,123 @@ fn move_to(a: &BaselineArgs, record: Option<&str>) -> Result<u8, CommandError> {
     Ok(OK)
 }
 
-/// The record `set` names (one of the lane's, fit to compare with), or for
-/// `reset` the lane's newest fit record.
-fn pick(
-    h: &LocalHistory,
-    lane: &LaneName,
-    record: Option<&str>,
-) -> Result<(RecordEntry, SealedRecord), CommandError> {
-    let history_err = |source| ReadError::History {
-        path: h.path().to_path_buf(),
-        source,
-    };
-    match record {
-        Some(text) => {
-            let entries = h.list_records(None).map_err(history_err)?;
-            let entry = find_record(&entries, text, "--record", h.path())?.clone();
-            if entry.lane != *lane {
-                return Err(BaselineError::LaneMismatch {
-                    digest: entry.digest.to_string(),
-                    record_lane: entry.lane,
-                    lane: lane.clone(),
+/// What `set` or `reset` asks for, checked against the store's tip.
+struct Ask<'a> {
+    lane: LaneName,
+    /// `set`'s record; None: `reset`.
+    record: Option<&'a str>,
+    policy: BaselinePolicy,
+    decision: BaselineDecision,
+}
+
+impl Ask<'_> {
+    /// Picks the record on `store`'s tip and moves the pointer there
+    /// (`place` names the store in messages).
+    async fn run<S: HistoryStore>(
+        &self,
+        store: &mut S,
+        place: &Path,
+        builder: &ReceiptBuilder,
+    ) -> Result<BaselineMoved, CommandError> {
+        let (entry, sealed) = self.pick(store, place).await?;
+        let m = BaselineMove {
+            lane: self.lane.clone(),
+            path: entry.path.clone(),
+            record: sealed,
+            policy: self.policy,
+            decision: self.decision.clone(),
+        };
+        move_baseline(store, &m, builder)
+            .await
+            .map_err(|e| BaselineError::Move(e).into())
+    }
+
+    /// The record `set` names (one of the lane's, fit to compare with), or
+    /// for `reset` the lane's newest fit record.
+    async fn pick<S: HistoryStore>(
+        &self,
+        store: &mut S,
+        place: &Path,
+    ) -> Result<(RecordEntry, SealedRecord), CommandError> {
+        let lane = &self.lane;
+        let tip = store.tip().await.map_err(BaselineError::Move)?;
+        let entries: Vec<RecordEntry> = tip
+            .files
+            .range(layout::RESULTS_DIR.to_owned()..)
+            .take_while(|(p, _)| p.starts_with(layout::RESULTS_DIR))
+            .filter_map(|(p, _)| RecordEntry::parse(p).ok())
+            .collect();
+        match self.record {
+            Some(text) => {
+                let entry = find_record(&entries, text, "--record", place)?.clone();
+                if entry.lane != *lane {
+                    return Err(BaselineError::LaneMismatch {
+                        digest: entry.digest.to_string(),
+                        record_lane: entry.lane,
+                        lane: lane.clone(),
+                    }
+                    .into());
                 }
-                .into());
-            }
-            let sealed = h.read_record(&entry.path).map_err(history_err)?;
-            if let Some(why) = unfit(&sealed) {
-                return Err(BaselineError::Unfit {
-                    digest: entry.digest.to_string(),
-                    why,
+                let sealed = read_one(store, &tip, &entry).await?;
+                if let Some(why) = unfit(&sealed) {
+                    return Err(BaselineError::Unfit {
+                        digest: entry.digest.to_string(),
+                        why,
+                    }
+                    .into());
                 }
-                .into());
+                Ok((entry, sealed))
             }
-            Ok((entry, sealed))
-        }
-        None => {
-            let mut entries = h.list_records(Some(lane)).map_err(history_err)?;
-            entries.sort_by(|a, b| (&a.slot, &a.path).cmp(&(&b.slot, &b.path)));
-            // Newest first; a lane's records are read one at a time until a
-            // fit one is found.
-            for e in entries.into_iter().rev() {
-                let sealed = h.read_record(&e.path).map_err(history_err)?;
-                if unfit(&sealed).is_none() {
-                    return Ok((e, sealed));
+            None => {
+                let mut entries: Vec<RecordEntry> =
+                    entries.into_iter().filter(|e| e.lane == *lane).collect();
+                entries.sort_by(|a, b| (&a.slot, &a.path).cmp(&(&b.slot, &b.path)));
+                // Newest first; a lane's records are read one at a time
+                // until a fit one is found.
+                for e in entries.into_iter().rev() {
+                    let sealed = read_one(store, &tip, &e).await?;
+                    if unfit(&sealed).is_none() {
+                        return Ok((e, sealed));
+                    }
                 }
+                Err(BaselineError::NoCandidate { lane: lane.clone() }.into())
             }
-            Err(BaselineError::NoCandidate { lane: lane.clone() }.into())
         }
     }
+}
+
+/// The record at `entry` of `tip`, verified against the digest its name
+/// carries and checked to belong at its path.
+async fn read_one<S: HistoryStore>(
+    store: &mut S,
+    tip: &TipIndex,
+    entry: &RecordEntry,
+) -> Result<SealedRecord, CommandError> {
+    let corrupt = |reason: String| {
+        BaselineError::Move(StepError::new(
+            format!("read {}", entry.path),
+            Cause::CorruptHistory {
+                path: entry.path.clone(),
+                reason,
+            },
+        ))
+    };
+    let blob = tip
+        .files
+        .get(&entry.path)
+        .ok_or_else(|| corrupt("not on the tip".to_owned()))?;
+    let verdict = store
+        .read_records(tip, &[(entry.path.as_str(), blob.as_str(), &entry.digest)])
+        .await
+        .map_err(BaselineError::Move)?
+        .pop()
+        .ok_or_else(|| corrupt("not read".to_owned()))?;
+    let sealed = verdict.map_err(|e| corrupt(format!("does not hold a valid record: {e}")))?;
+    let r = sealed.record();
+    if let Some(why) = entry.misplaced(&r.lane, &r.slot) {
+        return Err(corrupt(why).into());
+    }
+    Ok(sealed)
 }
 
 #[cfg(test)]

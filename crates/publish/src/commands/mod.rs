@@ -40,6 +40,33 @@ pub use baseline::BaselineError;
 pub use read::{ReadError, find_record};
 pub use sweep::{ReceiptOutcome, Stopped};
 
+/// The repository and credentials `--github` names (the sweep's and the
+/// baseline commands' options alike), or None when one is missing:
+/// `--token-service URL`, else `--app-id` with `--app-key-file`.
+fn github_access(auth: crate::cli::GitHubAuth) -> Option<crate::github::GitHubAccess> {
+    let (app_id, app_key_file, token_service) =
+        match (auth.token_service, auth.app_id, auth.app_key_file) {
+            (Some(url), _, _) => (
+                0,
+                std::path::PathBuf::new(),
+                Some(crate::github::TokenServiceOptions {
+                    url,
+                    audience: auth.token_audience,
+                    id_token_request: None,
+                }),
+            ),
+            (None, Some(id), Some(key)) => (id, key, None),
+            _ => return None,
+        };
+    Some(crate::github::GitHubAccess {
+        repo: auth.repo?,
+        app_id,
+        app_key_file,
+        token_service,
+        client: crate::github::ClientSettings::default(),
+    })
+}
+
 /// Runs `benchops-publish` with `args` (the program name first) and returns
 /// its exit code: what the binary's `main` does, callable from elsewhere.
 pub fn main_with_args<I, T>(args: I) -> u8
@@ -148,6 +175,12 @@ pub enum CommandError {
         "--github needs --repo OWNER/NAME, either --token-service URL or --app-id N with --app-key-file PEM (or BENCHOPS_APP_KEY_FILE naming the file), and --handoff DIR, --handoff-refs or both"
     )]
     GitHubOptions,
+    /// `--github` (other than the sweep's) without a repository or a
+    /// credential.
+    #[error(
+        "--github needs --repo OWNER/NAME and either --token-service URL or --app-id N with --app-key-file PEM (or BENCHOPS_APP_KEY_FILE naming the file)"
+    )]
+    GitHubCredentials,
     /// `sweep` in neither mode.
     #[error("pass --local [DIR] or --github")]
     NoMode,

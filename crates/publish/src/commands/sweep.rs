@@ -82,23 +82,20 @@ impl ReceiptOutcome {
 /// Runs the sweep the arguments ask for.
 pub(super) fn sweep(a: SweepArgs) -> Result<u8, CommandError> {
     let swept = if a.github {
-        let credentials = match (a.token_service, a.app_id, a.app_key_file) {
-            (Some(url), _, _) => Some((0, PathBuf::new(), Some(url))),
-            (None, Some(id), Some(key)) => Some((id, key, None)),
-            _ => None,
-        };
-        let (Some(repo), Some((app_id, app_key_file, service)), true) =
-            (a.repo, credentials, a.handoff.is_some() || a.handoff_refs)
-        else {
+        let (Some(access), true) = (
+            super::github_access(a.auth),
+            a.handoff.is_some() || a.handoff_refs,
+        ) else {
             return Err(CommandError::GitHubOptions);
         };
-        let mut opts =
-            github::GitHubSweepOptions::new(repo, app_id, app_key_file, a.handoff, a.manifest);
-        opts.token_service = service.map(|url| github::TokenServiceOptions {
-            url,
-            audience: a.token_audience,
-            id_token_request: None,
-        });
+        let mut opts = github::GitHubSweepOptions::new(
+            access.repo,
+            access.app_id,
+            access.app_key_file,
+            a.handoff,
+            a.manifest,
+        );
+        opts.token_service = access.token_service;
         opts.handoff_refs = a.handoff_refs;
         opts.history_objects = a.history_objects;
         opts.max_record_bytes = a.max_record_bytes;

@@ -7,6 +7,7 @@ mod binaries;
 mod sim_client;
 mod support;
 
+mod baseline_github;
 mod broken_pipe;
 mod config_cli;
 mod first_verified_run;
