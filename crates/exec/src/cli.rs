@@ -11,7 +11,9 @@ use std::time::Duration;
 
 mod lane;
 
-pub use self::lane::{LaneBackendArgs, LaneBisectArgs, LaneCommand, LaneDueArgs, LaneRunArgs};
+pub use self::lane::{
+    Emit, LaneBackendArgs, LaneBisectArgs, LaneCommand, LaneDueArgs, LaneRunArgs, LaneScheduleArgs,
+};
 use crate::backend::{self, LocalOptions, SchedulerOptions, SlurmOptions, Task};
 use crate::render;
 use anyhow::{Context as _, Result};

@@ -14,6 +14,7 @@ pub mod cli;
 pub mod cmd;
 pub mod credentials;
 pub mod due;
+pub mod emit;
 pub mod exit;
 pub mod failures;
 pub mod handoff;

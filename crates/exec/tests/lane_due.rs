@@ -304,3 +304,28 @@ fn refusals_name_what_to_fix() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("--history"), "{}", text(&o));
 }
+
+#[test]
+fn run_and_wait_seals_the_slot_in_one_call_as_a_timer_at_the_slot_needs() {
+    let h = Host::new(MANIFEST);
+    let o = h.due(&[
+        "--now",
+        "2026-12-04T01:01:00Z",
+        "--lane",
+        "nightly",
+        "--run",
+        "--wait",
+        "--history",
+        "history.git",
+        "--subject",
+        "widgets",
+        "--out",
+        "sealed",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(lines(&o)[0]["state"], "sealed");
+    let execs = h.executions();
+    assert_eq!(execs.len(), 1);
+    assert_eq!(execs[0]["phase"], "sealed", "{execs:?}");
+}

@@ -47,6 +47,18 @@ pub enum LaneCommand {
         after_help = "Examples:\n  benchops-exec lane due --manifest examples/lane/schedule.toml --now 2026-12-04T23:05:00Z\n  benchops-exec lane due --manifest examples/lane/schedule.toml --lane comprehensive --run --now 2026-12-04T23:05:00Z \\\n    --history .benchops/history.git --subject widgets --out .benchops/sealed\n\nSee docs/scheduling.md (a timer that calls it every minute)."
     )]
     Due(Box<LaneDueArgs>),
+    /// Write what starts the manifest's lanes on schedule: systemd units
+    /// (a service and a timer per lane, in the lane's own zone) or crontab
+    /// lines, each calling `lane due --run` for its lane.
+    ///
+    /// systemd: BENCH_DIR/benchops-lane-<lane>.service and .timer, checked
+    /// with `systemd-analyze verify`; install them with `systemctl link` or
+    /// a copy into /etc/systemd/system, then `systemctl enable --now` the
+    /// timers. cron: printed on standard output, for `crontab -e`.
+    #[command(
+        after_help = "Examples:\n  benchops-exec lane schedule --emit systemd --dir units --manifest examples/lane/schedule.toml \\\n    --history .benchops/history.git --subject widgets --out .benchops/sealed\n  benchops-exec lane schedule --emit cron --manifest examples/lane/schedule.toml \\\n    --history .benchops/history.git --subject widgets --out .benchops/sealed\n\nSee docs/scheduling.md."
+    )]
+    Schedule(Box<LaneScheduleArgs>),
     /// Bisect by hand: find the commit between GOOD and BAD (first-parent
     /// range of --subject) that made CASE's METRIC worse, with the lane's
     /// settings, build step and budget.
@@ -165,6 +177,11 @@ pub struct LaneDueArgs {
     /// Start each due lane and move unsealed ones on, under a lock.
     #[arg(long, requires_all = ["history", "out"])]
     pub run: bool,
+    /// With --run: then drive each lane it started or moved on to its
+    /// sealed record before returning (what a timer that fires at the slot
+    /// itself, rather than every minute, needs).
+    #[arg(long, requires = "run")]
+    pub wait: bool,
     /// With --run: the history, as for `lane run`.
     #[arg(long)]
     pub history: Option<String>,
@@ -182,6 +199,42 @@ pub struct LaneDueArgs {
     /// Print one JSON object per lane instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// What `lane schedule` writes.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Emit {
+    /// A service and a timer per lane.
+    Systemd,
+    /// Crontab lines.
+    Cron,
+}
+
+#[derive(Debug, Args)]
+pub struct LaneScheduleArgs {
+    /// What to write.
+    #[arg(long, value_enum)]
+    pub emit: Emit,
+    /// The schedule manifest.
+    #[arg(long)]
+    pub manifest: PathBuf,
+    /// Only these lanes (repeat the option; default: every lane).
+    #[arg(long)]
+    pub lane: Vec<String>,
+    /// The history, as for `lane run`.
+    #[arg(long)]
+    pub history: String,
+    /// The subject checkout, as for `lane run`.
+    #[arg(long, default_value = ".")]
+    pub subject: PathBuf,
+    /// Where sealed records go, as for `lane run`.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// systemd: the directory the unit files are written to.
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub on: LaneBackendArgs,
 }
 
 #[derive(Debug, Args)]
@@ -243,6 +296,29 @@ pub struct LaneBackendArgs {
 }
 
 impl LaneBackendArgs {
+    /// The options as words, to pass on to a `lane due` a unit runs.
+    pub fn words(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        match self.backend {
+            Backend::Local => w.extend(["--slots".to_owned(), self.slots.to_string()]),
+            Backend::Slurm => {
+                w.extend(["--backend".to_owned(), "slurm".to_owned()]);
+                for (flag, v) in [
+                    ("--partition", &self.partition),
+                    ("--account", &self.account),
+                ] {
+                    if let Some(v) = v {
+                        w.extend([flag.to_owned(), v.clone()]);
+                    }
+                }
+                if let Some(t) = self.throttle {
+                    w.extend(["--throttle".to_owned(), t.to_string()]);
+                }
+            }
+        }
+        w
+    }
+
     /// The backend of the execution.
     pub fn lane_backend(&self) -> crate::lane::LaneBackend {
         match self.backend {

@@ -28,6 +28,7 @@ pub(super) fn lane_command(
     use crate::lane;
     match cmd {
         LaneCommand::Due(args) => return due(state, scheduler, &args),
+        LaneCommand::Schedule(args) => return schedule(state, &args),
         LaneCommand::Run(args) => {
             refuse_credentials_here()?;
             let opts = lane::LaneRunOptions {
@@ -320,15 +321,43 @@ fn due(
                     for n in &p.notes {
                         info(format_args!("{}: {n}\n", d.lane));
                     }
-                    d.state = DueState::Started {
-                        id: p.execution.id.clone(),
-                    };
+                    let id = p.execution.id.clone();
+                    d.state = DueState::Started { id: id.clone() };
+                    if args.wait && !p.execution.phase.is_final() {
+                        let done = crate::lane::wait(
+                            state,
+                            &id,
+                            scheduler,
+                            None,
+                            p.processes,
+                            args.on.poll(),
+                            |_| {},
+                        )?;
+                        for n in &done.notes {
+                            info(format_args!("{}: {n}\n", d.lane));
+                        }
+                        d.state = DueState::Sealed { id };
+                    }
                     acted = true;
                 }
                 DueState::Running { id, .. } => {
-                    let p = crate::lane::advance(state, id, scheduler, None, false)?;
+                    let mut p = crate::lane::advance(state, id, scheduler, None, false)?;
                     for n in &p.notes {
                         info(format_args!("{}: {n}\n", d.lane));
+                    }
+                    if args.wait && !p.execution.phase.is_final() {
+                        p = crate::lane::wait(
+                            state,
+                            id,
+                            scheduler,
+                            None,
+                            std::mem::take(&mut p.processes),
+                            args.on.poll(),
+                            |_| {},
+                        )?;
+                        for n in &p.notes {
+                            info(format_args!("{}: {n}\n", d.lane));
+                        }
                     }
                     d.state = if p.execution.phase.is_final() {
                         DueState::Sealed { id: id.clone() }
@@ -356,4 +385,68 @@ fn due(
         out(render::lane_due(&due))?;
     }
     Ok(if acted { exit::OK } else { exit::NOTHING_DUE })
+}
+
+/// `lane schedule --emit`: the units or lines of [`crate::emit`], every
+/// path made absolute (a unit runs from anywhere).
+fn schedule(state: &StateDir, args: &crate::cli::LaneScheduleArgs) -> Result<u8> {
+    use crate::cli::Emit;
+    let (manifest, _) = crate::lane::load_manifest(&args.manifest)?;
+    let all = &manifest.manifest.lanes;
+    for name in &args.lane {
+        if !all.iter().any(|l| l.name.as_str() == name) {
+            anyhow::bail!(
+                "--lane {name}: the manifest declares no such lane (it declares: {})",
+                all.iter()
+                    .map(|l| l.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    let lanes: Vec<_> = all
+        .iter()
+        .filter(|l| args.lane.is_empty() || args.lane.iter().any(|n| n == l.name.as_str()))
+        .cloned()
+        .collect();
+    let abs = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    // A local history path is made absolute; a URL is kept as written.
+    let history = if std::path::Path::new(&args.history).exists() {
+        abs(std::path::Path::new(&args.history))
+            .display()
+            .to_string()
+    } else {
+        args.history.clone()
+    };
+    let inv = crate::emit::Invocation {
+        exe: std::env::current_exe()?,
+        state: abs(state.root()),
+        manifest: abs(&args.manifest),
+        history,
+        subject: abs(&args.subject),
+        out: abs(&args.out),
+        backend_args: args.on.words(),
+        workdir: abs(std::path::Path::new(".")),
+    };
+    match args.emit {
+        Emit::Systemd => {
+            let files = crate::emit::systemd(&lanes, &inv)?;
+            std::fs::create_dir_all(&args.dir)?;
+            for (name, text) in &files {
+                let path = args.dir.join(name);
+                benchops::fsio::write_atomic(&path, text.as_bytes())?;
+                line(path.display())?;
+            }
+            note(format_args!(
+                "install: copy (or `systemctl link`) the files into /etc/systemd/system, then `systemctl daemon-reload` and `systemctl enable --now {}`\n",
+                lanes
+                    .iter()
+                    .map(|l| format!("{}.timer", crate::emit::unit_name(l.name.as_str())))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ));
+        }
+        Emit::Cron => out(crate::emit::cron(&lanes, &inv))?,
+    }
+    Ok(exit::OK)
 }
