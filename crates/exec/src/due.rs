@@ -72,6 +72,12 @@ pub enum DueState {
         /// How late the slot is, in minutes.
         late_minutes: i64,
     },
+    /// `--run` could not start or move it on (the other lanes still had
+    /// their turn).
+    Failed {
+        /// Why, as the error said it.
+        error: String,
+    },
 }
 
 impl DueState {
@@ -84,6 +90,7 @@ impl DueState {
             DueState::Sealed { .. } => "sealed",
             DueState::WindowPassed { .. } => "window passed",
             DueState::SkippedLate { .. } => "skipped (late, catch_up = none)",
+            DueState::Failed { .. } => "failed",
         }
     }
 }

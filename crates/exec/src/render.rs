@@ -219,6 +219,7 @@ pub fn lane_due(due: &[crate::due::LaneDue]) -> String {
             DueState::SkippedLate { late_minutes } => {
                 format!("skipped: {late_minutes} min late, catch_up = none")
             }
+            DueState::Failed { error } => format!("failed: {error}"),
         };
         let _ = write!(o, "{:<width$}  {:<20}  {detail}", d.lane, d.slot);
         if d.missed_before > 0 {

@@ -329,3 +329,26 @@ fn run_and_wait_seals_the_slot_in_one_call_as_a_timer_at_the_slot_needs() {
     assert_eq!(execs.len(), 1);
     assert_eq!(execs[0]["phase"], "sealed", "{execs:?}");
 }
+
+#[test]
+fn a_lane_that_cannot_start_does_not_keep_the_others_from_starting() {
+    // `broken` covers no case of the suite, so its lane run cannot start.
+    let manifest = MANIFEST.replace(
+        "[[lanes]]\nname = \"strict\"",
+        "[[lanes]]\nname = \"broken\"\ncron = \"0 1 * * *\"\ntimezone = \"UTC\"\ncompletion_window_minutes = 60\ncases = [\"gadgets/*\"]\nbaseline = \"last-clean\"\n\n[[lanes]]\nname = \"strict\"",
+    );
+    let h = Host::new(&manifest);
+    let o = h.run_at("2026-12-04T01:05:00Z");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let l = lines(&o);
+    assert_eq!(l[0]["lane"], "nightly");
+    assert_eq!(l[0]["state"], "started", "{l:?}");
+    assert_eq!(l[1]["lane"], "broken");
+    assert_eq!(l[1]["state"], "failed");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("lane `broken`, slot 2026-12-04T01:00:00Z: "),
+        "{err}"
+    );
+    assert_eq!(h.executions().len(), 1);
+}

@@ -295,81 +295,32 @@ fn due(
     };
     let mut due = evaluate(lanes, &args.lane, now, &crate::lane::list(state))?;
     let mut acted = false;
+    let mut failed = false;
     if args.run {
         let (Some(history), Some(out_dir)) = (&args.history, &args.out) else {
             anyhow::bail!("--run needs --history and --out, as `lane run` does");
         };
+        // One lane that cannot start (a bad subject, a failing build) does
+        // not keep the others from starting: it is reported, and the exit
+        // is 2 once every lane had its turn.
         for d in &mut due {
-            match &d.state {
-                DueState::Due => {
-                    let opts = crate::lane::LaneRunOptions {
-                        manifest: args.manifest.clone(),
-                        lane: d.lane.clone(),
-                        history: history.clone(),
-                        slot: Some(d.slot.clone()),
-                        repository: None,
-                        commit: None,
-                        subject_dir: args.subject.clone(),
-                        out: out_dir.clone(),
-                        backend: args.on.lane_backend(),
-                        exe: None,
-                        now,
-                        sign_key: args.sign_key.clone(),
-                        unscheduled: None,
-                    };
-                    let p = crate::lane::start(state, &opts, scheduler)?;
-                    for n in &p.notes {
-                        info(format_args!("{}: {n}\n", d.lane));
-                    }
-                    let id = p.execution.id.clone();
-                    d.state = DueState::Started { id: id.clone() };
-                    if args.wait && !p.execution.phase.is_final() {
-                        let done = crate::lane::wait(
-                            state,
-                            &id,
-                            scheduler,
-                            None,
-                            p.processes,
-                            args.on.poll(),
-                            |_| {},
-                        )?;
-                        for n in &done.notes {
-                            info(format_args!("{}: {n}\n", d.lane));
-                        }
-                        d.state = DueState::Sealed { id };
-                    }
-                    acted = true;
+            if !matches!(d.state, DueState::Due | DueState::Running { .. }) {
+                continue;
+            }
+            acted = true;
+            match run_one(state, scheduler, args, history, out_dir, now, d) {
+                Ok(s) => d.state = s,
+                Err(e) => {
+                    let error = crate::bench::error_chain(&e);
+                    note(format_args!(
+                        "{} lane `{}`, slot {}: {error}\n",
+                        benchops_cli::output::error_prefix(),
+                        d.lane,
+                        d.slot
+                    ));
+                    d.state = DueState::Failed { error };
+                    failed = true;
                 }
-                DueState::Running { id, .. } => {
-                    let mut p = crate::lane::advance(state, id, scheduler, None, false)?;
-                    for n in &p.notes {
-                        info(format_args!("{}: {n}\n", d.lane));
-                    }
-                    if args.wait && !p.execution.phase.is_final() {
-                        p = crate::lane::wait(
-                            state,
-                            id,
-                            scheduler,
-                            None,
-                            std::mem::take(&mut p.processes),
-                            args.on.poll(),
-                            |_| {},
-                        )?;
-                        for n in &p.notes {
-                            info(format_args!("{}: {n}\n", d.lane));
-                        }
-                    }
-                    d.state = if p.execution.phase.is_final() {
-                        DueState::Sealed { id: id.clone() }
-                    } else {
-                        DueState::Running {
-                            id: id.clone(),
-                            phase: p.execution.phase.to_string(),
-                        }
-                    };
-                    acted = true;
-                }
-                _ => {}
             }
         }
     } else {
@@ -384,7 +335,76 @@ fn due(
     } else {
         out(render::lane_due(&due))?;
     }
-    Ok(if acted { exit::OK } else { exit::NOTHING_DUE })
+    Ok(if failed {
+        exit::ERROR
+    } else if acted {
+        exit::OK
+    } else {
+        exit::NOTHING_DUE
+    })
+}
+
+/// `lane due --run` for one lane's slot: start it (when due) or move it on
+/// (when running), and with `--wait` drive it to its sealed record.
+fn run_one(
+    state: &StateDir,
+    scheduler: &crate::backend::SchedulerOptions,
+    args: &crate::cli::LaneDueArgs,
+    history: &str,
+    out_dir: &std::path::Path,
+    now: jiff::Timestamp,
+    d: &crate::due::LaneDue,
+) -> Result<crate::due::DueState, crate::lane::LaneError> {
+    use crate::due::DueState;
+    let mut p = match &d.state {
+        DueState::Running { id, .. } => crate::lane::advance(state, id, scheduler, None, false)?,
+        _ => {
+            let opts = crate::lane::LaneRunOptions {
+                manifest: args.manifest.clone(),
+                lane: d.lane.clone(),
+                history: history.to_owned(),
+                slot: Some(d.slot.clone()),
+                repository: None,
+                commit: None,
+                subject_dir: args.subject.clone(),
+                out: out_dir.to_path_buf(),
+                backend: args.on.lane_backend(),
+                exe: None,
+                now,
+                sign_key: args.sign_key.clone(),
+                unscheduled: None,
+            };
+            crate::lane::start(state, &opts, scheduler)?
+        }
+    };
+    for n in &p.notes {
+        info(format_args!("{}: {n}\n", d.lane));
+    }
+    let id = p.execution.id.clone();
+    if args.wait && !p.execution.phase.is_final() {
+        p = crate::lane::wait(
+            state,
+            &id,
+            scheduler,
+            None,
+            std::mem::take(&mut p.processes),
+            args.on.poll(),
+            |_| {},
+        )?;
+        for n in &p.notes {
+            info(format_args!("{}: {n}\n", d.lane));
+        }
+    }
+    Ok(if p.execution.phase.is_final() {
+        DueState::Sealed { id }
+    } else if matches!(d.state, DueState::Due) {
+        DueState::Started { id }
+    } else {
+        DueState::Running {
+            id,
+            phase: p.execution.phase.to_string(),
+        }
+    })
 }
 
 /// `lane schedule --emit`: the units or lines of [`crate::emit`], every
