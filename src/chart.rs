@@ -107,7 +107,7 @@ impl Scale {
         })
     }
 
-    /// The y coordinate of `v`: `lo` and `hi` sit [`INSET`] inside the
+    /// The y coordinate of `v`: `lo` and `hi` sit `INSET` inside the
     /// plot's bottom and top edges.
     pub fn y(&self, v: f64) -> f64 {
         let plot = HEIGHT - TOP - BOTTOM - 2.0 * INSET;

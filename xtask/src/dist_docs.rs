@@ -47,7 +47,7 @@ pub fn main(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// What [`write`] wrote.
+/// What [`write()`] wrote.
 #[derive(Debug, Default)]
 pub struct Written {
     /// The completion scripts.
