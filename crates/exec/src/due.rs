@@ -148,15 +148,10 @@ fn parse_slot(text: &str) -> Option<Timestamp> {
     text.parse().ok()
 }
 
-/// The lanes of `lanes` named by `only` (every lane when empty), each with
-/// where its latest slot at `now` stands, given the executions of the
-/// state directory.
-pub fn evaluate(
-    lanes: &[Lane],
-    only: &[String],
-    now: Timestamp,
-    executions: &[LaneExecution],
-) -> Result<Vec<LaneDue>, DueError> {
+/// The lanes of `lanes` named by `only` (every lane when empty), in the
+/// manifest's order; a name the manifest does not declare is an error
+/// that lists the declared ones (`lane due` and `lane schedule`).
+pub fn select<'a>(lanes: &'a [Lane], only: &[String]) -> Result<Vec<&'a Lane>, DueError> {
     for name in only {
         if !lanes.iter().any(|l| l.name.as_str() == name) {
             return Err(DueError::UnknownLane {
@@ -169,11 +164,23 @@ pub fn evaluate(
             });
         }
     }
+    Ok(lanes
+        .iter()
+        .filter(|l| only.is_empty() || only.iter().any(|n| n == l.name.as_str()))
+        .collect())
+}
+
+/// The lanes of `lanes` named by `only` (every lane when empty), each with
+/// where its latest slot at `now` stands, given the executions of the
+/// state directory.
+pub fn evaluate(
+    lanes: &[Lane],
+    only: &[String],
+    now: Timestamp,
+    executions: &[LaneExecution],
+) -> Result<Vec<LaneDue>, DueError> {
     let mut out = Vec::new();
-    for lane in lanes {
-        if !only.is_empty() && !only.iter().any(|n| n == lane.name.as_str()) {
-            continue;
-        }
+    for lane in select(lanes, only)? {
         let schedule_err = |source| DueError::Schedule {
             lane: lane.name.as_str().to_owned(),
             source,

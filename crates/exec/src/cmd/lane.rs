@@ -11,6 +11,29 @@ use crate::{exit, render};
 
 /// Refuses to go on when a publication credential is in this process's
 /// environment ([`crate::lane::refuse_credentials`]).
+/// `--wait` of `lane run` and `lane bisect`: drive the execution to its
+/// end with a progress bar, printing the notes.
+fn wait_with_bar(
+    state: &StateDir,
+    scheduler: &crate::backend::SchedulerOptions,
+    id: &str,
+    p: crate::lane::Progress,
+    poll: std::time::Duration,
+) -> Result<crate::lane::Progress> {
+    if p.execution.phase.is_final() {
+        return Ok(p);
+    }
+    let bar = crate::progress::LaneProgress::new();
+    let done = crate::lane::wait(state, id, scheduler, None, p.processes, poll, |s| {
+        bar.update(s)
+    })?;
+    bar.finish();
+    for n in &done.notes {
+        info(format_args!("{n}\n"));
+    }
+    Ok(done)
+}
+
 fn refuse_credentials_here() -> Result<(), crate::lane::LaneError> {
     crate::lane::refuse_credentials(std::env::vars_os().map(|(k, v)| {
         (
@@ -63,17 +86,8 @@ pub(super) fn lane_command(
                 p.execution.slot,
                 if p.resumed { ", resumed" } else { "" }
             ));
-            let p = if args.wait && !p.execution.phase.is_final() {
-                let bar = crate::progress::LaneProgress::new();
-                let poll = args.on.poll();
-                let done = lane::wait(state, &id, scheduler, None, p.processes, poll, |s| {
-                    bar.update(s)
-                })?;
-                bar.finish();
-                for n in &done.notes {
-                    info(format_args!("{n}\n"));
-                }
-                done
+            let p = if args.wait {
+                wait_with_bar(state, scheduler, &id, p, args.on.poll())?
             } else {
                 p
             };
@@ -107,17 +121,8 @@ pub(super) fn lane_command(
                 p.execution.phase,
                 if p.resumed { ", resumed" } else { "" }
             ));
-            let p = if args.wait && !p.execution.phase.is_final() {
-                let bar = crate::progress::LaneProgress::new();
-                let poll = args.on.poll();
-                let done = lane::wait(state, &id, scheduler, None, p.processes, poll, |s| {
-                    bar.update(s)
-                })?;
-                bar.finish();
-                for n in &done.notes {
-                    info(format_args!("{n}\n"));
-                }
-                done
+            let p = if args.wait {
+                wait_with_bar(state, scheduler, &id, p, args.on.poll())?
             } else {
                 p
             };
@@ -412,21 +417,8 @@ fn run_one(
 fn schedule(state: &StateDir, args: &crate::cli::LaneScheduleArgs) -> Result<u8> {
     use crate::cli::Emit;
     let (manifest, _) = crate::lane::load_manifest(&args.manifest)?;
-    let all = &manifest.manifest.lanes;
-    for name in &args.lane {
-        if !all.iter().any(|l| l.name.as_str() == name) {
-            anyhow::bail!(
-                "--lane {name}: the manifest declares no such lane (it declares: {})",
-                all.iter()
-                    .map(|l| l.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-    }
-    let lanes: Vec<_> = all
-        .iter()
-        .filter(|l| args.lane.is_empty() || args.lane.iter().any(|n| n == l.name.as_str()))
+    let lanes: Vec<_> = crate::due::select(&manifest.manifest.lanes, &args.lane)?
+        .into_iter()
         .cloned()
         .collect();
     let abs = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
