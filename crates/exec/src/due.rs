@@ -106,8 +106,9 @@ pub struct LaneDue {
     pub window_closes: String,
     /// The lane's catch-up policy.
     pub catch_up: &'static str,
-    /// Earlier slots of the last [`LOOKBACK`] with no execution: missed,
-    /// and not caught up (only the latest slot ever is).
+    /// Earlier slots of the last [`LOOKBACK`] with no execution, after the
+    /// lane's first execution (as the watchdog counts): missed, and not
+    /// caught up (only the latest slot ever is).
     pub missed_before: usize,
     /// Where the slot stands.
     #[serde(flatten)]
@@ -196,9 +197,19 @@ pub fn evaluate(
                     && parse_slot(&e.slot) == Some(at)
             })
         };
-        let earlier = schedule
-            .slots_between(now.checked_sub(LOOKBACK).unwrap_or(now), slot)
-            .map_err(schedule_err)?;
+        // As the watchdog counts: from the lane's first execution on (a
+        // lane that never ran, over the whole lookback).
+        let first = executions
+            .iter()
+            .filter(|e| e.kind == ExecutionKind::LaneRun && e.lane.as_str() == lane.name.as_str())
+            .filter_map(|e| parse_slot(&e.slot))
+            .min();
+        let lookback = now.checked_sub(LOOKBACK).unwrap_or(now);
+        let from = match first {
+            Some(f) if f > lookback => f,
+            _ => lookback,
+        };
+        let earlier = schedule.slots_between(from, slot).map_err(schedule_err)?;
         let missed_before = earlier
             .iter()
             .filter(|t| **t != slot && ran(**t).is_none())
@@ -252,29 +263,47 @@ impl DueLock {
         wait: Duration,
         waiting: &mut dyn FnMut(&str),
     ) -> Result<DueLock, DueError> {
-        let path = Self::path(state);
+        std::fs::create_dir_all(state.root()).map_err(|e| DueError::Lock {
+            path: state.root().to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        Self::take_at(
+            &Self::path(state),
+            "another `lane due` of this state directory is starting lanes",
+            wait,
+            waiting,
+        )
+    }
+
+    /// Takes the lock file `path`, held by `holder` when busy, waiting at
+    /// most `wait`; `waiting` is told once, before a wait, what is awaited.
+    pub fn take_at(
+        path: &Path,
+        holder: &str,
+        wait: Duration,
+        waiting: &mut dyn FnMut(&str),
+    ) -> Result<DueLock, DueError> {
         let err = |reason: String| DueError::Lock {
-            path: path.clone(),
+            path: path.to_path_buf(),
             reason,
         };
-        std::fs::create_dir_all(state.root()).map_err(|e| err(e.to_string()))?;
         let start = Instant::now();
         let mut told = false;
         loop {
-            let file = open_lock(&path).map_err(|e| err(e.to_string()))?;
+            let file = open_lock(path).map_err(|e| err(e.to_string()))?;
             match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
                 Ok(lock) => return Ok(DueLock { _lock: lock }),
                 Err((_, nix::errno::Errno::EWOULDBLOCK | nix::errno::Errno::EINTR)) => {
                     if start.elapsed() >= wait {
                         return Err(err(format!(
-                            "another `lane due` held it for {:.0} s; nothing was started (the next call starts what is still due)",
+                            "{holder}, and held it for {:.0} s; nothing was started (the next call starts what is still due)",
                             wait.as_secs_f64()
                         )));
                     }
                     if !told {
                         told = true;
                         waiting(&format!(
-                            "waiting up to {:.0} s for {}: another `lane due` of this state directory is starting lanes",
+                            "waiting up to {:.0} s for {}: {holder}",
                             wait.as_secs_f64(),
                             path.display()
                         ));

@@ -9,6 +9,7 @@
 pub mod ab;
 pub mod backend;
 pub mod bench;
+pub mod chain;
 pub mod child;
 pub mod cli;
 pub mod cmd;

@@ -3,7 +3,11 @@
 //! `systemd-analyze calendar`, to the instants benchops's own evaluator
 //! (the one `lane due` and the watchdog use) gives for 30 days; the one
 //! known difference (a slot inside a spring-forward gap) is pinned down.
-//! The crontab lines carry each lane's zone and cron.
+//! The crontab lines carry each lane's zone and cron, and a cron parser
+//! other than benchops's own (Python's croniter) reads them and fires at
+//! the same instants for 30 days; the scrontab lines are read the same way,
+//! and their `#SCRON` options are checked by `sbatch --test-only` on the
+//! cluster when one runs here.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -311,4 +315,154 @@ fn an_unknown_lane_or_a_cron_without_a_calendar_form_is_refused() {
         "nothing written"
     );
     let _ = err;
+}
+
+/// A Python that has croniter (Debian's python3-croniter, installed by
+/// scripts/test-deps.sh).
+fn python_with_croniter() -> String {
+    for py in ["python3", "/usr/bin/python3"] {
+        if Command::new(py)
+            .args(["-c", "import croniter"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            return py.to_owned();
+        }
+    }
+    panic!("no python3 with croniter here: run scripts/test-deps.sh (python3-croniter)");
+}
+
+/// The UTC instants croniter gives for `cron` in `tz`, in [base, until].
+fn croniter_instants(
+    cron: &str,
+    tz: &str,
+    base: Timestamp,
+    until: Timestamp,
+) -> BTreeSet<Timestamp> {
+    const SCRIPT: &str = r#"
+import sys, datetime, zoneinfo
+from croniter import croniter
+cron, tz, base, until = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+zone = zoneinfo.ZoneInfo(tz)
+start = datetime.datetime.fromtimestamp(base - 1, zone)
+it = croniter(cron, start)
+while True:
+    t = int(it.get_next(float))
+    if t > until:
+        break
+    print(t)
+"#;
+    let o = Command::new(python_with_croniter())
+        .args(["-c", SCRIPT, cron, tz])
+        .arg(base.as_second().to_string())
+        .arg(until.as_second().to_string())
+        .output()
+        .expect("python runs");
+    assert!(
+        o.status.success(),
+        "croniter refused {cron:?} in {tz}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| Timestamp::from_second(l.trim().parse().expect("seconds")).expect("instant"))
+        .collect()
+}
+
+#[test]
+fn another_cron_parser_reads_the_crontab_lines_and_fires_at_benchops_slots() {
+    let (_tmp, root) = setup();
+    let o = emit(&root, "cron");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let base: Timestamp = "2026-11-05T00:00:00Z".parse().expect("base");
+    let until: Timestamp = "2026-12-05T00:00:00Z".parse().expect("until");
+    let lines: Vec<&str> = text.lines().collect();
+    let mut lanes = 0;
+    for pair in lines.windows(2) {
+        let Some(tz) = pair[0].strip_prefix("CRON_TZ=") else {
+            continue;
+        };
+        // The five cron fields, as a crontab line carries them.
+        let cron = pair[1].split_whitespace().take(5).collect::<Vec<_>>().join(" ");
+        let want = benchops_instants(&cron, tz, base, until);
+        assert!(!want.is_empty(), "{cron} in {tz}");
+        assert_eq!(croniter_instants(&cron, tz, base, until), want, "{cron} in {tz}");
+        lanes += 1;
+    }
+    assert_eq!(lanes, 4, "{text}");
+    // The every-minute line, uncommented, is a crontab line croniter reads.
+    let minute = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("# * * * * * "))
+        .map(|_| "* * * * *")
+        .expect("the every-minute line");
+    let an_hour = croniter_instants(
+        minute,
+        "UTC",
+        base,
+        base + jiff::SignedDuration::from_hours(1),
+    );
+    assert_eq!(an_hour.len(), 61);
+}
+
+#[test]
+fn scrontab_lines_call_lane_due_each_minute_with_options_sbatch_accepts() {
+    let (_tmp, root) = setup();
+    let o = emit(&root, "scrontab");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let mut options: Vec<Vec<String>> = Vec::new();
+    let mut pending: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if let Some(opt) = line.strip_prefix("#SCRON ") {
+            pending.push(opt.trim().to_owned());
+            continue;
+        }
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let cron = fields[..5].join(" ");
+        assert_eq!(cron, "* * * * *", "{line}");
+        assert!(
+            croniter_instants(&cron, "UTC", Timestamp::UNIX_EPOCH, Timestamp::from_second(60).expect("t"))
+                .len()
+                == 2
+        );
+        assert!(
+            line.contains("lane due --run --wait") && line.contains("|| [ $? -eq 4 ]"),
+            "{line}"
+        );
+        options.push(std::mem::take(&mut pending));
+    }
+    assert_eq!(options.len(), 4, "an entry per lane: {text}");
+    assert!(options[0].iter().any(|o| o == "--job-name=benchops-lane-nightly-due"));
+    assert!(options[0].iter().any(|o| o == "--time=180"), "{options:?}");
+    // The options are sbatch's: the cluster's own parser checks them.
+    let cluster = Command::new("scontrol")
+        .arg("ping")
+        .output()
+        .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("UP"));
+    if !cluster {
+        assert!(
+            !std::env::var("CI").is_ok_and(|v| v == "true"),
+            "Slurm is not running here: start it with scripts/slurm-up.sh (required in CI)"
+        );
+        eprintln!("\n!!! #SCRON options not checked by sbatch: no Slurm cluster here !!!\n");
+        return;
+    }
+    for opts in &options {
+        let o = Command::new("sbatch")
+            .arg("--test-only")
+            .args(opts)
+            .arg("--wrap=true")
+            .output()
+            .expect("sbatch runs");
+        assert!(
+            o.status.success(),
+            "sbatch --test-only {opts:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
 }

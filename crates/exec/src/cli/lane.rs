@@ -48,15 +48,20 @@ pub enum LaneCommand {
     )]
     Due(Box<LaneDueArgs>),
     /// Write what starts the manifest's lanes on schedule: systemd units
-    /// (a service and a timer per lane, in the lane's own zone) or crontab
-    /// lines, each calling `lane due --run` for its lane.
+    /// (a service and a timer per lane, in the lane's own zone), crontab
+    /// or scrontab lines, or a Slurm chain per lane, each calling `lane due
+    /// --run` for its lane.
     ///
-    /// systemd: BENCH_DIR/benchops-lane-<lane>.service and .timer, checked
-    /// with `systemd-analyze verify`; install them with `systemctl link` or
-    /// a copy into /etc/systemd/system, then `systemctl enable --now` the
-    /// timers. cron: printed on standard output, for `crontab -e`.
+    /// systemd: DIR/benchops-lane-<lane>.service and .timer, checked with
+    /// `systemd-analyze verify`; install them with `systemctl link` or a
+    /// copy into /etc/systemd/system, then `systemctl enable --now` the
+    /// timers. cron and scrontab: printed on standard output, for `crontab
+    /// -e` or `scrontab`. slurm: installs each lane's chain now (a batch job
+    /// held until the lane's next slot, which submits its successor); a
+    /// second install starts no second chain; `--status` lists the chains
+    /// and `--stop` stops them.
     #[command(
-        after_help = "Examples:\n  benchops-exec lane schedule --emit systemd --dir units --manifest examples/lane/schedule.toml \\\n    --history .benchops/history.git --subject widgets --out .benchops/sealed\n  benchops-exec lane schedule --emit cron --manifest examples/lane/schedule.toml \\\n    --history .benchops/history.git --subject widgets --out .benchops/sealed\n\nSee docs/scheduling.md."
+        after_help = "Examples:\n  benchops-exec lane schedule --emit systemd --dir units --manifest examples/lane/schedule.toml \\\n    --history .benchops/history.git --subject widgets --out .benchops/sealed\n  benchops-exec lane schedule --emit cron --manifest examples/lane/schedule.toml \\\n    --history .benchops/history.git --subject widgets --out .benchops/sealed\n  benchops-exec lane schedule --emit slurm --manifest examples/lane/schedule.toml \\\n    --history .benchops/history.git --subject widgets --out .benchops/sealed   # needs a Slurm cluster\n  benchops-exec lane schedule --status --manifest examples/lane/schedule.toml   # needs a Slurm cluster\n  benchops-exec lane schedule --stop --manifest examples/lane/schedule.toml   # needs a Slurm cluster\n\nSee docs/scheduling.md."
     )]
     Schedule(Box<LaneScheduleArgs>),
     /// Bisect by hand: find the commit between GOOD and BAD (first-parent
@@ -202,19 +207,34 @@ pub struct LaneDueArgs {
 }
 
 /// What `lane schedule` writes.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Emit {
     /// A service and a timer per lane.
     Systemd,
     /// Crontab lines.
     Cron,
+    /// A self-renewing chain of Slurm batch jobs per lane, submitted now.
+    Slurm,
+    /// scrontab lines, for clusters that enable scrontab.
+    Scrontab,
 }
 
 #[derive(Debug, Args)]
 pub struct LaneScheduleArgs {
-    /// What to write.
-    #[arg(long, value_enum)]
-    pub emit: Emit,
+    /// What to write (with `slurm`: install each lane's chain).
+    #[arg(long, value_enum, required_unless_present_any = ["status", "stop"])]
+    pub emit: Option<Emit>,
+    /// List each lane's Slurm chain jobs (pending, running) instead.
+    #[arg(long, conflicts_with_all = ["emit", "stop"])]
+    pub status: bool,
+    /// Stop each lane's Slurm chain: cancel its pending job; a running job
+    /// finishes its slot and submits no successor.
+    #[arg(long, conflicts_with = "emit")]
+    pub stop: bool,
+    /// Used by a chain job: submit its successor unless the chain was
+    /// stopped.
+    #[arg(long, hide = true, requires = "emit")]
+    pub chain_next: bool,
     /// The schedule manifest.
     #[arg(long)]
     pub manifest: PathBuf,
@@ -222,19 +242,23 @@ pub struct LaneScheduleArgs {
     #[arg(long)]
     pub lane: Vec<String>,
     /// The history, as for `lane run`.
-    #[arg(long)]
-    pub history: String,
+    #[arg(long, required_unless_present_any = ["status", "stop"])]
+    pub history: Option<String>,
     /// The subject checkout, as for `lane run`.
     #[arg(long, default_value = ".")]
     pub subject: PathBuf,
     /// Where sealed records go, as for `lane run`.
-    #[arg(long)]
-    pub out: PathBuf,
+    #[arg(long, required_unless_present_any = ["status", "stop"])]
+    pub out: Option<PathBuf>,
     /// systemd: the directory the unit files are written to.
     #[arg(long, default_value = ".")]
     pub dir: PathBuf,
     #[command(flatten)]
     pub on: LaneBackendArgs,
+    /// With --emit slurm, --status or --stop: print one JSON object per
+    /// lane.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

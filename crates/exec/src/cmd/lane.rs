@@ -51,7 +51,7 @@ pub(super) fn lane_command(
     use crate::lane;
     match cmd {
         LaneCommand::Due(args) => return due(state, scheduler, &args),
-        LaneCommand::Schedule(args) => return schedule(state, &args),
+        LaneCommand::Schedule(args) => return schedule(state, scheduler, &args),
         LaneCommand::Run(args) => {
             refuse_credentials_here()?;
             let opts = lane::LaneRunOptions {
@@ -291,7 +291,7 @@ fn due(
     let lanes = &manifest.manifest.lanes;
     // The lock is held from the evaluation to the last start, so that two
     // callers never both find a slot due and start it.
-    let _lock = if args.run {
+    let lock = if args.run {
         Some(DueLock::take(state, LOCK_WAIT, &mut |m| {
             note(format_args!("lane due: {m}\n"));
         })?)
@@ -301,6 +301,10 @@ fn due(
     let mut due = evaluate(lanes, &args.lane, now, &crate::lane::list(state))?;
     let mut acted = false;
     let mut failed = false;
+    // Lane runs started here, to drive to their sealed records with
+    // `--wait` once the lock is released (another lane's timer must not
+    // wait on this lane's run).
+    let mut started: Vec<(usize, crate::lane::Progress)> = Vec::new();
     if args.run {
         let (Some(history), Some(out_dir)) = (&args.history, &args.out) else {
             anyhow::bail!("--run needs --history and --out, as `lane run` does");
@@ -308,30 +312,43 @@ fn due(
         // One lane that cannot start (a bad subject, a failing build) does
         // not keep the others from starting: it is reported, and the exit
         // is 2 once every lane had its turn.
-        for d in &mut due {
+        for (i, d) in due.iter_mut().enumerate() {
             if !matches!(d.state, DueState::Due | DueState::Running { .. }) {
                 continue;
             }
             acted = true;
-            match run_one(state, scheduler, args, history, out_dir, now, d) {
-                Ok(s) => d.state = s,
-                Err(e) => {
-                    let error = crate::bench::error_chain(&e);
-                    note(format_args!(
-                        "{} lane `{}`, slot {}: {error}\n",
-                        benchops_cli::output::error_prefix(),
-                        d.lane,
-                        d.slot
-                    ));
-                    d.state = DueState::Failed { error };
-                    failed = true;
+            match start_one(state, scheduler, args, history, out_dir, now, d) {
+                Ok(p) => {
+                    d.state = after_start(&d.state, &p);
+                    if args.wait && !p.execution.phase.is_final() {
+                        started.push((i, p));
+                    }
                 }
+                Err(e) => failed |= fail(d, &e),
             }
         }
     } else {
         acted = due
             .iter()
             .any(|d| matches!(d.state, DueState::Due | DueState::Running { .. }));
+    }
+    drop(lock);
+    for (i, mut p) in started {
+        let d = &mut due[i];
+        let id = p.execution.id.clone();
+        let processes = std::mem::take(&mut p.processes);
+        match crate::lane::wait(state, &id, scheduler, None, processes, args.on.poll(), |_| {})
+        {
+            Ok(p) => {
+                for n in &p.notes {
+                    info(format_args!("{}: {n}\n", d.lane));
+                }
+                if p.execution.phase.is_final() {
+                    d.state = DueState::Sealed { id };
+                }
+            }
+            Err(e) => failed |= fail(d, &e),
+        }
     }
     if args.json {
         for d in &due {
@@ -349,9 +366,22 @@ fn due(
     })
 }
 
+/// Reports `e` as why `d`'s slot could not start or finish; true.
+fn fail(d: &mut crate::due::LaneDue, e: &crate::lane::LaneError) -> bool {
+    let error = crate::bench::error_chain(e);
+    note(format_args!(
+        "{} lane `{}`, slot {}: {error}\n",
+        benchops_cli::output::error_prefix(),
+        d.lane,
+        d.slot
+    ));
+    d.state = crate::due::DueState::Failed { error };
+    true
+}
+
 /// `lane due --run` for one lane's slot: start it (when due) or move it on
-/// (when running), and with `--wait` drive it to its sealed record.
-fn run_one(
+/// (when running).
+fn start_one(
     state: &StateDir,
     scheduler: &crate::backend::SchedulerOptions,
     args: &crate::cli::LaneDueArgs,
@@ -359,9 +389,9 @@ fn run_one(
     out_dir: &std::path::Path,
     now: jiff::Timestamp,
     d: &crate::due::LaneDue,
-) -> Result<crate::due::DueState, crate::lane::LaneError> {
+) -> Result<crate::lane::Progress, crate::lane::LaneError> {
     use crate::due::DueState;
-    let mut p = match &d.state {
+    let p = match &d.state {
         DueState::Running { id, .. } => crate::lane::advance(state, id, scheduler, None, false)?,
         _ => {
             let opts = crate::lane::LaneRunOptions {
@@ -385,50 +415,54 @@ fn run_one(
     for n in &p.notes {
         info(format_args!("{}: {n}\n", d.lane));
     }
+    Ok(p)
+}
+
+/// Where a slot stands once `start_one` started or moved it on.
+fn after_start(before: &crate::due::DueState, p: &crate::lane::Progress) -> crate::due::DueState {
+    use crate::due::DueState;
     let id = p.execution.id.clone();
-    if args.wait && !p.execution.phase.is_final() {
-        p = crate::lane::wait(
-            state,
-            &id,
-            scheduler,
-            None,
-            std::mem::take(&mut p.processes),
-            args.on.poll(),
-            |_| {},
-        )?;
-        for n in &p.notes {
-            info(format_args!("{}: {n}\n", d.lane));
-        }
-    }
-    Ok(if p.execution.phase.is_final() {
+    if p.execution.phase.is_final() {
         DueState::Sealed { id }
-    } else if matches!(d.state, DueState::Due) {
+    } else if matches!(before, DueState::Due) {
         DueState::Started { id }
     } else {
         DueState::Running {
             id,
             phase: p.execution.phase.to_string(),
         }
-    })
+    }
 }
 
-/// `lane schedule --emit`: the units or lines of [`crate::emit`], every
-/// path made absolute (a unit runs from anywhere).
-fn schedule(state: &StateDir, args: &crate::cli::LaneScheduleArgs) -> Result<u8> {
+/// `lane schedule`: the units or lines of [`crate::emit`], every path made
+/// absolute (a unit runs from anywhere); with `--emit slurm`, `--status`
+/// and `--stop`, each lane's chain ([`crate::chain`]).
+fn schedule(
+    state: &StateDir,
+    scheduler: &crate::backend::SchedulerOptions,
+    args: &crate::cli::LaneScheduleArgs,
+) -> Result<u8> {
     use crate::cli::Emit;
     let (manifest, _) = crate::lane::load_manifest(&args.manifest)?;
     let lanes: Vec<_> = crate::due::select(&manifest.manifest.lanes, &args.lane)?
         .into_iter()
         .cloned()
         .collect();
+    if args.status || args.stop {
+        return chain_status(state, scheduler, &lanes, args);
+    }
+    let (Some(emit), Some(history), Some(out_dir)) = (args.emit, &args.history, &args.out) else {
+        anyhow::bail!("--emit needs --history and --out, as `lane run` does");
+    };
+    if args.chain_next && emit != Emit::Slurm {
+        anyhow::bail!("--chain-next is for the jobs of `--emit slurm` chains");
+    }
     let abs = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     // A local history path is made absolute; a URL is kept as written.
-    let history = if std::path::Path::new(&args.history).exists() {
-        abs(std::path::Path::new(&args.history))
-            .display()
-            .to_string()
+    let history = if std::path::Path::new(history).exists() {
+        abs(std::path::Path::new(history)).display().to_string()
     } else {
-        args.history.clone()
+        history.clone()
     };
     let inv = crate::emit::Invocation {
         exe: std::env::current_exe()?,
@@ -436,11 +470,11 @@ fn schedule(state: &StateDir, args: &crate::cli::LaneScheduleArgs) -> Result<u8>
         manifest: abs(&args.manifest),
         history,
         subject: abs(&args.subject),
-        out: abs(&args.out),
+        out: abs(out_dir),
         backend_args: args.on.words(),
         workdir: abs(std::path::Path::new(".")),
     };
-    match args.emit {
+    match emit {
         Emit::Systemd => {
             let files = crate::emit::systemd(&lanes, &inv)?;
             std::fs::create_dir_all(&args.dir)?;
@@ -459,6 +493,118 @@ fn schedule(state: &StateDir, args: &crate::cli::LaneScheduleArgs) -> Result<u8>
             ));
         }
         Emit::Cron => out(crate::emit::cron(&lanes, &inv))?,
+        Emit::Scrontab => out(crate::emit::scrontab(&lanes, &inv, &place(&args.on)))?,
+        Emit::Slurm => {
+            refuse_credentials_here()?;
+            // The chain's state directory must be the absolute one the
+            // jobs use, so that both name the chain alike.
+            let state = StateDir::new(inv.state.clone());
+            let place = place(&args.on);
+            let now = jiff::Timestamp::now();
+            for lane in &lanes {
+                let spec = crate::chain::ChainSpec {
+                    lane,
+                    inv: &inv,
+                    place: &place,
+                    scheduler,
+                };
+                let done = crate::chain::install(&state, &spec, now, args.chain_next)?;
+                let name = lane.name.as_str();
+                if args.json {
+                    let mut v = serde_json::to_value(&done)?;
+                    v["lane"] = name.into();
+                    line(v)?;
+                    continue;
+                }
+                match &done {
+                    crate::chain::Installed::Submitted { job, slot } => line(format_args!(
+                        "lane {name}: chain job {job} submitted, held until its slot {slot}"
+                    ))?,
+                    crate::chain::Installed::AlreadyPending { job, start } => line(format_args!(
+                        "lane {name}: chain already installed (job {job} pending, starts {start}); nothing submitted"
+                    ))?,
+                    crate::chain::Installed::Stopped => line(format_args!(
+                        "lane {name}: chain stopped (`lane schedule --stop`); no successor submitted"
+                    ))?,
+                }
+            }
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// Where a lane's Slurm chain jobs run: the partition and account given.
+fn place(on: &crate::cli::LaneBackendArgs) -> crate::chain::SlurmPlace {
+    crate::chain::SlurmPlace {
+        partition: on.partition.clone(),
+        account: on.account.clone(),
+    }
+}
+
+/// `lane schedule --status | --stop`: each lane's chain jobs, or stopping
+/// them.
+fn chain_status(
+    state: &StateDir,
+    scheduler: &crate::backend::SchedulerOptions,
+    lanes: &[benchops::manifest::Lane],
+    args: &crate::cli::LaneScheduleArgs,
+) -> Result<u8> {
+    let state = StateDir::new(
+        std::path::absolute(state.root()).unwrap_or_else(|_| state.root().to_path_buf()),
+    );
+    for lane in lanes {
+        let name = lane.name.as_str();
+        let job_name = crate::chain::job_name(state.root(), name);
+        if args.stop {
+            let s = crate::chain::stop(&state, name, scheduler)?;
+            if args.json {
+                let mut v = serde_json::to_value(&s)?;
+                v["lane"] = name.into();
+                line(v)?;
+                continue;
+            }
+            let cancelled = if s.cancelled.is_empty() {
+                "no pending job".to_owned()
+            } else {
+                format!("cancelled job {}", s.cancelled.join(", "))
+            };
+            let running = if s.running.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; job {} still runs its slot and submits no successor",
+                    s.running.join(", ")
+                )
+            };
+            line(format_args!("lane {name}: chain stopped, {cancelled}{running}"))?;
+            continue;
+        }
+        let jobs = crate::chain::jobs(&job_name, scheduler)?;
+        let stopped = crate::chain::is_stopped(&state, name);
+        if args.json {
+            line(serde_json::json!({
+                "lane": name,
+                "job_name": job_name,
+                "stopped": stopped,
+                "jobs": jobs,
+            }))?;
+            continue;
+        }
+        if jobs.is_empty() {
+            line(format_args!(
+                "lane {name}: no chain job ({}); install one with `lane schedule --emit slurm`",
+                if stopped { "stopped" } else { "not installed" }
+            ))?;
+        }
+        for j in &jobs {
+            line(format_args!(
+                "lane {name}: job {} {} (starts {}){}",
+                j.job,
+                j.state,
+                j.start,
+                if stopped { ", chain stopped: it submits no successor" } else { "" }
+            ))?;
+        }
     }
     Ok(exit::OK)
 }

@@ -113,7 +113,13 @@ fn tool(
     tools::run(program, args, opts)
 }
 
-fn tool_ok(program: &str, args: &[String], opts: &SchedulerOptions) -> Result<String, SlurmError> {
+/// Runs a Slurm tool, bounded by `opts`, and returns its standard output,
+/// or an error naming the tool when it exits non-zero.
+pub(crate) fn tool_ok(
+    program: &str,
+    args: &[String],
+    opts: &SchedulerOptions,
+) -> Result<String, SlurmError> {
     let out = tool(program, args, opts)?;
     if !out.status.success() {
         return Err(failed(program, &out));
