@@ -61,7 +61,9 @@ pub enum ChainError {
     #[error(transparent)]
     Slurm(#[from] SlurmError),
     /// The lane's cron has no next slot.
-    #[error("lane `{lane}`: its cron {cron:?} fires no slot in the next 400 days, so there is nothing to hold a chain job for")]
+    #[error(
+        "lane `{lane}`: its cron {cron:?} fires no slot in the next 400 days, so there is nothing to hold a chain job for"
+    )]
     NoSlot {
         /// The lane.
         lane: String,
@@ -276,13 +278,12 @@ pub fn install(
             start: j.start,
         });
     }
-    let schedule =
-        Schedule::parse(&spec.lane.cron, &spec.lane.timezone).map_err(|source| {
-            ChainError::Schedule {
-                lane: lane.to_owned(),
-                source,
-            }
-        })?;
+    let schedule = Schedule::parse(&spec.lane.cron, &spec.lane.timezone).map_err(|source| {
+        ChainError::Schedule {
+            lane: lane.to_owned(),
+            source,
+        }
+    })?;
     let slot = schedule
         .next_after(now, HORIZON)
         .ok_or_else(|| ChainError::NoSlot {
@@ -378,7 +379,10 @@ mod tests {
         let a = job_name(Path::new("/srv/a/state"), "nightly");
         let b = job_name(Path::new("/srv/b/state"), "nightly");
         let c = job_name(Path::new("/srv/a/state"), "weekly");
-        assert!(a.starts_with("benchops-lane-nightly-") && a.len() == 30, "{a}");
+        assert!(
+            a.starts_with("benchops-lane-nightly-") && a.len() == 30,
+            "{a}"
+        );
         assert_ne!(a, b);
         assert_ne!(a, c);
         assert_eq!(a, job_name(Path::new("/srv/a/state"), "nightly"));

@@ -352,3 +352,83 @@ fn a_lane_that_cannot_start_does_not_keep_the_others_from_starting() {
     );
     assert_eq!(h.executions().len(), 1);
 }
+
+#[test]
+fn a_caller_that_waits_on_its_lane_run_does_not_hold_the_lock_meanwhile() {
+    // A timer per lane calls `lane due --run --wait`: while one lane's run
+    // goes on, another lane's timer must get the lock. The children here
+    // wait for a gate file, so the run goes on until the test opens it.
+    let h = Host::new(MANIFEST);
+    let gate = h.root.join("gate");
+    std::fs::write(
+        h.root.join("bench.toml"),
+        INTENT.replace(
+            "\"cd \\\"$BENCHOPS_SUBJECT_DIR\\\"",
+            &format!(
+                "\"while [ ! -e {} ]; do sleep 0.05; done; cd \\\"$BENCHOPS_SUBJECT_DIR\\\"",
+                gate.display()
+            ),
+        ),
+    )
+    .expect("intent");
+    assert!(
+        std::fs::read_to_string(h.root.join("bench.toml"))
+            .expect("intent")
+            .contains("gate"),
+        "the gate is in the command"
+    );
+    let mut waiting = h
+        .command(&[
+            "--now",
+            "2026-12-04T01:01:00Z",
+            "--lane",
+            "nightly",
+            "--run",
+            "--wait",
+            "--history",
+            "history.git",
+            "--subject",
+            "widgets",
+            "--out",
+            "sealed",
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    // The lock becomes free while that call still waits on its run.
+    let lock = h.root.join("state/due.lock");
+    let mut free = false;
+    for _ in 0..600 {
+        let started = !h.executions().is_empty();
+        let took = started
+            && Command::new("flock")
+                .args(["-n"])
+                .arg(&lock)
+                .arg("true")
+                .status()
+                .is_ok_and(|s| s.success());
+        if took {
+            free = true;
+            break;
+        }
+        assert!(
+            waiting.try_wait().expect("try_wait").is_none(),
+            "the waiting call ended before the gate opened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        free,
+        "the lock stayed held while `--wait` waited on the lane run"
+    );
+    assert!(
+        waiting.try_wait().expect("try_wait").is_none(),
+        "still waiting on its run"
+    );
+    std::fs::write(&gate, "").expect("open the gate");
+    let o = waiting.wait_with_output().expect("ends");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(lines(&o)[0]["state"], "sealed", "{}", text(&o));
+}

@@ -384,10 +384,18 @@ fn another_cron_parser_reads_the_crontab_lines_and_fires_at_benchops_slots() {
             continue;
         };
         // The five cron fields, as a crontab line carries them.
-        let cron = pair[1].split_whitespace().take(5).collect::<Vec<_>>().join(" ");
+        let cron = pair[1]
+            .split_whitespace()
+            .take(5)
+            .collect::<Vec<_>>()
+            .join(" ");
         let want = benchops_instants(&cron, tz, base, until);
         assert!(!want.is_empty(), "{cron} in {tz}");
-        assert_eq!(croniter_instants(&cron, tz, base, until), want, "{cron} in {tz}");
+        assert_eq!(
+            croniter_instants(&cron, tz, base, until),
+            want,
+            "{cron} in {tz}"
+        );
         lanes += 1;
     }
     assert_eq!(lanes, 4, "{text}");
@@ -426,8 +434,13 @@ fn scrontab_lines_call_lane_due_each_minute_with_options_sbatch_accepts() {
         let cron = fields[..5].join(" ");
         assert_eq!(cron, "* * * * *", "{line}");
         assert!(
-            croniter_instants(&cron, "UTC", Timestamp::UNIX_EPOCH, Timestamp::from_second(60).expect("t"))
-                .len()
+            croniter_instants(
+                &cron,
+                "UTC",
+                Timestamp::UNIX_EPOCH,
+                Timestamp::from_second(60).expect("t")
+            )
+            .len()
                 == 2
         );
         assert!(
@@ -437,7 +450,11 @@ fn scrontab_lines_call_lane_due_each_minute_with_options_sbatch_accepts() {
         options.push(std::mem::take(&mut pending));
     }
     assert_eq!(options.len(), 4, "an entry per lane: {text}");
-    assert!(options[0].iter().any(|o| o == "--job-name=benchops-lane-nightly-due"));
+    assert!(
+        options[0]
+            .iter()
+            .any(|o| o == "--job-name=benchops-lane-nightly-due")
+    );
     assert!(options[0].iter().any(|o| o == "--time=180"), "{options:?}");
     // The options are sbatch's: the cluster's own parser checks them.
     let cluster = Command::new("scontrol")

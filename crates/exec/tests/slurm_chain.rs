@@ -146,9 +146,11 @@ impl Host {
         dir.flatten()
             .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
             .filter_map(|e| {
-                let v: Value =
-                    serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok()?;
-                Some((v["lane"].as_str()?.to_owned(), v["slot"].as_str()?.to_owned()))
+                let v: Value = serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok()?;
+                Some((
+                    v["lane"].as_str()?.to_owned(),
+                    v["slot"].as_str()?.to_owned(),
+                ))
             })
             .collect()
     }
@@ -292,7 +294,10 @@ fn a_chain_seals_consecutive_slots_unattended_survives_a_failed_run_and_stops() 
     // nothing afterwards.
     let stopped = json_lines(&host.schedule(&["--stop", "--json"]));
     for lane in ["minutely", "broken"] {
-        assert!(by_lane(&stopped, lane)["cancelled"].is_array(), "{stopped:?}");
+        assert!(
+            by_lane(&stopped, lane)["cancelled"].is_array(),
+            "{stopped:?}"
+        );
     }
     let status = json_lines(&host.schedule(&["--status", "--json"]));
     for lane in ["minutely", "broken"] {

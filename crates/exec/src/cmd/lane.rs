@@ -337,8 +337,15 @@ fn due(
         let d = &mut due[i];
         let id = p.execution.id.clone();
         let processes = std::mem::take(&mut p.processes);
-        match crate::lane::wait(state, &id, scheduler, None, processes, args.on.poll(), |_| {})
-        {
+        match crate::lane::wait(
+            state,
+            &id,
+            scheduler,
+            None,
+            processes,
+            args.on.poll(),
+            |_| {},
+        ) {
             Ok(p) => {
                 for n in &p.notes {
                     info(format_args!("{}: {n}\n", d.lane));
@@ -576,7 +583,9 @@ fn chain_status(
                     s.running.join(", ")
                 )
             };
-            line(format_args!("lane {name}: chain stopped, {cancelled}{running}"))?;
+            line(format_args!(
+                "lane {name}: chain stopped, {cancelled}{running}"
+            ))?;
             continue;
         }
         let jobs = crate::chain::jobs(&job_name, scheduler)?;
@@ -602,7 +611,11 @@ fn chain_status(
                 j.job,
                 j.state,
                 j.start,
-                if stopped { ", chain stopped: it submits no successor" } else { "" }
+                if stopped {
+                    ", chain stopped: it submits no successor"
+                } else {
+                    ""
+                }
             ))?;
         }
     }
