@@ -67,7 +67,33 @@ pub struct ResultRecord {
     /// run recorded on purpose). Absent (never `null`) for a scheduled run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unscheduled: Option<String>,
+    /// v3 only: the slots of the lane's cron since its previous run that
+    /// the execution host did not run, on purpose, by the lane's
+    /// `catch_up` (`lane due --run`). Absent (never `null`) when none was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<SkippedSlots>,
 }
+
+/// The slots a lane's execution host skipped on purpose before a run
+/// (`skipped` of a v3 record): every slot of the lane's cron from `first`
+/// to `last` that has no record of its own. The watchdog reports those
+/// slots as skipped rather than missed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkippedSlots {
+    /// The lane's catch-up policy that skipped them: `latest` (only the
+    /// newest missed slot is run) or `none` (no slot is run late).
+    pub catch_up: String,
+    /// How many slots were skipped (at least 1).
+    pub count: u64,
+    /// The first of them.
+    pub first: String,
+    /// The last of them, before the record's own slot.
+    pub last: String,
+}
+
+/// The `catch_up` words a record's `skipped` may carry.
+pub const CATCH_UP_WORDS: [&str; 2] = ["latest", "none"];
 
 /// The longest reason an unscheduled run may give, in characters.
 pub const MAX_UNSCHEDULED_CHARS: usize = 500;

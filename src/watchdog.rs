@@ -13,6 +13,7 @@
 //! | `missed` | no record, and the window and the grace period are over |
 //! | `failed` | a record is there but every case errored, or fewer than half of its runs succeeded |
 //! | `pending` | no record yet, and the window is still open |
+//! | `skipped` | no record, and a later record of the lane says its execution host skipped the slot on purpose (`skipped` of a v3 record: the lane's `catch_up`) |
 //!
 //! It reads only a record's lane, slot, times and counts ([`SlotMeta`]),
 //! never its cases; it runs, evaluates and changes nothing. A record whose
@@ -49,6 +50,20 @@ pub struct SlotMeta {
     pub case_counts: CaseCounts,
     /// Its digest, `sha256:<hex>`.
     pub digest: String,
+    /// The slots its execution host skipped on purpose before it, if any.
+    pub skipped: Option<SkippedRange>,
+}
+
+/// What a record says its host skipped: every slot from `first` to `last`
+/// without a record of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedRange {
+    /// The first skipped slot.
+    pub first: Timestamp,
+    /// The last skipped slot.
+    pub last: Timestamp,
+    /// The lane's `catch_up` that skipped them.
+    pub catch_up: String,
 }
 
 impl SlotMeta {
@@ -61,6 +76,13 @@ impl SlotMeta {
             runs: record.runs,
             case_counts: record.case_counts,
             digest: digest.to_owned(),
+            skipped: record.skipped.as_ref().and_then(|k| {
+                Some(SkippedRange {
+                    first: k.first.parse().ok()?,
+                    last: k.last.parse().ok()?,
+                    catch_up: k.catch_up.clone(),
+                })
+            }),
         })
     }
 
@@ -95,6 +117,9 @@ pub enum SlotClass {
     Failed,
     /// No record yet; the window is open.
     Pending,
+    /// No record, and a later record of the lane says its execution host
+    /// skipped the slot on purpose (the lane's `catch_up`).
+    Skipped,
 }
 
 /// One expected slot.
@@ -125,6 +150,8 @@ pub struct ClassCounts {
     pub failed: u64,
     /// `pending`.
     pub pending: u64,
+    /// `skipped`.
+    pub skipped: u64,
 }
 
 /// One lane's slots over the lookback.
@@ -242,7 +269,19 @@ fn watch_lane(lane: &crate::manifest::Lane, records: &[&SlotMeta], s: &WatchSett
     let grace = minutes(s.grace_minutes);
     for slot in slots {
         let due = slot + window;
-        let report = classify(slot, due, grace, at_slot.get(&slot), s.now);
+        let skipped_by = records.iter().filter(|r| r.slot > slot).find(|r| {
+            r.skipped
+                .as_ref()
+                .is_some_and(|k| k.first <= slot && slot <= k.last)
+        });
+        let report = classify(
+            slot,
+            due,
+            grace,
+            at_slot.get(&slot),
+            skipped_by.copied(),
+            s.now,
+        );
         match report.class {
             SlotClass::OnTime => {
                 w.counts.on_time += 1;
@@ -252,6 +291,7 @@ fn watch_lane(lane: &crate::manifest::Lane, records: &[&SlotMeta], s: &WatchSett
             SlotClass::Missed => w.counts.missed += 1,
             SlotClass::Failed => w.counts.failed += 1,
             SlotClass::Pending => w.counts.pending += 1,
+            SlotClass::Skipped => w.counts.skipped += 1,
         }
         if report.record.is_some() && report.class != SlotClass::Failed {
             w.last_success = Some(report.slot.clone());
@@ -280,6 +320,7 @@ fn classify(
     due: Timestamp,
     grace: SignedDuration,
     records: Option<&Vec<&SlotMeta>>,
+    skipped_by: Option<&SlotMeta>,
     now: Timestamp,
 ) -> SlotReport {
     let report = |class, reason: String, record: Option<&SlotMeta>| SlotReport {
@@ -313,6 +354,17 @@ fn classify(
     if let Some(r) = records.first() {
         let why = r.failure().unwrap_or_default();
         return report(SlotClass::Failed, why, Some(r));
+    }
+    if let Some(r) = skipped_by {
+        let catch_up = r.skipped.as_ref().map_or("", |k| k.catch_up.as_str());
+        return report(
+            SlotClass::Skipped,
+            format!(
+                "skipped on purpose by the execution host (catch_up = {catch_up}), as the run of {} records",
+                r.slot
+            ),
+            None,
+        );
     }
     if now <= due {
         report(SlotClass::Pending, "window still open".into(), None)

@@ -468,6 +468,15 @@ impl<'a> Pass<'a> {
             (_, Some(c)) if comparison::fits(c, &schema) => {}
             _ => return None,
         }
+        // v3 only, and only when the host skipped slots before this run.
+        let skipped = if self.lit(b",\"skipped\":").is_some() {
+            if schema != crate::record::RESULT_SCHEMA_V3 {
+                return None;
+            }
+            Some(self.skipped_slots()?)
+        } else {
+            None
+        };
         self.next(b"slot")?;
         let slot = self.timestamp()?;
         self.next(b"started_at")?;
@@ -505,6 +514,28 @@ impl<'a> Pass<'a> {
             publication,
             comparison,
             unscheduled,
+            skipped,
+        })
+    }
+
+    fn skipped_slots(&mut self) -> Option<crate::record::SkippedSlots> {
+        self.first(b"catch_up")?;
+        let catch_up = self.owned()?;
+        if !crate::record::CATCH_UP_WORDS.contains(&catch_up.as_str()) {
+            return None;
+        }
+        self.next(b"count")?;
+        let count = self.u64_min1()?;
+        self.next(b"first")?;
+        let first = self.timestamp()?;
+        self.next(b"last")?;
+        let last = self.timestamp()?;
+        self.end()?;
+        Some(crate::record::SkippedSlots {
+            catch_up,
+            count,
+            first,
+            last,
         })
     }
 

@@ -204,6 +204,35 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
         }
         _ => {}
     }
+    if let Some(k) = &r.skipped {
+        let at = root.key("skipped");
+        if !r.is_v3() {
+            push(
+                at.clone(),
+                "only a benchmark-result/v3 record says which slots were skipped".into(),
+            );
+        }
+        if !crate::record::CATCH_UP_WORDS.contains(&k.catch_up.as_str()) {
+            push(at.key("catch_up"), "not `latest` or `none`".into());
+        }
+        if k.count == 0 {
+            push(
+                at.key("count"),
+                "at least 1 slot, or no `skipped` at all".into(),
+            );
+        }
+        match (parse_utc(&k.first), parse_utc(&k.last), parse_utc(&r.slot)) {
+            (Some(first), Some(last), Some(slot)) => {
+                if last < first {
+                    push(at.key("last"), "earlier than `first`".into());
+                }
+                if last >= slot {
+                    push(at.key("last"), "not before the record's slot".into());
+                }
+            }
+            _ => push(at, "`first` and `last` must be valid instants".into()),
+        }
+    }
 
     // The publication plan must agree with the outcomes.
     let plan = root.key("publication");

@@ -171,6 +171,7 @@ fn record(
         },
         comparison: None,
         unscheduled: None,
+        skipped: None,
     }
 }
 

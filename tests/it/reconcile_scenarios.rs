@@ -187,6 +187,7 @@ fn build_record_with(
         },
         comparison: None,
         unscheduled: None,
+        skipped: None,
     };
     seal(&record).expect("the builder makes valid records")
 }

@@ -115,6 +115,16 @@ fn seeds() -> Vec<(&'static str, Value)> {
     // A v3 record of an unscheduled run.
     let mut v3_unscheduled = v3.clone();
     v3_unscheduled["unscheduled"] = json!("checking a hotfix by hand");
+    // A v3 record of a run that `lane due` started after passing over
+    // two slots by the lane's catch-up policy.
+    let mut v3_skipped = v3.clone();
+    let slot: jiff::Timestamp = v3["slot"].as_str().expect("slot").parse().expect("instant");
+    v3_skipped["skipped"] = json!({
+        "catch_up": "latest",
+        "count": 2,
+        "first": (slot - jiff::SignedDuration::from_hours(48)).to_string(),
+        "last": (slot - jiff::SignedDuration::from_hours(24)).to_string(),
+    });
     let large = read(include_str!("../fixtures/records/large.draft.json"));
     // A v1 record run on Slurm, with no baseline and nothing proposed.
     let mut slurm = v1.clone();
@@ -132,6 +142,7 @@ fn seeds() -> Vec<(&'static str, Value)> {
         ("v3 stored-baseline fallback", v3_fallback),
         ("v3 bisection without a culprit", v3_range),
         ("v3 unscheduled", v3_unscheduled),
+        ("v3 skipped", v3_skipped),
         ("large v1", large),
         ("v1 on slurm", slurm),
         ("v1 with one failed case", failed),
@@ -531,6 +542,7 @@ fn every_single_change_to_the_v3_examples_gets_the_same_verdict() {
             _ if name.starts_with("v3") => |p| {
                 p == "/comparison"
                     || p == "/unscheduled"
+                    || p.starts_with("/skipped")
                     || p.starts_with("/comparison/confirm")
                     || p.starts_with("/comparison/bisection")
                     || p.starts_with("/comparison/keys/1/decided_by")

@@ -5,7 +5,7 @@
 use benchops::manifest::{Manifest, from_toml};
 use benchops::names::LaneName;
 use benchops::record::{CaseCounts, RunCounts};
-use benchops::watchdog::{LaneWatch, SlotClass, SlotMeta, WatchSettings, watch};
+use benchops::watchdog::{LaneWatch, SkippedRange, SlotClass, SlotMeta, WatchSettings, watch};
 use jiff::Timestamp;
 
 fn manifest(lanes: &[(&str, &str, &str, u32)]) -> Manifest {
@@ -40,6 +40,7 @@ fn record(lane: &str, slot: &str, finished: &str, succeeded: u64, total: u64) ->
             ..CaseCounts::default()
         },
         digest: format!("sha256:{}", "a".repeat(64)),
+        skipped: None,
     }
 }
 
@@ -302,4 +303,62 @@ fn a_long_outage_opens_one_issue_listing_its_latest_twenty_slots() {
         matches!(labelled.as_slice(), [Action::UpdateBody { issue: 7, .. }]),
         "{labelled:?}"
     );
+}
+
+#[test]
+fn slots_a_later_record_says_its_host_skipped_are_skipped_not_missed() {
+    let m = manifest(&[("daily", "0 6 * * *", "UTC", 60)]);
+    // On time on the 1st; the machine was off on the 2nd and 3rd; back on
+    // the 4th, `lane due` ran that slot and recorded the two it passed
+    // over. The 5th has no record, and no later record speaks for it.
+    let mut back = record(
+        "daily",
+        "2026-12-04T06:00:00Z",
+        "2026-12-04T06:20:00Z",
+        3,
+        3,
+    );
+    back.skipped = Some(SkippedRange {
+        first: t("2026-12-02T06:00:00Z"),
+        last: t("2026-12-03T06:00:00Z"),
+        catch_up: "latest".into(),
+    });
+    let records = [
+        record(
+            "daily",
+            "2026-12-01T06:00:00Z",
+            "2026-12-01T06:20:00Z",
+            3,
+            3,
+        ),
+        back,
+    ];
+    let ws = watch(
+        &m,
+        &records,
+        &settings("2026-12-05T09:00:00Z", "2026-11-30T00:00:00Z"),
+    );
+    let classes: Vec<_> = ws[0]
+        .slots
+        .iter()
+        .map(|s| (s.slot.as_str(), s.class))
+        .collect();
+    assert_eq!(
+        classes,
+        vec![
+            ("2026-12-01T06:00:00Z", SlotClass::OnTime),
+            ("2026-12-02T06:00:00Z", SlotClass::Skipped),
+            ("2026-12-03T06:00:00Z", SlotClass::Skipped),
+            ("2026-12-04T06:00:00Z", SlotClass::OnTime),
+            ("2026-12-05T06:00:00Z", SlotClass::Missed),
+        ]
+    );
+    assert!(
+        ws[0].slots[1].reason.contains("catch_up = latest")
+            && ws[0].slots[1].reason.contains("2026-12-04T06:00:00Z"),
+        "{}",
+        ws[0].slots[1].reason
+    );
+    assert_eq!((ws[0].counts.skipped, ws[0].counts.missed), (2, 1));
+    assert_eq!(ws[0].consecutive_missed, 1);
 }

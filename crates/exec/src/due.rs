@@ -110,6 +110,12 @@ pub struct LaneDue {
     /// lane's first execution (as the watchdog counts): missed, and not
     /// caught up (only the latest slot ever is).
     pub missed_before: usize,
+    /// The slots since the lane's previous execution (within
+    /// [`LOOKBACK`]) that have none: a lane run started for this slot
+    /// records them as skipped on purpose, so that the watchdog reports
+    /// them as skipped rather than missed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<benchops::record::SkippedSlots>,
     /// Where the slot stands.
     #[serde(flatten)]
     pub state: DueState,
@@ -214,6 +220,31 @@ pub fn evaluate(
             .iter()
             .filter(|t| **t != slot && ran(**t).is_none())
             .count();
+        // The slots a run of this slot passes over: after the lane's
+        // previous execution, without one of their own.
+        let previous = executions
+            .iter()
+            .filter(|e| e.kind == ExecutionKind::LaneRun && e.lane.as_str() == lane.name.as_str())
+            .filter_map(|e| parse_slot(&e.slot))
+            .filter(|t| *t < slot)
+            .max();
+        let passed_over: Vec<Timestamp> = match previous {
+            Some(p) => earlier
+                .iter()
+                .copied()
+                .filter(|t| *t > p && *t != slot && ran(*t).is_none())
+                .collect(),
+            None => Vec::new(),
+        };
+        let skipped = match (passed_over.first(), passed_over.last()) {
+            (Some(first), Some(last)) => Some(benchops::record::SkippedSlots {
+                catch_up: lane.catch_up().as_str().to_owned(),
+                count: passed_over.len() as u64,
+                first: first.to_string(),
+                last: last.to_string(),
+            }),
+            _ => None,
+        };
         let state = match ran(slot) {
             Some(e) if e.phase.is_final() => DueState::Sealed { id: e.id.clone() },
             Some(e) => DueState::Running {
@@ -236,6 +267,7 @@ pub fn evaluate(
             window_closes: closes.to_string(),
             catch_up: lane.catch_up().as_str(),
             missed_before,
+            skipped,
             state,
         });
     }

@@ -326,6 +326,7 @@ fn build_record(
         },
         comparison: None,
         unscheduled: None,
+        skipped: None,
     }
 }
 

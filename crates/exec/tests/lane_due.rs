@@ -432,3 +432,69 @@ fn a_caller_that_waits_on_its_lane_run_does_not_hold_the_lock_meanwhile() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(lines(&o)[0]["state"], "sealed", "{}", text(&o));
 }
+
+#[test]
+fn a_run_after_slots_passed_over_records_them_as_skipped_for_the_watchdog() {
+    let h = Host::new(MANIFEST);
+    let run = |now: &str| {
+        let o = h.due(&[
+            "--now",
+            now,
+            "--lane",
+            "nightly",
+            "--run",
+            "--wait",
+            "--history",
+            "history.git",
+            "--subject",
+            "widgets",
+            "--out",
+            "sealed",
+            "--json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        lines(&o).remove(0)
+    };
+    // The first run: nothing was passed over since a previous run.
+    let first = run("2026-12-01T01:05:00Z");
+    assert_eq!(first["state"], "sealed");
+    assert!(first.get("skipped").is_none(), "{first}");
+    // Off on the 2nd and 3rd; back on the 4th.
+    let o = h.due(&[
+        "--now",
+        "2026-12-04T01:05:00Z",
+        "--lane",
+        "nightly",
+        "--json",
+    ]);
+    let looked = lines(&o).remove(0);
+    assert_eq!(looked["missed_before"], 2, "{looked}");
+    assert_eq!(
+        looked["skipped"],
+        serde_json::json!({
+            "catch_up": "latest",
+            "count": 2,
+            "first": "2026-12-02T01:00:00Z",
+            "last": "2026-12-03T01:00:00Z",
+        })
+    );
+    let back = run("2026-12-04T01:05:00Z");
+    assert_eq!(back["state"], "sealed");
+    // The record of the 4th says which slots its host skipped, and why.
+    let records: Vec<Value> = std::fs::read_dir(h.root.join("sealed"))
+        .expect("sealed")
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .map(|e| serde_json::from_slice(&std::fs::read(e.path()).expect("read")).expect("json"))
+        .collect();
+    let of_the_4th = records
+        .iter()
+        .find(|r| r["slot"] == "2026-12-04T01:00:00Z")
+        .expect("the record of the 4th");
+    assert_eq!(of_the_4th["skipped"], looked["skipped"]);
+    let of_the_1st = records
+        .iter()
+        .find(|r| r["slot"] == "2026-12-01T01:00:00Z")
+        .expect("the record of the 1st");
+    assert!(of_the_1st.get("skipped").is_none());
+}

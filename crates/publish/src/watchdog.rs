@@ -178,6 +178,7 @@ pub fn watch_local(
                 runs: Default::default(),
                 case_counts: Default::default(),
                 digest: String::new(),
+                skipped: None,
             });
         }
     }
@@ -211,7 +212,7 @@ pub fn render_text(r: &WatchReport) -> String {
         for slot in w.slots.iter().filter(|x| {
             matches!(
                 x.class,
-                SlotClass::Missed | SlotClass::Failed | SlotClass::Late
+                SlotClass::Missed | SlotClass::Failed | SlotClass::Late | SlotClass::Skipped
             )
         }) {
             let _ = writeln!(
@@ -241,6 +242,7 @@ fn class_name(c: SlotClass) -> &'static str {
         SlotClass::Missed => "missed",
         SlotClass::Failed => "failed",
         SlotClass::Pending => "pending",
+        SlotClass::Skipped => "skipped",
     }
 }
 
@@ -267,6 +269,14 @@ pub fn render_markdown(r: &WatchReport) -> String {
             c.pending,
             w.consecutive_missed,
             w.last_on_time.as_deref().unwrap_or("never")
+        );
+    }
+    for w in r.lanes.iter().filter(|w| w.counts.skipped > 0) {
+        let _ = writeln!(
+            s,
+            "\n**{}**: {} slot(s) skipped on purpose by the execution host (the lane's `catch_up`)",
+            cell(&w.lane),
+            w.counts.skipped
         );
     }
     for w in r.lanes.iter().filter(|w| w.problem.is_some()) {

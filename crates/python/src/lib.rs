@@ -464,6 +464,7 @@ fn lane_run(
         now: jiff::Timestamp::now(),
         sign_key,
         unscheduled,
+        skipped: None,
     };
     let state = StateDir::new(&state);
     let mut p =

@@ -68,6 +68,7 @@ pub(super) fn lane_command(
                 now: jiff::Timestamp::now(),
                 sign_key: args.sign_key.clone(),
                 unscheduled: args.unscheduled.clone(),
+                skipped: None,
             };
             let p = lane::start(state, &opts, scheduler)?;
             for n in &p.notes {
@@ -415,6 +416,7 @@ fn start_one(
                 now,
                 sign_key: args.sign_key.clone(),
                 unscheduled: None,
+                skipped: d.skipped.clone(),
             };
             crate::lane::start(state, &opts, scheduler)?
         }

@@ -210,6 +210,7 @@ pub fn start_bisect(
         anchors: Vec::new(),
         kind: ExecutionKind::Bisect,
         unscheduled: None,
+        skipped: None,
     };
     save(state, &exec)?;
     drop(guard);

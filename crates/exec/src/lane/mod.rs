@@ -449,6 +449,7 @@ pub fn start(
         anchors: view.anchors.clone(),
         kind: ExecutionKind::LaneRun,
         unscheduled: opts.unscheduled.clone(),
+        skipped: opts.skipped.clone(),
     };
     save(state, &exec)?;
     drop(_guard);

@@ -475,5 +475,6 @@ pub fn build(
             bisection,
         }),
         unscheduled: exec.unscheduled.clone().filter(|_| exec.confirm.is_some()),
+        skipped: exec.skipped.clone().filter(|_| exec.confirm.is_some()),
     }
 }

@@ -213,6 +213,10 @@ pub struct LaneExecution {
     /// with `--unscheduled`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unscheduled: Option<String>,
+    /// The slots since the lane's previous run that `lane due` skipped on
+    /// purpose (the lane's `catch_up`), for the record to say so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<benchops::record::SkippedSlots>,
 }
 
 /// What a lane execution is.
@@ -460,6 +464,9 @@ pub struct LaneRunOptions {
     /// slot is then not checked against the cron (and defaults to now), and
     /// the record says why.
     pub unscheduled: Option<String>,
+    /// The slots since the lane's previous run skipped on purpose by its
+    /// `catch_up` (`lane due`), recorded in the sealed record.
+    pub skipped: Option<benchops::record::SkippedSlots>,
     /// The key file that signs the sealed record, if any.
     pub sign_key: Option<PathBuf>,
 }

@@ -386,6 +386,13 @@ pub fn watch_line(w: &LaneWatch) -> String {
     if let Some(last) = w.slots.iter().rev().find(|x| x.class == SlotClass::Missed) {
         let _ = write!(line, "; latest missed {}", last.slot);
     }
+    if c.skipped > 0 {
+        let _ = write!(
+            line,
+            "; {} skipped on purpose by the execution host (catch_up)",
+            c.skipped
+        );
+    }
     if w.unscheduled_records > 0 {
         let _ = write!(
             line,
