@@ -17,6 +17,7 @@ pub mod due;
 pub mod emit;
 pub mod exit;
 pub mod failures;
+pub mod gc;
 pub mod handoff;
 pub mod interrupt;
 pub mod lane;
