@@ -350,8 +350,9 @@ fn take(
     }
 }
 
-/// The disk usage, file count and newest modification time under `path`
-/// (not following symbolic links); zero for a path that is gone.
+/// The disk usage, file count and newest modification time (of a file or
+/// directory) under `path`, not following symbolic links; zero for a path
+/// that is gone.
 fn walk(path: &Path) -> (Usage, SystemTime) {
     let mut usage = Usage::default();
     let mut newest = SystemTime::UNIX_EPOCH;
@@ -361,7 +362,9 @@ fn walk(path: &Path) -> (Usage, SystemTime) {
             continue;
         };
         usage.bytes += md.blocks() * 512;
-        if let Ok(m) = md.modified() {
+        // Claims are symbolic links, made when the file beside them is:
+        // the files and directories tell when it was last touched.
+        if let (false, Ok(m)) = (md.is_symlink(), md.modified()) {
             newest = newest.max(m);
         }
         if md.is_dir() {
