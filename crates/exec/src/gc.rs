@@ -228,7 +228,10 @@ impl Reason {
                 "among the {} most recently used subject trees",
                 subject::DEFAULT_KEEP
             ),
-            Reason::Unreadable => "its lane.json cannot be read; look at it".into(),
+            Reason::Unreadable => {
+                "a lane.json that cannot be read is here (it, or what it may name); look at it"
+                    .into()
+            }
         }
     }
 }
@@ -482,6 +485,20 @@ impl Unit {
         })
     }
 
+    /// Its items as kept: the first for its own reason, an execution's
+    /// benchmarks as used by it.
+    fn kept(self, policy: &Policy) -> Vec<Item> {
+        let mut items = self.items;
+        let head = items.first().map(|i| i.why.clone());
+        for i in items.iter_mut().skip(1) {
+            i.reason = Reason::UsedByKept;
+            if let Some(why) = &head {
+                i.why = format!("{} ({why})", Reason::UsedByKept.text(policy));
+            }
+        }
+        items
+    }
+
     fn set_reason(&mut self, reason: Reason, policy: &Policy) {
         if let Some(first) = self.items.first_mut() {
             first.reason = reason;
@@ -530,6 +547,7 @@ fn decide(ctx: &Ctx<'_>) -> Decision {
     let mut d = Decision::default();
     let lanes = state.root().join("lanes");
     // Every execution, readable or not.
+    let mut unreadable = false;
     let mut execs: Vec<(LaneExecution, SystemTime)> = Vec::new();
     for e in fs::read_dir(&lanes).into_iter().flatten().flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
@@ -566,8 +584,9 @@ fn decide(ctx: &Ctx<'_>) -> Decision {
         match read_small::<LaneExecution>(&file) {
             Some(x) if x.id == name => execs.push((x, modified(&file))),
             _ => {
+                unreadable = true;
                 d.kept
-                    .push(ctx.item(Kind::LaneExecution, &name, walk(&dir).0, Reason::Unreadable))
+                    .push(ctx.item(Kind::LaneExecution, &name, walk(&dir).0, Reason::Unreadable));
             }
         }
     }
@@ -590,6 +609,9 @@ fn decide(ctx: &Ctx<'_>) -> Decision {
     let mut owner: BTreeMap<Sha256Digest, String> = BTreeMap::new();
     let mut kept_bench: BTreeMap<Sha256Digest, (Reason, String)> = BTreeMap::new();
     let mut pinned: Vec<String> = Vec::new();
+    // First what each execution is, so that a benchmark a kept execution
+    // names is never moved with a removable one.
+    let mut removable: Vec<(&LaneExecution, SystemTime, BTreeSet<Sha256Digest>)> = Vec::new();
     for (x, sealed_at) in &execs {
         let benches = named(x);
         for b in &benches {
@@ -605,46 +627,44 @@ fn decide(ctx: &Ctx<'_>) -> Decision {
         } else {
             None
         };
-        let dir = lanes.join(&x.id);
-        let mut item = ctx.item(
-            Kind::LaneExecution,
-            &x.id,
-            walk(&dir).0,
-            reason.unwrap_or(Reason::Expired),
-        );
-        item.lane = Some(x.lane.to_string());
         match reason {
             Some(r) => {
+                let mut item = ctx.item(Kind::LaneExecution, &x.id, walk(&lanes.join(&x.id)).0, r);
+                item.lane = Some(x.lane.to_string());
                 d.kept.push(item);
                 for b in benches {
                     kept_bench.insert(b, (r, x.id.clone()));
                 }
             }
-            None => {
-                let mut unit = Unit {
-                    items: vec![item],
-                    paths: vec![dir.clone()],
-                    used: *sealed_at,
-                    lock: Some(dir.join(".lock")),
-                };
-                for b in benches {
-                    let path = state.benchmark_dir(&b);
-                    if !path.exists() {
-                        continue;
-                    }
-                    let mut i =
-                        ctx.item(Kind::Benchmark, &b.hex(), walk(&path).0, Reason::OfRemoved);
-                    i.execution = Some(x.id.clone());
-                    unit.items.push(i);
-                    unit.paths.push(path);
-                }
-                if ctx.young(*sealed_at) {
-                    unit.set_reason(Reason::Young, ctx.policy);
-                    d.young.push(unit);
-                } else {
-                    d.expired.push(unit);
-                }
+            None => removable.push((x, *sealed_at, benches)),
+        }
+    }
+    let mut claimed: BTreeSet<Sha256Digest> = BTreeSet::new();
+    for (x, sealed_at, benches) in removable {
+        let dir = lanes.join(&x.id);
+        let mut item = ctx.item(Kind::LaneExecution, &x.id, walk(&dir).0, Reason::Expired);
+        item.lane = Some(x.lane.to_string());
+        let mut unit = Unit {
+            items: vec![item],
+            paths: vec![dir.clone()],
+            used: sealed_at,
+            lock: Some(dir.join(".lock")),
+        };
+        for b in benches {
+            let path = state.benchmark_dir(&b);
+            if kept_bench.contains_key(&b) || !claimed.insert(b) || !path.exists() {
+                continue;
             }
+            let mut i = ctx.item(Kind::Benchmark, &b.hex(), walk(&path).0, Reason::OfRemoved);
+            i.execution = Some(x.id.clone());
+            unit.items.push(i);
+            unit.paths.push(path);
+        }
+        if ctx.young(sealed_at) {
+            unit.set_reason(Reason::Young, ctx.policy);
+            d.young.push(unit);
+        } else {
+            d.expired.push(unit);
         }
     }
     // Benchmarks: a kept execution's are kept; a removable execution's go
@@ -672,6 +692,12 @@ fn decide(ctx: &Ctx<'_>) -> Decision {
         if running(state, &digest, &mut live) {
             d.kept
                 .push(ctx.item(Kind::Benchmark, &digest.hex(), usage, Reason::Running));
+            continue;
+        }
+        // A lane.json that cannot be read may name it.
+        if unreadable {
+            d.kept
+                .push(ctx.item(Kind::Benchmark, &digest.hex(), usage, Reason::Unreadable));
             continue;
         }
         let young = ctx.young(touched);
@@ -870,9 +896,7 @@ pub fn collect(
         }
     }
     report.kept = d.kept;
-    report
-        .kept
-        .extend(young.flat_map(|u| u.items.into_iter().take(1)));
+    report.kept.extend(young.flat_map(|u| u.kept(policy)));
     let mut moved = 0usize;
     for unit in chosen {
         // An execution's lock: never removed under a lane run's feet.
@@ -887,7 +911,7 @@ pub fn collect(
                     after.files += back.files;
                     let mut unit = unit;
                     unit.set_reason(Reason::Busy, policy);
-                    report.kept.extend(unit.items.into_iter().take(1));
+                    report.kept.extend(unit.kept(policy));
                     continue;
                 }
                 // No lock file: nobody ever locked it.
@@ -1075,5 +1099,29 @@ mod tests {
         assert_eq!(r.removed[0].reason, Reason::OverBudget);
         assert!(r.over_budget.is_some(), "{r:#?}");
         assert!(state.benchmark_dir(&live).exists());
+    }
+
+    #[test]
+    fn a_lane_json_that_cannot_be_read_keeps_it_and_every_unnamed_benchmark() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let state = StateDir::new(tmp.path());
+        let id = "ab".repeat(32);
+        let dir = tmp.path().join("lanes").join(&id);
+        fs::create_dir_all(&dir).expect("dir");
+        fs::write(dir.join("lane.json"), b"{ cut short").expect("file");
+        let orphan = Sha256Digest::of(b"orphan");
+        fs::create_dir_all(state.benchmark_dir(&orphan)).expect("dir");
+        let later = SystemTime::now() + Duration::from_secs(100 * 24 * 3600);
+        let r = collect(&state, &policy(0, Some(0)), later, false).expect("gc");
+        assert!(r.removed.is_empty(), "{r:#?}");
+        let kept: Vec<(Kind, Reason)> = r.kept.iter().map(|i| (i.kind, i.reason)).collect();
+        assert_eq!(
+            kept,
+            [
+                (Kind::LaneExecution, Reason::Unreadable),
+                (Kind::Benchmark, Reason::Unreadable)
+            ]
+        );
+        assert!(dir.join("lane.json").exists() && state.benchmark_dir(&orphan).exists());
     }
 }
