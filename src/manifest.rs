@@ -12,6 +12,8 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::gc_policy::{ByteSize, DEFAULT_GC_KEEP_DAYS, GcPolicy};
+
 use crate::digest::Sha256Digest;
 use crate::jcs;
 use crate::names::LaneName;
@@ -47,58 +49,6 @@ pub struct Manifest {
     /// (`benchops-exec gc` with this policy after the lanes had their turn).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gc: Option<GcPolicy>,
-}
-
-/// The state directory's garbage-collection policy (v3, `[gc]`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct GcPolicy {
-    /// Sealed lane executions (and what only they use) younger than this
-    /// many days are kept; [`DEFAULT_GC_KEEP_DAYS`] when absent.
-    #[serde(default)]
-    pub keep_days: Option<u32>,
-    /// After the age rule, the oldest removable items go until the state
-    /// directory fits in this many bytes: a number, or a string with a K,
-    /// M, G or T suffix (`"2G"`, [`crate::units::parse_bytes`]).
-    #[serde(default)]
-    pub max_bytes: Option<ByteSize>,
-}
-
-/// A size as the manifest gives it: bytes, or text such as `"500M"`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum ByteSize {
-    /// A number of bytes.
-    Bytes(u64),
-    /// A number with a unit (`"2G"`).
-    Text(String),
-}
-
-impl ByteSize {
-    /// The number of bytes, or why the text is not a size.
-    pub fn bytes(&self) -> Result<u64, String> {
-        match self {
-            ByteSize::Bytes(n) => Ok(*n),
-            ByteSize::Text(t) => crate::units::parse_bytes(t),
-        }
-    }
-}
-
-/// How many days `[gc]` keeps sealed lane executions when it gives no
-/// `keep_days`.
-pub const DEFAULT_GC_KEEP_DAYS: u32 = 30;
-
-impl GcPolicy {
-    /// `keep_days`, or its default.
-    pub fn keep_days(&self) -> u32 {
-        self.keep_days.unwrap_or(DEFAULT_GC_KEEP_DAYS)
-    }
-
-    /// `max_bytes` in bytes (`None`: no size limit). A loaded manifest's
-    /// value always parses; a bad one is refused when it is loaded.
-    pub fn max_bytes(&self) -> Option<u64> {
-        self.max_bytes.as_ref().and_then(|b| b.bytes().ok())
-    }
 }
 
 /// The subject's build step (v3): run once per commit and machine in the
@@ -556,14 +506,13 @@ pub fn from_toml(text: &str, source_name: &str) -> Result<LoadedManifest, Manife
     }
     if let Some(Err(reason)) = manifest
         .gc
-        .as_ref()
-        .and_then(|g| g.max_bytes.as_ref())
+        .iter()
+        .flat_map(|g| &g.max_bytes)
         .map(ByteSize::bytes)
+        .next()
     {
-        issues.push(ManifestIssue {
-            path: JsonPath::root().key("gc").key("max_bytes"),
-            reason,
-        });
+        let path = JsonPath::root().key("gc").key("max_bytes");
+        issues.push(ManifestIssue { path, reason });
     }
     if let Some(signing) = &manifest.signing {
         let at = JsonPath::root().key("signing");
@@ -746,22 +695,16 @@ baseline = "last-clean"
 
     #[test]
     fn v3_reads_an_optional_gc_policy_and_names_a_bad_key() {
-        let m = from_toml(V3, "m.toml").expect("valid").manifest;
-        assert_eq!(m.gc, None, "no [gc]: no policy");
         let with = |table: &str| format!("{V3}\n[gc]\n{table}\n");
-        let m = from_toml(&with("keep_days = 14\nmax_bytes = \"2G\""), "m.toml")
-            .expect("valid")
-            .manifest;
-        let gc = m.gc.expect("a policy");
-        assert_eq!((gc.keep_days(), gc.max_bytes()), (14, Some(2 << 30)));
-        let gc = from_toml(&with("max_bytes = 1048576"), "m.toml")
-            .expect("valid")
-            .manifest
-            .gc
-            .expect("a policy");
+        let gc = |text: &str| from_toml(text, "m.toml").expect("valid").manifest.gc;
+        assert_eq!(gc(V3), None, "no [gc]: no policy");
+        let gc = |table: &str| gc(&with(table));
+        let g = gc("keep_days = 14\nmax_bytes = \"2G\"").expect("a policy");
+        assert_eq!((g.keep_days(), g.max_bytes()), (14, Some(2 << 30)));
+        let g = gc("max_bytes = 1048576").expect("a policy");
         assert_eq!(
-            (gc.keep_days(), gc.max_bytes()),
-            (DEFAULT_GC_KEEP_DAYS, Some(1_048_576))
+            (g.keep_days(), g.max_bytes()),
+            (DEFAULT_GC_KEEP_DAYS, Some(1 << 20))
         );
         for (table, at, says) in [
             ("max_bytes = \"2X\"", "$.gc.max_bytes", "unknown unit"),

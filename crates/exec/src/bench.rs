@@ -31,9 +31,6 @@ pub use crate::state::{host_name, now_rfc3339};
 /// Errors of the bench commands.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
-    /// The state directory is held by a `gc` that is deciding.
-    #[error(transparent)]
-    Gc(#[from] crate::gc::GcError),
     /// The intent file could not be read.
     #[error("failed to read intent {path}")]
     ReadIntent {
@@ -228,7 +225,7 @@ pub fn submit_from(
 ) -> Result<Submitted, BenchError> {
     // `gc` does not decide between planning and submitting (the benchmark
     // may be an old one this submission reuses).
-    let _held = crate::gc::StateUse::hold(state)?;
+    let _held = crate::state::StateUse::hold(state)?;
     let planned = plan_from(state, source)?;
     submit_planned(state, planned.digest, &planned.plan, backend)
 }

@@ -103,7 +103,7 @@ pub enum Command {
     /// Exit 0 when done, 1 when what must be kept does not fit in
     /// --max-bytes (the rest was removed), 2 on an error.
     #[command(
-        after_help = "Examples:\n  benchops-exec gc --dry-run                    # what would go, nothing removed\n  benchops-exec gc --keep-days 14 --max-bytes 2G\n  benchops-exec gc --json | jq '.removed[] | .id'"
+        after_help = "Examples:\n  benchops-exec gc --dry-run                    # what would go, nothing removed\n  benchops-exec gc --keep-days 14 --max-bytes 2G\n  benchops-exec gc --dry-run --json            # one JSON object"
     )]
     Gc(GcArgs),
     /// Measure two commits of a subject side by side, interleaved in one
@@ -489,7 +489,7 @@ pub struct GcArgs {
     /// Keep what is younger than this many days: a sealed lane execution
     /// by when it was sealed, a benchmark no execution uses by its newest
     /// file, a subject tree by when it was last used.
-    #[arg(long, value_name = "DAYS", default_value_t = crate::gc::DEFAULT_KEEP_DAYS)]
+    #[arg(long, value_name = "DAYS", default_value_t = benchops::manifest::DEFAULT_GC_KEEP_DAYS)]
     pub keep_days: u32,
     /// After the age rule, remove the oldest removable items until the
     /// state directory holds at most this much: bytes, or with a K, M, G or

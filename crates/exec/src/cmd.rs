@@ -327,7 +327,7 @@ fn compare_command(
         seed: args.seed,
     };
     // `gc` does not decide between planning both sides and submitting them.
-    let held = crate::gc::StateUse::hold(state)?;
+    let held = crate::state::StateUse::hold(state)?;
     let planned = ab::plan(state, &opts)?;
     let short = |c: &str| c.chars().take(12).collect::<String>();
     info(format_args!(

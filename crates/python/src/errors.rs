@@ -128,8 +128,7 @@ pub fn bench_kind(e: &BenchError) -> (Kind, Detail) {
         BenchError::NoSuchChild { .. }
         | BenchError::DigestMismatch { .. }
         | BenchError::NotSubmitted(_)
-        | BenchError::Lock { .. }
-        | BenchError::Gc(_) => (Kind::State, Detail::default()),
+        | BenchError::Lock { .. } => (Kind::State, Detail::default()),
         BenchError::Child(_) => (Kind::Base, Detail::default()),
     }
 }
@@ -190,10 +189,9 @@ pub fn lane(py: Python<'_>, e: &LaneError) -> PyErr {
         | LaneError::UnreportedMetric { .. } => (Kind::Intent, Detail::default()),
         LaneError::Bench(b) => bench_kind(b),
         LaneError::State(s) => (Kind::State, state_detail(s)),
-        LaneError::NotFound(_)
-        | LaneError::Ambiguous(_)
-        | LaneError::Busy(_)
-        | LaneError::Gc(_) => (Kind::State, Detail::default()),
+        LaneError::NotFound(_) | LaneError::Ambiguous(_) | LaneError::Busy(_) => {
+            (Kind::State, Detail::default())
+        }
         LaneError::Backend(b) => backend_kind(b),
         LaneError::Seal(_) | LaneError::Write(_) | LaneError::SignKey(_) => {
             (Kind::Seal, Detail::default())

@@ -165,15 +165,15 @@ fn subject_commit(opts: &LaneRunOptions) -> Result<String, LaneError> {
 }
 
 /// The execution's lock, and a hold on the state directory that keeps
-/// `gc` from deciding while it is held ([`crate::gc::StateUse`]): whoever
+/// `gc` from deciding while it is held ([`crate::state::StateUse`]): whoever
 /// persists a stage's benchmarks does so before `lane.json` names them.
 struct LaneLock {
     _lane: nix::fcntl::Flock<std::fs::File>,
-    _state: crate::gc::StateUse,
+    _state: crate::state::StateUse,
 }
 
 fn lock(state: &StateDir, id: &str) -> Result<LaneLock, LaneError> {
-    let held = crate::gc::StateUse::hold(state)?;
+    let held = crate::state::StateUse::hold(state)?;
     lock_execution(state, id).map(|l| LaneLock {
         _lane: l,
         _state: held,

@@ -407,9 +407,6 @@ pub enum LaneError {
     /// Another process holds the execution's lock.
     #[error("another process is advancing lane execution {0}; try again")]
     Busy(String),
-    /// The state directory is held by a `gc` that is deciding.
-    #[error(transparent)]
-    Gc(#[from] crate::gc::GcError),
     /// The backend failed.
     #[error(transparent)]
     Backend(#[from] crate::backend::BackendError),

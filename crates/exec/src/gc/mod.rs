@@ -14,13 +14,13 @@
 //!   slot as run;
 //! * a benchmark with a **running child**: a live local worker registered
 //!   in `attempts/<NNNN>/workers/` (pid and start time,
-//!   [`crate::backend::claims`]), or a Slurm attempt, not cancelled, with a
+//!   `backend/claims.rs`), or a Slurm attempt, not cancelled, with a
 //!   child that has no `result.json` yet;
 //! * anything **younger** than `keep_days`: an execution by the time
 //!   `lane.json` was last written (its seal), a benchmark no execution
 //!   names by the newest file in it, a subject tree by its last-used stamp;
 //! * every benchmark a kept execution names;
-//! * the subject trees [`Subjects::removable`] keeps (the most recently
+//! * the subject trees [`crate::subject::Subjects::removable`] keeps (the most recently
 //!   used, [`subject::DEFAULT_KEEP`], as every lane run prunes: one rule);
 //! * a lane directory without `lane.json` (a start cut short) younger than
 //!   a day and than `keep_days`; an execution whose `lane.json` cannot be
@@ -39,7 +39,7 @@
 //! them. Between the first and the second step a new benchmark is named by
 //! no execution. So every holder of an execution's lock, and `bench
 //! submit`/`bench run`/`compare` while they plan and submit, also hold
-//! `<state>/gc.lock` **shared** ([`StateUse`]); `gc` decides and moves
+//! `<state>/gc.lock` **shared** ([`crate::state::StateUse`]); `gc` decides and moves
 //! under it **exclusive**. While `gc` decides, no lane run is between
 //! persisting a benchmark and naming it, and none is submitting: every
 //! benchmark a lane run uses is named by its `lane.json`, which `gc` reads.
@@ -57,35 +57,31 @@
 //! Deciding reads only `lane.json` files, submission records and
 //! directory metadata: sizes come from a metadata walk, never from reading
 //! a large file.
+//!
+//! Not covered by the lock: `bench status` restarting a dead worker of an
+//! unfinished benchmark that no execution names, while `gc` removes it for
+//! its age (it has to be untouched for `keep_days` first); and `lane run`
+//! resuming, by the same inputs, an old sealed execution that `gc` is
+//! removing (it fails once; run again, it starts afresh).
 
-use std::collections::{BTreeMap, BTreeSet};
+mod decide;
+
 use std::fs::{self, File};
-use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
-use benchops::Sha256Digest;
 use serde::Serialize;
 
-use crate::backend::claims::{AttemptFiles, Liveness};
-use crate::lane::{ExecutionKind, LaneExecution};
-use crate::state::{BackendHandles, StateDir, Submission};
-use crate::subject::{self, Subjects};
+use self::decide::{Ctx, Unit, decide, walk};
+use crate::state::{StateDir, StateError};
+use crate::subject;
 
-/// The lock file: shared by lane runs and submitters, exclusive for `gc`.
-pub const LOCK_FILE: &str = "gc.lock";
+pub use self::decide::UNFINISHED_GRACE;
+
 /// The trash directory: items moved there are deleted next.
 pub const TRASH_DIR: &str = ".gc";
-/// How long `gc` waits for lane runs to let go of the state directory,
-/// and a lane run for a deciding `gc`.
-pub const LOCK_WAIT: Duration = Duration::from_secs(60);
 /// `--keep-days` when none is given.
 pub const DEFAULT_KEEP_DAYS: u32 = benchops::manifest::DEFAULT_GC_KEEP_DAYS;
-/// A lane directory without `lane.json`, or an unfinished subject export,
-/// is a start cut short only once it is this old.
-pub const UNFINISHED_GRACE: Duration = Duration::from_secs(24 * 3600);
-/// The largest `lane.json` or submission record `gc` reads.
-const MAX_RECORD_BYTES: u64 = 16 << 20;
 
 /// What to keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -114,18 +110,9 @@ impl Policy {
 /// Why `gc` could not do its work.
 #[derive(Debug, thiserror::Error)]
 pub enum GcError {
-    /// The state directory's lock was held for too long.
-    #[error(
-        "the state directory's lock {path} was held for {waited_s} s ({by}); nothing was removed: run again later"
-    )]
-    Busy {
-        /// The lock file.
-        path: PathBuf,
-        /// How long it waited.
-        waited_s: u64,
-        /// Who holds it.
-        by: &'static str,
-    },
+    /// The state directory's lock, or a file in it.
+    #[error(transparent)]
+    State(#[from] StateError),
     /// A file-system call failed.
     #[error("failed to {what} {path}")]
     Io {
@@ -296,478 +283,6 @@ pub struct GcReport {
     pub over_budget: Option<OverBudget>,
 }
 
-/// A hold on the state directory by a lane run or a submitter: `gc.lock`
-/// shared (see the module doc). Released when dropped or when the process
-/// dies.
-#[derive(Debug)]
-pub struct StateUse {
-    _lock: nix::fcntl::Flock<File>,
-}
-
-impl StateUse {
-    /// Takes `gc.lock` shared, waiting at most [`LOCK_WAIT`] for a `gc`
-    /// that is deciding.
-    pub fn hold(state: &StateDir) -> Result<StateUse, GcError> {
-        take(state, nix::fcntl::FlockArg::LockSharedNonblock, "gc").map(|l| StateUse { _lock: l })
-    }
-}
-
-fn take(
-    state: &StateDir,
-    how: nix::fcntl::FlockArg,
-    by: &'static str,
-) -> Result<nix::fcntl::Flock<File>, GcError> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let path = state.root().join(LOCK_FILE);
-    let io = |what, source| GcError::Io {
-        what,
-        path: path.clone(),
-        source,
-    };
-    fs::create_dir_all(state.root()).map_err(|e| io("create the directory of", e))?;
-    let start = Instant::now();
-    loop {
-        let file = fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
-            .map_err(|e| io("open", e))?;
-        match nix::fcntl::Flock::lock(file, how) {
-            Ok(l) => return Ok(l),
-            Err((_, nix::errno::Errno::EWOULDBLOCK | nix::errno::Errno::EINTR)) => {
-                if start.elapsed() >= LOCK_WAIT {
-                    return Err(GcError::Busy {
-                        path,
-                        waited_s: LOCK_WAIT.as_secs(),
-                        by,
-                    });
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            Err((_, errno)) => return Err(io("lock", errno.into())),
-        }
-    }
-}
-
-/// The disk usage, file count and newest modification time (of a file or
-/// directory) under `path`, not following symbolic links; zero for a path
-/// that is gone.
-fn walk(path: &Path) -> (Usage, SystemTime) {
-    let mut usage = Usage::default();
-    let mut newest = SystemTime::UNIX_EPOCH;
-    let mut stack = vec![path.to_path_buf()];
-    while let Some(p) = stack.pop() {
-        let Ok(md) = fs::symlink_metadata(&p) else {
-            continue;
-        };
-        usage.bytes += md.blocks() * 512;
-        // Claims are symbolic links, made when the file beside them is:
-        // the files and directories tell when it was last touched.
-        if let (false, Ok(m)) = (md.is_symlink(), md.modified()) {
-            newest = newest.max(m);
-        }
-        if md.is_dir() {
-            if let Ok(rd) = fs::read_dir(&p) {
-                stack.extend(rd.flatten().map(|e| e.path()));
-            }
-        } else {
-            usage.files += 1;
-        }
-    }
-    (usage, newest)
-}
-
-fn age(now: SystemTime, t: SystemTime) -> Duration {
-    now.duration_since(t).unwrap_or(Duration::ZERO)
-}
-
-fn modified(path: &Path) -> SystemTime {
-    fs::metadata(path)
-        .and_then(|m| m.modified())
-        .unwrap_or(SystemTime::UNIX_EPOCH)
-}
-
-/// A JSON record, read only when it is not larger than
-/// [`MAX_RECORD_BYTES`].
-fn read_small<T: for<'de> serde::Deserialize<'de>>(path: &Path) -> Option<T> {
-    let md = fs::metadata(path).ok()?;
-    if md.len() > MAX_RECORD_BYTES {
-        return None;
-    }
-    crate::state::read_json(path).ok()
-}
-
-/// Every benchmark an execution names.
-fn named(exec: &LaneExecution) -> BTreeSet<Sha256Digest> {
-    let mut out: BTreeSet<Sha256Digest> = exec.measuring.iter().map(|s| s.benchmark).collect();
-    out.extend(exec.confirming.iter().flatten().map(|s| s.benchmark));
-    if let Some(b) = &exec.bisect {
-        out.extend(b.stages.iter().map(|s| s.benchmark));
-        out.extend(
-            b.current
-                .iter()
-                .flat_map(|c| c.stage.iter().map(|s| s.benchmark)),
-        );
-    }
-    out
-}
-
-/// The subject trees an execution measures in.
-fn trees(exec: &LaneExecution) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(ab) = &exec.ab {
-        for d in [&ab.a_dir, &ab.b_dir] {
-            if let Some(n) = d.file_name() {
-                out.push(n.to_string_lossy().into_owned());
-            }
-        }
-    }
-    if let Some(b) = &exec.bisect {
-        out.extend(b.commits.iter().cloned());
-    }
-    out
-}
-
-/// Whether a child of the benchmark is running: a live registered local
-/// worker, or a Slurm attempt (not cancelled) with a child without a
-/// result.
-fn running(state: &StateDir, digest: &Sha256Digest, live: &mut Liveness) -> bool {
-    let attempts = state.benchmark_dir(digest).join("attempts");
-    for e in fs::read_dir(&attempts).into_iter().flatten().flatten() {
-        let files = AttemptFiles::new(e.path());
-        if files.registered().iter().any(|h| live.alive(h)) {
-            return true;
-        }
-    }
-    let subs = state.benchmark_dir(digest).join("submissions");
-    let mut newest: Option<PathBuf> = None;
-    for e in fs::read_dir(&subs).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.extension().is_some_and(|x| x == "json") && newest.as_ref().is_none_or(|n| p > *n) {
-            newest = Some(p);
-        }
-    }
-    let Some(sub) = newest.and_then(|p| read_small::<Submission>(&p)) else {
-        return false;
-    };
-    if !matches!(sub.backend, BackendHandles::Slurm { .. })
-        || state.is_cancelled(digest, sub.attempt)
-    {
-        return false;
-    }
-    sub.indices.to_vec().into_iter().any(|i| {
-        let (dir, _) = state.latest_attempt_dir(digest, i, sub.attempt);
-        !dir.join("result.json").is_file()
-    })
-}
-
-/// One thing to remove: its items (an execution first, then its
-/// benchmarks) and their paths.
-#[derive(Debug)]
-struct Unit {
-    items: Vec<Item>,
-    paths: Vec<PathBuf>,
-    /// When it was last used: the older, the sooner it goes.
-    used: SystemTime,
-    /// The execution whose lock must be taken to remove it.
-    lock: Option<PathBuf>,
-}
-
-impl Unit {
-    fn usage(&self) -> Usage {
-        self.items.iter().fold(Usage::default(), |u, i| Usage {
-            bytes: u.bytes + i.bytes,
-            files: u.files + i.files,
-        })
-    }
-
-    /// Its items as kept: the first for its own reason, an execution's
-    /// benchmarks as used by it.
-    fn kept(self, policy: &Policy) -> Vec<Item> {
-        let mut items = self.items;
-        let head = items.first().map(|i| i.why.clone());
-        for i in items.iter_mut().skip(1) {
-            i.reason = Reason::UsedByKept;
-            if let Some(why) = &head {
-                i.why = format!("{} ({why})", Reason::UsedByKept.text(policy));
-            }
-        }
-        items
-    }
-
-    fn set_reason(&mut self, reason: Reason, policy: &Policy) {
-        if let Some(first) = self.items.first_mut() {
-            first.reason = reason;
-            first.why = reason.text(policy);
-        }
-    }
-}
-
-/// What [`decide`] found: units removed by age, units kept only for their
-/// age (removable to fit `max_bytes`), and what is kept in any case.
-#[derive(Debug, Default)]
-struct Decision {
-    expired: Vec<Unit>,
-    young: Vec<Unit>,
-    kept: Vec<Item>,
-}
-
-struct Ctx<'a> {
-    state: &'a StateDir,
-    policy: &'a Policy,
-    now: SystemTime,
-}
-
-impl Ctx<'_> {
-    fn item(&self, kind: Kind, id: &str, usage: Usage, reason: Reason) -> Item {
-        Item {
-            kind,
-            id: id.to_owned(),
-            lane: None,
-            bytes: usage.bytes,
-            files: usage.files,
-            reason,
-            why: reason.text(self.policy),
-            execution: None,
-        }
-    }
-
-    fn young(&self, t: SystemTime) -> bool {
-        age(self.now, t) < self.policy.keep()
-    }
-}
-
-/// Decides what goes and what stays (see the module doc); changes nothing.
-fn decide(ctx: &Ctx<'_>) -> Decision {
-    let state = ctx.state;
-    let mut d = Decision::default();
-    let lanes = state.root().join("lanes");
-    // Every execution, readable or not.
-    let mut unreadable = false;
-    let mut execs: Vec<(LaneExecution, SystemTime)> = Vec::new();
-    for e in fs::read_dir(&lanes).into_iter().flatten().flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.len() != 64 || !name.bytes().all(|b| b.is_ascii_hexdigit()) {
-            continue;
-        }
-        let dir = e.path();
-        let file = dir.join("lane.json");
-        if !file.exists() {
-            let (usage, newest) = walk(&dir);
-            let unfinished = age(ctx.now, newest) >= UNFINISHED_GRACE && !ctx.young(newest);
-            let item = ctx.item(
-                Kind::LaneExecution,
-                &name,
-                usage,
-                if unfinished {
-                    Reason::Unfinished
-                } else {
-                    Reason::Young
-                },
-            );
-            if unfinished {
-                d.expired.push(Unit {
-                    items: vec![item],
-                    paths: vec![dir.clone()],
-                    used: newest,
-                    lock: Some(dir.join(".lock")),
-                });
-            } else {
-                d.kept.push(item);
-            }
-            continue;
-        }
-        match read_small::<LaneExecution>(&file) {
-            Some(x) if x.id == name => execs.push((x, modified(&file))),
-            _ => {
-                unreadable = true;
-                d.kept
-                    .push(ctx.item(Kind::LaneExecution, &name, walk(&dir).0, Reason::Unreadable));
-            }
-        }
-    }
-    // The newest of each lane, kind and schedule.
-    let mut newest: BTreeMap<(String, bool, bool), (&str, &str)> = BTreeMap::new();
-    for (x, _) in &execs {
-        let key = (
-            x.lane.to_string(),
-            x.kind == ExecutionKind::Bisect,
-            x.unscheduled.is_some(),
-        );
-        let cand = (x.created_at.as_str(), x.id.as_str());
-        let slot = newest.entry(key).or_insert(cand);
-        if cand > *slot {
-            *slot = cand;
-        }
-    }
-    let newest: BTreeSet<String> = newest.values().map(|(_, id)| (*id).to_owned()).collect();
-    let mut live = Liveness::default();
-    let mut owner: BTreeMap<Sha256Digest, String> = BTreeMap::new();
-    let mut kept_bench: BTreeMap<Sha256Digest, (Reason, String)> = BTreeMap::new();
-    let mut pinned: Vec<String> = Vec::new();
-    // First what each execution is, so that a benchmark a kept execution
-    // names is never moved with a removable one.
-    let mut removable: Vec<(&LaneExecution, SystemTime, BTreeSet<Sha256Digest>)> = Vec::new();
-    for (x, sealed_at) in &execs {
-        let benches = named(x);
-        for b in &benches {
-            owner.insert(*b, x.id.clone());
-        }
-        let reason = if !x.phase.is_final() {
-            pinned.extend(trees(x));
-            Some(Reason::Unsealed)
-        } else if newest.contains(&x.id) {
-            Some(Reason::Newest)
-        } else if benches.iter().any(|b| running(state, b, &mut live)) {
-            Some(Reason::Running)
-        } else {
-            None
-        };
-        match reason {
-            Some(r) => {
-                let mut item = ctx.item(Kind::LaneExecution, &x.id, walk(&lanes.join(&x.id)).0, r);
-                item.lane = Some(x.lane.to_string());
-                d.kept.push(item);
-                for b in benches {
-                    kept_bench.insert(b, (r, x.id.clone()));
-                }
-            }
-            None => removable.push((x, *sealed_at, benches)),
-        }
-    }
-    let mut claimed: BTreeSet<Sha256Digest> = BTreeSet::new();
-    for (x, sealed_at, benches) in removable {
-        let dir = lanes.join(&x.id);
-        let mut item = ctx.item(Kind::LaneExecution, &x.id, walk(&dir).0, Reason::Expired);
-        item.lane = Some(x.lane.to_string());
-        let mut unit = Unit {
-            items: vec![item],
-            paths: vec![dir.clone()],
-            used: sealed_at,
-            lock: Some(dir.join(".lock")),
-        };
-        for b in benches {
-            let path = state.benchmark_dir(&b);
-            if kept_bench.contains_key(&b) || !claimed.insert(b) || !path.exists() {
-                continue;
-            }
-            let mut i = ctx.item(Kind::Benchmark, &b.hex(), walk(&path).0, Reason::OfRemoved);
-            i.execution = Some(x.id.clone());
-            unit.items.push(i);
-            unit.paths.push(path);
-        }
-        if ctx.young(sealed_at) {
-            unit.set_reason(Reason::Young, ctx.policy);
-            d.young.push(unit);
-        } else {
-            d.expired.push(unit);
-        }
-    }
-    // Benchmarks: a kept execution's are kept; a removable execution's go
-    // with it; the others by their own age.
-    for digest in state.list() {
-        let path = state.benchmark_dir(&digest);
-        if let Some((r, id)) = kept_bench.get(&digest) {
-            let mut i = ctx.item(Kind::Benchmark, &digest.hex(), walk(&path).0, *r);
-            if *r == Reason::Unsealed || *r == Reason::Newest || *r == Reason::Running {
-                i.reason = Reason::UsedByKept;
-                i.why = format!(
-                    "{} ({})",
-                    Reason::UsedByKept.text(ctx.policy),
-                    r.text(ctx.policy)
-                );
-            }
-            i.execution = Some(id.clone());
-            d.kept.push(i);
-            continue;
-        }
-        if owner.contains_key(&digest) {
-            continue;
-        }
-        let (usage, touched) = walk(&path);
-        if running(state, &digest, &mut live) {
-            d.kept
-                .push(ctx.item(Kind::Benchmark, &digest.hex(), usage, Reason::Running));
-            continue;
-        }
-        // A lane.json that cannot be read may name it.
-        if unreadable {
-            d.kept
-                .push(ctx.item(Kind::Benchmark, &digest.hex(), usage, Reason::Unreadable));
-            continue;
-        }
-        let young = ctx.young(touched);
-        let item = ctx.item(
-            Kind::Benchmark,
-            &digest.hex(),
-            usage,
-            if young {
-                Reason::Young
-            } else {
-                Reason::Unreferenced
-            },
-        );
-        let unit = Unit {
-            items: vec![item],
-            paths: vec![path],
-            used: touched,
-            lock: None,
-        };
-        if young {
-            d.young.push(unit);
-        } else {
-            d.expired.push(unit);
-        }
-    }
-    // Subject trees: what the cache's own rule would prune, by age.
-    let subjects = Subjects::new(state);
-    let pinned_refs: Vec<&str> = pinned.iter().map(String::as_str).collect();
-    let removable = subjects.removable(subject::DEFAULT_KEEP, &pinned_refs);
-    for (commit, used) in subjects.list() {
-        let mut paths = vec![subjects.tree(&commit)];
-        paths.extend(subjects.builds(&commit));
-        let usage = paths.iter().fold(Usage::default(), |u, p| {
-            let w = walk(p).0;
-            Usage {
-                bytes: u.bytes + w.bytes,
-                files: u.files + w.files,
-            }
-        });
-        if !removable.contains(&commit) {
-            let r = if pinned.contains(&commit) {
-                Reason::Unsealed
-            } else {
-                Reason::RecentlyUsed
-            };
-            d.kept.push(ctx.item(Kind::SubjectTree, &commit, usage, r));
-            continue;
-        }
-        let young = ctx.young(used);
-        let item = ctx.item(
-            Kind::SubjectTree,
-            &commit,
-            usage,
-            if young { Reason::Young } else { Reason::Unused },
-        );
-        let unit = Unit {
-            items: vec![item],
-            paths,
-            used,
-            lock: None,
-        };
-        if young {
-            d.young.push(unit);
-        } else {
-            d.expired.push(unit);
-        }
-    }
-    d
-}
-
 /// Deletes what is in the trash; returns what it deleted.
 fn empty_trash(state: &StateDir, dry_run: bool, policy: &Policy) -> Vec<Item> {
     let trash = state.root().join(TRASH_DIR);
@@ -854,10 +369,10 @@ pub fn collect(
     let lock = if dry_run {
         None
     } else {
-        Some(take(
+        Some(crate::state::lock_use(
             state,
             nix::fcntl::FlockArg::LockExclusiveNonblock,
-            "lane runs are using the state directory",
+            "lane runs",
         )?)
     };
     let (whole, _) = walk(state.root());
@@ -968,10 +483,17 @@ pub fn after_lane_due(state: &StateDir, manifest: &benchops::manifest::Manifest,
                 crate::print::note(format_args!("gc: {}\n", over_budget_text(&o)));
             }
         }
-        Err(e) => crate::print::note(format_args!(
-            "gc: {} (lane due's lanes are not affected)\n",
-            crate::bench::error_chain(&e)
-        )),
+        Err(e) => {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                text.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            crate::print::note(format_args!(
+                "gc: {text} (lane due's lanes are not affected)\n"
+            ));
+        }
     }
 }
 
@@ -1007,6 +529,10 @@ pub fn bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::claims::AttemptFiles;
+    use crate::state::{StateUse, USE_LOCK_FILE};
+    use benchops::Sha256Digest;
+    use std::collections::BTreeMap;
 
     fn policy(days: u32, max: Option<u64>) -> Policy {
         Policy {
@@ -1021,13 +547,13 @@ mod tests {
         let state = StateDir::new(tmp.path());
         let a = StateUse::hold(&state).expect("first hold");
         let b = StateUse::hold(&state).expect("holds are shared");
-        let file = File::open(tmp.path().join(LOCK_FILE)).expect("lock file");
+        let file = File::open(tmp.path().join(USE_LOCK_FILE)).expect("lock file");
         assert!(
             nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock).is_err(),
             "gc cannot take it exclusive while a lane run holds it"
         );
         drop((a, b));
-        let file = File::open(tmp.path().join(LOCK_FILE)).expect("lock file");
+        let file = File::open(tmp.path().join(USE_LOCK_FILE)).expect("lock file");
         assert!(nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock).is_ok());
     }
 
