@@ -17,6 +17,7 @@ pub mod dist;
 pub mod effect;
 pub mod excerpt;
 pub mod fsio;
+pub mod gc_policy;
 pub mod intent;
 pub mod jcs;
 pub mod layout;

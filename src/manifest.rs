@@ -12,6 +12,8 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::gc_policy::{ByteSize, DEFAULT_GC_KEEP_DAYS, GcPolicy};
+
 use crate::digest::Sha256Digest;
 use crate::jcs;
 use crate::names::LaneName;
@@ -43,6 +45,10 @@ pub struct Manifest {
     /// measured beside another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<SubjectBuild>,
+    /// v3: how much of the state directory `lane due --run` keeps
+    /// (`benchops-exec gc` with this policy after the lanes had their turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gc: Option<GcPolicy>,
 }
 
 /// The subject's build step (v3): run once per commit and machine in the
@@ -498,6 +504,16 @@ pub fn from_toml(text: &str, source_name: &str) -> Result<LoadedManifest, Manife
             });
         }
     }
+    if let Some(Err(reason)) = manifest
+        .gc
+        .iter()
+        .flat_map(|g| &g.max_bytes)
+        .map(ByteSize::bytes)
+        .next()
+    {
+        let path = JsonPath::root().key("gc").key("max_bytes");
+        issues.push(ManifestIssue { path, reason });
+    }
     if let Some(signing) = &manifest.signing {
         let at = JsonPath::root().key("signing");
         let path = std::path::Path::new(&signing.allowed_signers);
@@ -675,6 +691,40 @@ baseline = "last-clean"
                     .to_owned()
             )]
         );
+    }
+
+    #[test]
+    fn v3_reads_an_optional_gc_policy_and_names_a_bad_key() {
+        let with = |table: &str| format!("{V3}\n[gc]\n{table}\n");
+        let gc = |text: &str| from_toml(text, "m.toml").expect("valid").manifest.gc;
+        assert_eq!(gc(V3), None, "no [gc]: no policy");
+        let gc = |table: &str| gc(&with(table));
+        let g = gc("keep_days = 14\nmax_bytes = \"2G\"").expect("a policy");
+        assert_eq!((g.keep_days(), g.max_bytes()), (14, Some(2 << 30)));
+        let g = gc("max_bytes = 1048576").expect("a policy");
+        assert_eq!(
+            (g.keep_days(), g.max_bytes()),
+            (DEFAULT_GC_KEEP_DAYS, Some(1 << 20))
+        );
+        for (table, at, says) in [
+            ("max_bytes = \"2X\"", "$.gc.max_bytes", "unknown unit"),
+            ("max_bytes = \"lots\"", "$.gc.max_bytes", "not a size"),
+            ("keep_days = -1", "$.gc.keep_days", ""),
+            ("keep_days = 100000", "$.gc.keep_days", ""),
+            ("keep = 3", "$.gc", ""),
+        ] {
+            let found = issues(&with(table));
+            assert_eq!(found.len(), 1, "{table}: {found:?}");
+            assert_eq!(found[0].0, at, "{table}: {found:?}");
+            assert!(found[0].1.contains(says), "{table}: {found:?}");
+        }
+        // v2 has no [gc].
+        let v2 = with("keep_days = 3").replace("schedule-manifest/v3", "schedule-manifest/v2");
+        let v2 = v2.replace("confirm = \"stored-baseline\"\n", "").replace(
+            "bisect = { enabled = false, max_steps = 8, max_minutes = 60 }\n",
+            "",
+        );
+        assert_eq!(issues(&v2)[0].0, "$", "{:?}", issues(&v2));
     }
 
     #[test]

@@ -209,9 +209,73 @@ pub fn columns(rows: &[Vec<String>], align: &[Align]) -> String {
     o
 }
 
+/// A size in bytes as people write it: a whole number, optionally with a
+/// `K`, `M`, `G` or `T` suffix (powers of 1024, as [`quantity`] prints
+/// them; `KiB`, `MB` and a trailing `B` are read the same), e.g. `500M`,
+/// `2G`, `1048576`. The error says what was wrong, for the caller to name
+/// the flag or key it came from.
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return Err(format!(
+            "{t:?} is not a size: write a whole number of bytes, optionally with K, M, G or T (powers of 1024), e.g. 500M or 2G"
+        ));
+    }
+    let (number, suffix) = t.split_at(digits);
+    let suffix = suffix.trim().to_ascii_uppercase();
+    let suffix = suffix
+        .strip_suffix("IB")
+        .or_else(|| suffix.strip_suffix('B'))
+        .unwrap_or(&suffix);
+    let shift = match suffix {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        other => {
+            return Err(format!(
+                "{t:?}: unknown unit {other:?}; use K, M, G or T (powers of 1024), or a plain number of bytes"
+            ));
+        }
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1u64 << shift))
+        .ok_or_else(|| format!("{t:?} is too large a size"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_read_with_binary_suffixes_and_refuse_what_is_not_one() {
+        assert_eq!(parse_bytes("1048576"), Ok(1_048_576));
+        assert_eq!(parse_bytes("500M"), Ok(500 << 20));
+        assert_eq!(parse_bytes("2G"), Ok(2 << 30));
+        assert_eq!(parse_bytes("2 GiB"), Ok(2 << 30));
+        assert_eq!(parse_bytes("64kb"), Ok(64 << 10));
+        assert_eq!(parse_bytes("1T"), Ok(1 << 40));
+        for bad in [
+            "",
+            "G",
+            "-1",
+            "1.5G",
+            "2X",
+            "99999999999999999999",
+            "16777216T",
+        ] {
+            assert!(parse_bytes(bad).is_err(), "{bad}");
+        }
+        assert!(
+            parse_bytes("2X")
+                .expect_err("unknown unit")
+                .contains("use K, M, G or T")
+        );
+    }
 
     #[test]
     fn numbers_have_four_significant_digits_and_keep_integers_whole() {

@@ -213,6 +213,7 @@ fn manifest(sentinel: &[&str], comprehensive: &[&str]) -> Manifest {
         schema: "schedule-manifest/v1".into(),
         suite: None,
         build: None,
+        gc: None,
         repository: Some("example/widgets".into()),
         labels: Labels::default(),
         signing: None,

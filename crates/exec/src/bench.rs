@@ -223,6 +223,9 @@ pub fn submit_from(
     source: IntentSource<'_>,
     backend: &Backend,
 ) -> Result<Submitted, BenchError> {
+    // `gc` does not decide between planning and submitting (the benchmark
+    // may be an old one this submission reuses).
+    let _held = crate::state::StateUse::hold(state)?;
     let planned = plan_from(state, source)?;
     submit_planned(state, planned.digest, &planned.plan, backend)
 }

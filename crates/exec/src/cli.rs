@@ -88,6 +88,24 @@ pub enum Command {
     /// same-session confirmation and bisection.
     #[command(subcommand)]
     Subject(SubjectCommand),
+    /// Keep the state directory small: remove sealed lane executions older
+    /// than --keep-days with the benchmarks only they use, benchmarks no
+    /// lane execution uses that nobody touched for as long, and subject
+    /// trees nobody used for as long; then, with --max-bytes, the oldest
+    /// of what was kept only for its age until the state fits.
+    ///
+    /// Never removed: an unsealed lane execution and what it uses, the
+    /// newest execution of each lane, a benchmark with a running child, a
+    /// subject tree in use or among the 16 most recently used. Prints each
+    /// item removed and kept, its size and why. Safe while lane runs go on
+    /// (they wait for it to decide; it never removes what they use), and
+    /// after a SIGKILL (the next gc finishes what it left in <state>/.gc).
+    /// Exit 0 when done, 1 when what must be kept does not fit in
+    /// --max-bytes (the rest was removed), 2 on an error.
+    #[command(
+        after_help = "Examples:\n  benchops-exec gc --dry-run                    # what would go, nothing removed\n  benchops-exec gc --keep-days 14 --max-bytes 2G\n  benchops-exec gc --dry-run --json            # one JSON object"
+    )]
+    Gc(GcArgs),
     /// Measure two commits of a subject side by side, interleaved in one
     /// benchmark, and say whether the second (B) is slower than the first
     /// (A): "did my branch make it slower?".
@@ -463,6 +481,33 @@ pub fn task(index: Option<u64>, slurm: bool, first_index: Option<u64>) -> Result
             index: index.context("--index is required")?,
         }
     })
+}
+
+/// The options of `gc`.
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Keep what is younger than this many days: a sealed lane execution
+    /// by when it was sealed, a benchmark no execution uses by its newest
+    /// file, a subject tree by when it was last used.
+    #[arg(long, value_name = "DAYS", default_value_t = benchops::manifest::DEFAULT_GC_KEEP_DAYS)]
+    pub keep_days: u32,
+    /// After the age rule, remove the oldest removable items until the
+    /// state directory holds at most this much: bytes, or with a K, M, G or
+    /// T suffix (powers of 1024), e.g. 500M or 2G.
+    #[arg(long, value_name = "SIZE", value_parser = parse_max_bytes)]
+    pub max_bytes: Option<u64>,
+    /// Say what would be removed; remove nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// One JSON object: the policy, the sizes before and after, every item
+    /// removed and kept with its reason.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--max-bytes`: [`benchops::units::parse_bytes`].
+fn parse_max_bytes(text: &str) -> Result<u64, String> {
+    benchops::units::parse_bytes(text)
 }
 
 /// `benchops-exec subject ...`.

@@ -15,6 +15,7 @@ use crate::seal::{self, SealFileError};
 use crate::state::StateDir;
 use crate::{bench, exit, render, watch};
 
+mod gc;
 mod lane;
 
 use lane::lane_command;
@@ -265,6 +266,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Compare(args) => compare_command(&state, &scheduler, &args),
         Command::Bench(b) => bench_command(&state, &scheduler, b),
         Command::Lane(l) => lane_command(&state, &scheduler, l),
+        Command::Gc(args) => gc::gc_command(&state, &args),
         Command::Subject(c) => {
             let subjects = crate::subject::Subjects::new(&state);
             match c {
@@ -324,6 +326,8 @@ fn compare_command(
         cases: args.cases.clone(),
         seed: args.seed,
     };
+    // `gc` does not decide between planning both sides and submitting them.
+    let held = crate::state::StateUse::hold(state)?;
     let planned = ab::plan(state, &opts)?;
     let short = |c: &str| c.chars().take(12).collect::<String>();
     info(format_args!(
@@ -337,6 +341,7 @@ fn compare_command(
         planned.seed
     ));
     let launched = ab::submit(state, &planned, &args.on.backend(*scheduler))?;
+    drop(held);
     let progress = crate::progress::Progress::new();
     for l in &launched {
         match &l.note {

@@ -40,6 +40,11 @@ pub const HANDOFF_REFUSED: u8 = 1;
 /// unreachable, busy or failing); it stays in place: run again later.
 pub const HANDOFF_UNDELIVERED: u8 = 3;
 
+/// `gc`: done, but what must be kept (unsealed and newest executions,
+/// running children, trees in use) does not fit in `--max-bytes`; the rest
+/// was removed. A person must look.
+pub const GC_OVER_BUDGET: u8 = 1;
+
 /// `platform`: a measured row failed (the rows are written).
 pub const PLATFORM_FAILED: u8 = 1;
 

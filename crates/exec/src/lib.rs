@@ -18,6 +18,7 @@ pub mod due;
 pub mod emit;
 pub mod exit;
 pub mod failures;
+pub mod gc;
 pub mod handoff;
 pub mod interrupt;
 pub mod lane;

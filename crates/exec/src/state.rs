@@ -85,6 +85,92 @@ pub enum StateError {
     /// A digest prefix matches several benchmarks.
     #[error("benchmark prefix {0} is ambiguous")]
     Ambiguous(String),
+    /// The state directory's lock was held for too long.
+    #[error(
+        "the state directory's lock {path} was held for {waited_s} s by {by}; nothing was changed: try again later"
+    )]
+    Busy {
+        /// The lock file.
+        path: PathBuf,
+        /// How long it waited.
+        waited_s: u64,
+        /// Who holds it.
+        by: &'static str,
+    },
+}
+
+/// The state directory's lock file (`gc.lock`): held shared by lane runs
+/// and submitters while they create and name benchmarks ([`StateUse`]),
+/// exclusive by `benchops-exec gc` while it decides what to remove
+/// ([`crate::gc`]).
+pub const USE_LOCK_FILE: &str = "gc.lock";
+
+/// How long a lane run waits for a `gc` that is deciding, and `gc` for
+/// the lane runs to let go.
+pub const USE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// A hold on the state directory by a lane run or a submitter:
+/// [`USE_LOCK_FILE`] shared, so that `gc` does not decide while a
+/// benchmark just created is named by nothing yet. Released when dropped
+/// or when the process dies.
+#[derive(Debug)]
+pub struct StateUse {
+    _lock: nix::fcntl::Flock<fs::File>,
+}
+
+impl StateUse {
+    /// Takes the lock shared, waiting at most [`USE_LOCK_WAIT`] for a
+    /// `gc` that is deciding.
+    pub fn hold(state: &StateDir) -> Result<StateUse, StateError> {
+        lock_use(state, nix::fcntl::FlockArg::LockSharedNonblock, "a gc")
+            .map(|l| StateUse { _lock: l })
+    }
+}
+
+/// Takes [`USE_LOCK_FILE`] as `how`, waiting at most [`USE_LOCK_WAIT`];
+/// `by` names who holds it otherwise, for the error.
+pub fn lock_use(
+    state: &StateDir,
+    how: nix::fcntl::FlockArg,
+    by: &'static str,
+) -> Result<nix::fcntl::Flock<fs::File>, StateError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let path = state.root().join(USE_LOCK_FILE);
+    state.mkdir(state.root())?;
+    let start = std::time::Instant::now();
+    loop {
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(|source| StateError::Read {
+                path: path.clone(),
+                source,
+            })?;
+        match nix::fcntl::Flock::lock(file, how) {
+            Ok(l) => return Ok(l),
+            Err((_, nix::errno::Errno::EWOULDBLOCK | nix::errno::Errno::EINTR)) => {
+                if start.elapsed() >= USE_LOCK_WAIT {
+                    return Err(StateError::Busy {
+                        path,
+                        waited_s: USE_LOCK_WAIT.as_secs(),
+                        by,
+                    });
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err((_, errno)) => {
+                return Err(StateError::Read {
+                    path,
+                    source: errno.into(),
+                });
+            }
+        }
+    }
 }
 
 /// The immutable benchmark record.

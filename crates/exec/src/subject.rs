@@ -418,28 +418,41 @@ impl Subjects {
                 })?;
             }
         }
-        for (commit, _) in self
-            .list()
-            .into_iter()
-            .filter(|(c, _)| !pinned.contains(&c.as_str()))
-            .skip(keep)
-        {
+        for commit in self.removable(keep, pinned) {
             let path = self.tree(&commit);
             std::fs::remove_dir_all(&path).map_err(|source| SubjectError::Io { path, source })?;
             // Its builds' outcomes go with it.
-            let prefix = format!("{commit}.build-");
-            for e in std::fs::read_dir(&self.root)
-                .into_iter()
-                .flatten()
-                .flatten()
-            {
-                if e.file_name().to_string_lossy().starts_with(&prefix) {
-                    let _ = std::fs::remove_dir_all(e.path());
-                }
+            for build in self.builds(&commit) {
+                let _ = std::fs::remove_dir_all(build);
             }
             removed.push(commit);
         }
         Ok(removed)
+    }
+
+    /// The trees the cache may let go: every tree but the `keep` most
+    /// recently used and those in `pinned`, least recently used last. The
+    /// one rule of [`Subjects::prune`] and of `benchops-exec gc`.
+    pub fn removable(&self, keep: usize, pinned: &[&str]) -> Vec<String> {
+        self.list()
+            .into_iter()
+            .filter(|(c, _)| !pinned.contains(&c.as_str()))
+            .skip(keep)
+            .map(|(c, _)| c)
+            .collect()
+    }
+
+    /// The kept build outcomes of `commit`'s tree
+    /// (`subjects/<commit>.build-<fp>/`).
+    pub fn builds(&self, commit: &str) -> Vec<PathBuf> {
+        let prefix = format!("{commit}.build-");
+        std::fs::read_dir(&self.root)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            .map(|e| e.path())
+            .collect()
     }
 }
 

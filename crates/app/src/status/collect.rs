@@ -195,6 +195,7 @@ fn inferred_manifest(records: &[SealedRecord]) -> Manifest {
         lanes,
         suite: None,
         build: None,
+        gc: None,
     }
 }
 

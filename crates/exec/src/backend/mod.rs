@@ -19,7 +19,7 @@
 //! through the functions above and never names a backend. No backend
 //! holds state in memory: all it needs later is in the submission record.
 
-mod claims;
+pub(crate) mod claims;
 pub mod local;
 pub mod slurm;
 

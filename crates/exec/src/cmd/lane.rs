@@ -358,6 +358,8 @@ fn due(
             Err(e) => failed |= fail(d, &e),
         }
     }
+    // The manifest's [gc] policy, after every lane had its turn.
+    crate::gc::after_lane_due(state, &manifest.manifest, args.run);
     if args.json {
         for d in &due {
             line(serde_json::to_string(d)?)?;

@@ -164,7 +164,26 @@ fn subject_commit(opts: &LaneRunOptions) -> Result<String, LaneError> {
     Ok(commit)
 }
 
-fn lock(state: &StateDir, id: &str) -> Result<nix::fcntl::Flock<std::fs::File>, LaneError> {
+/// The execution's lock, and a hold on the state directory that keeps
+/// `gc` from deciding while it is held ([`crate::state::StateUse`]): whoever
+/// persists a stage's benchmarks does so before `lane.json` names them.
+struct LaneLock {
+    _lane: nix::fcntl::Flock<std::fs::File>,
+    _state: crate::state::StateUse,
+}
+
+fn lock(state: &StateDir, id: &str) -> Result<LaneLock, LaneError> {
+    let held = crate::state::StateUse::hold(state)?;
+    lock_execution(state, id).map(|l| LaneLock {
+        _lane: l,
+        _state: held,
+    })
+}
+
+fn lock_execution(
+    state: &StateDir,
+    id: &str,
+) -> Result<nix::fcntl::Flock<std::fs::File>, LaneError> {
     let dir = lane_dir(state, id);
     let path = dir.join(".lock");
     let file = std::fs::OpenOptions::new()

@@ -793,6 +793,7 @@ mod tests {
             schema: "schedule-manifest/v1".into(),
             suite: None,
             build: None,
+            gc: None,
             repository: None,
             labels: Labels::default(),
             signing: None,
