@@ -361,6 +361,13 @@ fn check_summary(
     values: &mut Vec<f64>,
     push: &mut impl FnMut(JsonPath, String),
 ) {
+    // Most summaries are right: confirmed by counting, with no copy of the
+    // samples; anything else is computed in full, which names the problem.
+    if let Some(s) = &m.summary
+        && summary_holds(m, s)
+    {
+        return;
+    }
     values.clear();
     values.extend(m.samples.iter().flatten().map(|f| f.get()));
     match (&m.summary, values.is_empty()) {
@@ -414,6 +421,80 @@ fn check_summary(
     }
 }
 
+/// The key of `v` in the total order of [`f64::total_cmp`]: the keys of two
+/// values compare as the values do under it.
+fn order_key(v: f64) -> i64 {
+    let bits = v.to_bits() as i64;
+    bits ^ ((((bits >> 63) as u64) >> 1) as i64)
+}
+
+/// Whether `m` is the median [`stats::Summary::of`] gives for the `n`
+/// values of `values`: the middle value in the total order, or, for an even
+/// `n`, the two middle ones halved and added. One pass that counts the
+/// values below and at `m` and keeps the nearest on each side, instead of
+/// selecting; `true` only when the median is bit for bit `m`.
+fn is_median(values: impl Iterator<Item = f64>, n: usize, m: f64) -> bool {
+    let km = order_key(m);
+    let (mut below, mut at) = (0usize, 0usize);
+    let (mut nearest_below, mut nearest_above) = (i64::MIN, i64::MAX);
+    for v in values {
+        let k = order_key(v);
+        if k < km {
+            below += 1;
+            nearest_below = nearest_below.max(k);
+        } else if k == km {
+            at += 1;
+        } else {
+            nearest_above = nearest_above.min(k);
+        }
+    }
+    let half = n / 2;
+    let at_or_below = below + at;
+    if n % 2 == 1 {
+        // The middle value (index `half`) is `m`.
+        return below <= half && at_or_below > half;
+    }
+    // The two middle values (indices `half - 1` and `half`) and `m` between.
+    if n == 0 || below > half || at_or_below < half {
+        return false;
+    }
+    let from_key = |k: i64| f64::from_bits((k ^ ((((k >> 63) as u64) >> 1) as i64)) as u64);
+    let lower = if below == half {
+        from_key(nearest_below)
+    } else {
+        m
+    };
+    let upper = if at_or_below > half {
+        m
+    } else {
+        from_key(nearest_above)
+    };
+    let mid = lower / 2.0 + upper / 2.0;
+    mid.to_bits() == m.to_bits()
+}
+
+/// Whether `s` is exactly the summary of `m`'s samples, by counting (two
+/// passes over the samples, no copy of them); `false` means "not shown",
+/// and the full computation decides.
+fn summary_holds(m: &crate::record::Metric, s: &crate::record::Summary) -> bool {
+    let values = || m.samples.iter().flatten().map(|f| f.get());
+    let (mut n, mut min, mut max) = (0usize, i64::MAX, i64::MIN);
+    for v in values() {
+        let k = order_key(v);
+        n += 1;
+        min = min.min(k);
+        max = max.max(k);
+    }
+    let (median, mad) = (s.median.get(), s.mad.get());
+    n > 0
+        && s.n == n as u64
+        && order_key(s.min.get()) == min
+        && order_key(s.max.get()) == max
+        && is_median(values(), n, median)
+        && is_median(values().map(|v| (v - median).abs()), n, mad)
+        && s.ci.as_ref().is_none_or(|ci| ci.low.get() <= ci.high.get())
+}
+
 /// The summary [`stats::Summary::of`] gives for `values`, computed in the
 /// buffer itself (reordered by selection, then overwritten with the deviations), so that
 /// checking a large sample needs no further copies of it. `values` must not
@@ -462,6 +543,76 @@ fn summary_in_place(values: &mut [f64]) -> crate::stats::Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counting_confirms_exactly_the_summaries_of_the_statistics_module() {
+        let mut rng = crate::stats::SplitMix64::new(11);
+        let mut confirmed = 0;
+        for round in 0..3000 {
+            let n = 1 + rng.below(12);
+            // Few distinct values (ties), both signs, and zeros of both
+            // signs (as a record holds them).
+            let values: Vec<f64> = (0..n)
+                .map(|_| match rng.below(8) {
+                    0 => -0.0,
+                    1 => 0.0,
+                    _ => (rng.below(7) as f64 - 3.0) / 4.0,
+                })
+                .map(|v| crate::num::Finite::new(v).expect("finite").get())
+                .collect();
+            let want = crate::stats::Summary::of(&values).expect("non-empty");
+            let metric = |median: f64, mad: f64, min: f64, max: f64| crate::record::Metric {
+                name: "m".into(),
+                unit: "s".into(),
+                direction: crate::record::Direction::LowerIsBetter,
+                samples: values
+                    .iter()
+                    .map(|v| Some(crate::num::Finite::new(*v).expect("finite")))
+                    .collect(),
+                summary: Some(crate::record::Summary {
+                    n: n as u64,
+                    median: crate::num::Finite::new(median).expect("finite"),
+                    mad: crate::num::Finite::new(mad).expect("finite"),
+                    min: crate::num::Finite::new(min).expect("finite"),
+                    max: crate::num::Finite::new(max).expect("finite"),
+                    ci: None,
+                }),
+            };
+            let right = metric(want.median, want.mad, want.min, want.max);
+            let s = right.summary.as_ref().expect("summary");
+            assert!(
+                summary_holds(&right, s),
+                "round {round}: {values:?} {want:?}"
+            );
+            confirmed += 1;
+            // Any other median, MAD, min or max is never confirmed.
+            let others = [0.25, -0.25, 0.5, 0.0, -0.0, 0.125, 1.0, -0.75];
+            for o in others {
+                for wrong in [
+                    metric(o, want.mad, want.min, want.max),
+                    metric(want.median, o, want.min, want.max),
+                    metric(want.median, want.mad, o, want.max),
+                    metric(want.median, want.mad, want.min, o),
+                ] {
+                    let ws = wrong.summary.as_ref().expect("summary");
+                    let same = [
+                        (ws.median.get(), want.median),
+                        (ws.mad.get(), want.mad),
+                        (ws.min.get(), want.min),
+                        (ws.max.get(), want.max),
+                    ]
+                    .iter()
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                    assert_eq!(
+                        summary_holds(&wrong, ws),
+                        same,
+                        "round {round}: {values:?} want {want:?} wrong {ws:?}"
+                    );
+                }
+            }
+        }
+        assert_eq!(confirmed, 3000);
+    }
 
     #[test]
     fn summary_in_place_equals_the_statistics_module() {
