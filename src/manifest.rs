@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use crate::gc_policy::{ByteSize, DEFAULT_GC_KEEP_DAYS, GcPolicy};
+pub use crate::schedule::CatchUp;
 
 use crate::digest::Sha256Digest;
 use crate::jcs;
@@ -167,30 +168,6 @@ pub struct Lane {
     /// (default `latest`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catch_up: Option<CatchUp>,
-}
-
-/// What `lane due` does with a slot that was not run when it came (v3,
-/// `catch_up`): the machine was off, the timer did not fire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum CatchUp {
-    /// Run the newest missed slot while its completion window is open;
-    /// older missed slots stay missed (the default).
-    #[default]
-    Latest,
-    /// Run a slot only on time (within the slot tolerance): a late slot is
-    /// skipped, and said to be.
-    None,
-}
-
-impl CatchUp {
-    /// The manifest's word for it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CatchUp::Latest => "latest",
-            CatchUp::None => "none",
-        }
-    }
 }
 
 /// A lane's culprit bisection (v3).

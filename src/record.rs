@@ -67,22 +67,19 @@ pub struct ResultRecord {
     /// run recorded on purpose). Absent (never `null`) for a scheduled run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unscheduled: Option<String>,
-    /// v3 only: the slots of the lane's cron since its previous run that
-    /// the execution host did not run, on purpose, by the lane's
-    /// `catch_up` (`lane due --run`). Absent (never `null`) when none was.
+    /// v3 only: the slots since the lane's previous run that its host did
+    /// not run, by the lane's `catch_up`. Absent (never `null`) when none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<SkippedSlots>,
 }
 
-/// The slots a lane's execution host skipped on purpose before a run
-/// (`skipped` of a v3 record): every slot of the lane's cron from `first`
-/// to `last` that has no record of its own. The watchdog reports those
-/// slots as skipped rather than missed.
+/// The slots a lane's host skipped on purpose before a run (`skipped`, v3):
+/// every slot of its cron from `first` to `last` without a record of its
+/// own, which the watchdog reports as skipped rather than missed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SkippedSlots {
-    /// The lane's catch-up policy that skipped them: `latest` (only the
-    /// newest missed slot is run) or `none` (no slot is run late).
+    /// The lane's `catch_up` that skipped them (`manifest::CatchUp`).
     pub catch_up: String,
     /// How many slots were skipped (at least 1).
     pub count: u64,
@@ -91,9 +88,6 @@ pub struct SkippedSlots {
     /// The last of them, before the record's own slot.
     pub last: String,
 }
-
-/// The `catch_up` words a record's `skipped` may carry.
-pub const CATCH_UP_WORDS: [&str; 2] = ["latest", "none"];
 
 /// The longest reason an unscheduled run may give, in characters.
 pub const MAX_UNSCHEDULED_CHARS: usize = 500;

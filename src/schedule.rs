@@ -19,6 +19,8 @@
 
 use std::str::FromStr as _;
 
+use serde::{Deserialize, Serialize};
+
 use chrono::{Datelike as _, Timelike as _};
 use jiff::Timestamp;
 use jiff::civil::DateTime;
@@ -338,6 +340,37 @@ impl Schedule {
             return Err(too_many());
         }
         Ok(out)
+    }
+}
+
+/// What `lane due` does with a slot that was not run when it came (v3,
+/// `catch_up`): the machine was off, the timer did not fire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum CatchUp {
+    /// Run the newest missed slot while its completion window is open;
+    /// older missed slots stay missed (the default).
+    #[default]
+    Latest,
+    /// Run a slot only on time (within the slot tolerance): a late slot is
+    /// skipped, and said to be.
+    None,
+}
+
+impl CatchUp {
+    /// The policy `word` names (`latest`, `none`), if any.
+    pub fn from_word(word: &str) -> Option<CatchUp> {
+        [CatchUp::Latest, CatchUp::None]
+            .into_iter()
+            .find(|c| c.as_str() == word)
+    }
+
+    /// The manifest's word for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CatchUp::Latest => "latest",
+            CatchUp::None => "none",
+        }
     }
 }
 

@@ -63,7 +63,7 @@ pub struct SkippedRange {
     /// The last skipped slot.
     pub last: Timestamp,
     /// The lane's `catch_up` that skipped them.
-    pub catch_up: String,
+    pub catch_up: crate::manifest::CatchUp,
 }
 
 impl SlotMeta {
@@ -80,7 +80,7 @@ impl SlotMeta {
                 Some(SkippedRange {
                     first: k.first.parse().ok()?,
                     last: k.last.parse().ok()?,
-                    catch_up: k.catch_up.clone(),
+                    catch_up: crate::manifest::CatchUp::from_word(&k.catch_up)?,
                 })
             }),
         })

@@ -521,9 +521,7 @@ impl<'a> Pass<'a> {
     fn skipped_slots(&mut self) -> Option<crate::record::SkippedSlots> {
         self.first(b"catch_up")?;
         let catch_up = self.owned()?;
-        if !crate::record::CATCH_UP_WORDS.contains(&catch_up.as_str()) {
-            return None;
-        }
+        crate::manifest::CatchUp::from_word(&catch_up)?;
         self.next(b"count")?;
         let count = self.u64_min1()?;
         self.next(b"first")?;

@@ -212,7 +212,7 @@ pub fn semantic_issues(r: &ResultRecord) -> Vec<VerifyIssue> {
                 "only a benchmark-result/v3 record says which slots were skipped".into(),
             );
         }
-        if !crate::record::CATCH_UP_WORDS.contains(&k.catch_up.as_str()) {
+        if crate::manifest::CatchUp::from_word(&k.catch_up).is_none() {
             push(at.key("catch_up"), "not `latest` or `none`".into());
         }
         if k.count == 0 {

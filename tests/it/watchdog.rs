@@ -321,7 +321,7 @@ fn slots_a_later_record_says_its_host_skipped_are_skipped_not_missed() {
     back.skipped = Some(SkippedRange {
         first: t("2026-12-02T06:00:00Z"),
         last: t("2026-12-03T06:00:00Z"),
-        catch_up: "latest".into(),
+        catch_up: benchops::manifest::CatchUp::Latest,
     });
     let records = [
         record(

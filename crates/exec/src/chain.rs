@@ -45,7 +45,7 @@ use serde::Serialize;
 
 use crate::backend::slurm::{SlurmError, tools};
 use crate::due::DueLock;
-use crate::emit::{Invocation, quote, unit_name};
+use crate::emit::{Invocation, SlurmPlace, quote, unit_name};
 use crate::state::StateDir;
 
 /// How far ahead the next slot is looked for.
@@ -149,15 +149,6 @@ pub fn script(lane: &Lane, inv: &Invocation, dir: &Path, name: &str, slurm: &Slu
         lane = quote(lane_name),
     );
     s
-}
-
-/// Where the chain jobs themselves run.
-#[derive(Debug, Clone, Default)]
-pub struct SlurmPlace {
-    /// `--partition`.
-    pub partition: Option<String>,
-    /// `--account`.
-    pub account: Option<String>,
 }
 
 /// A job of a chain, as squeue lists it.

@@ -545,8 +545,8 @@ fn schedule(
 }
 
 /// Where a lane's Slurm chain jobs run: the partition and account given.
-fn place(on: &crate::cli::LaneBackendArgs) -> crate::chain::SlurmPlace {
-    crate::chain::SlurmPlace {
+fn place(on: &crate::cli::LaneBackendArgs) -> crate::emit::SlurmPlace {
+    crate::emit::SlurmPlace {
         partition: on.partition.clone(),
         account: on.account.clone(),
     }
