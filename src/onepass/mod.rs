@@ -213,38 +213,34 @@ impl<'a> Pass<'a> {
         if neg {
             i += 1;
         }
-        // Significant digits (from the first non-zero one) and their value,
-        // kept while they fit.
+        // The digits' value, wrapping: it is used only when there are at
+        // most 15 significant digits (and at most 5 zeros before them), so
+        // at most 15 digits ever reach it.
+        let digit = |i: usize| b.get(i).map(|d| d.wrapping_sub(b'0')).filter(|d| *d < 10);
         let mut m: u64 = 0;
-        let mut sig = 0usize;
-        match b.get(i)? {
-            b'0' => i += 1,
-            b'1'..=b'9' => {
-                while let Some(&d @ b'0'..=b'9') = b.get(i) {
-                    if sig < 19 {
-                        m = m * 10 + u64::from(d - b'0');
-                    }
-                    sig += 1;
+        let int_from = i;
+        // Significant digits in the integer part (none for `0`).
+        let int_sig = match digit(i)? {
+            0 => {
+                i += 1;
+                0
+            }
+            _ => {
+                while let Some(d) = digit(i) {
+                    m = m.wrapping_mul(10).wrapping_add(u64::from(d));
                     i += 1;
                 }
+                i - int_from
             }
-            _ => return None,
-        }
+        };
         let mut frac_len = 0usize;
         let mut leading_frac_zeros = 0usize;
         let mut trailing_zero = false;
         if b.get(i) == Some(&b'.') {
             i += 1;
             let from = i;
-            while let Some(&d @ b'0'..=b'9') = b.get(i) {
-                if sig == 0 && d == b'0' {
-                    leading_frac_zeros += 1;
-                } else {
-                    if sig < 19 {
-                        m = m * 10 + u64::from(d - b'0');
-                    }
-                    sig += 1;
-                }
+            while let Some(d) = digit(i) {
+                m = m.wrapping_mul(10).wrapping_add(u64::from(d));
                 i += 1;
             }
             frac_len = i - from;
@@ -252,7 +248,15 @@ impl<'a> Pass<'a> {
                 return None;
             }
             trailing_zero = b[i - 1] == b'0';
+            if int_sig == 0 {
+                leading_frac_zeros = b[from..i].iter().take_while(|d| **d == b'0').count();
+            }
         }
+        let sig = if int_sig == 0 {
+            frac_len - leading_frac_zeros
+        } else {
+            int_sig + frac_len
+        };
         let exponent = matches!(b.get(i), Some(b'e' | b'E'));
         if exponent {
             i += 1;
@@ -929,6 +933,9 @@ mod tests {
             "+1",
             "1e-07",
             "100000000000000000000000",
+            // 2^64 and 2^65: digits whose value wraps to 0 in 64 bits.
+            "18446744073709551616",
+            "36893488147419103232",
         ] {
             assert_eq!(number(bad), None, "{bad}");
         }
