@@ -428,49 +428,74 @@ fn order_key(v: f64) -> i64 {
     bits ^ ((((bits >> 63) as u64) >> 1) as i64)
 }
 
-/// Whether `m` is the median [`stats::Summary::of`] gives for the `n`
-/// values of `values`: the middle value in the total order, or, for an even
-/// `n`, the two middle ones halved and added. One pass that counts the
-/// values below and at `m` and keeps the nearest on each side, instead of
-/// selecting; `true` only when the median is bit for bit `m`.
-fn is_median(values: impl Iterator<Item = f64>, n: usize, m: f64) -> bool {
+/// Where a value `m` falls among some values, in the total order of
+/// [`f64::total_cmp`], from one pass over them.
+struct Rank {
+    n: usize,
+    below: usize,
+    at: usize,
+    nearest_below: i64,
+    nearest_above: i64,
+    min: i64,
+    max: i64,
+}
+
+fn rank(values: impl Iterator<Item = f64>, m: f64) -> Rank {
     let km = order_key(m);
-    let (mut below, mut at) = (0usize, 0usize);
-    let (mut nearest_below, mut nearest_above) = (i64::MIN, i64::MAX);
+    let mut r = Rank {
+        n: 0,
+        below: 0,
+        at: 0,
+        nearest_below: i64::MIN,
+        nearest_above: i64::MAX,
+        min: i64::MAX,
+        max: i64::MIN,
+    };
     for v in values {
         let k = order_key(v);
+        r.n += 1;
+        r.min = r.min.min(k);
+        r.max = r.max.max(k);
         if k < km {
-            below += 1;
-            nearest_below = nearest_below.max(k);
+            r.below += 1;
+            r.nearest_below = r.nearest_below.max(k);
         } else if k == km {
-            at += 1;
+            r.at += 1;
         } else {
-            nearest_above = nearest_above.min(k);
+            r.nearest_above = r.nearest_above.min(k);
         }
     }
-    let half = n / 2;
-    let at_or_below = below + at;
-    if n % 2 == 1 {
-        // The middle value (index `half`) is `m`.
-        return below <= half && at_or_below > half;
+    r
+}
+
+impl Rank {
+    /// Whether `m` (the value ranked) is the median [`stats::Summary::of`]
+    /// gives: the middle value, or, for an even count, the two middle ones
+    /// halved and added; bit for bit. Counting replaces selecting.
+    fn is_median(&self, m: f64) -> bool {
+        let half = self.n / 2;
+        let at_or_below = self.below + self.at;
+        if self.n % 2 == 1 {
+            // The middle value (index `half`) is `m`.
+            return self.below <= half && at_or_below > half;
+        }
+        // The two middle values (indices `half - 1` and `half`), `m` between.
+        if self.n == 0 || self.below > half || at_or_below < half {
+            return false;
+        }
+        let from_key = |k: i64| f64::from_bits((k ^ ((((k >> 63) as u64) >> 1) as i64)) as u64);
+        let lower = if self.below == half {
+            from_key(self.nearest_below)
+        } else {
+            m
+        };
+        let upper = if at_or_below > half {
+            m
+        } else {
+            from_key(self.nearest_above)
+        };
+        (lower / 2.0 + upper / 2.0).to_bits() == m.to_bits()
     }
-    // The two middle values (indices `half - 1` and `half`) and `m` between.
-    if n == 0 || below > half || at_or_below < half {
-        return false;
-    }
-    let from_key = |k: i64| f64::from_bits((k ^ ((((k >> 63) as u64) >> 1) as i64)) as u64);
-    let lower = if below == half {
-        from_key(nearest_below)
-    } else {
-        m
-    };
-    let upper = if at_or_below > half {
-        m
-    } else {
-        from_key(nearest_above)
-    };
-    let mid = lower / 2.0 + upper / 2.0;
-    mid.to_bits() == m.to_bits()
 }
 
 /// Whether `s` is exactly the summary of `m`'s samples, by counting (two
@@ -478,20 +503,14 @@ fn is_median(values: impl Iterator<Item = f64>, n: usize, m: f64) -> bool {
 /// and the full computation decides.
 fn summary_holds(m: &crate::record::Metric, s: &crate::record::Summary) -> bool {
     let values = || m.samples.iter().flatten().map(|f| f.get());
-    let (mut n, mut min, mut max) = (0usize, i64::MAX, i64::MIN);
-    for v in values() {
-        let k = order_key(v);
-        n += 1;
-        min = min.min(k);
-        max = max.max(k);
-    }
     let (median, mad) = (s.median.get(), s.mad.get());
-    n > 0
-        && s.n == n as u64
-        && order_key(s.min.get()) == min
-        && order_key(s.max.get()) == max
-        && is_median(values(), n, median)
-        && is_median(values().map(|v| (v - median).abs()), n, mad)
+    let r = rank(values(), median);
+    r.n > 0
+        && s.n == r.n as u64
+        && order_key(s.min.get()) == r.min
+        && order_key(s.max.get()) == r.max
+        && r.is_median(median)
+        && rank(values().map(|v| (v - median).abs()), mad).is_median(mad)
         && s.ci.as_ref().is_none_or(|ci| ci.low.get() <= ci.high.get())
 }
 
