@@ -23,6 +23,9 @@
 //! targets (≥ 30,000 req/s, p99 ≤ 5 ms, ≥ 2× Node) marked met or missed,
 //! also written to `target/bench-webhooks.json`.
 //!
+//! `BENCH_SERVER_CPUS` and `BENCH_WRK_CPUS` (a `taskset -c` list, such as
+//! `0` and `1`) pin the servers and the load generator to separate CPUs, so
+//! that wrk's own share of the machine is known; the report says which.
 //! `BENCH_DURATION` sets the seconds of each measured run (default 15),
 //! `BENCH_WARMUP` those of each warm-up (default 3); `BENCH_APP_EXE` runs
 //! that `benchops-app` binary instead of building one. Every process started
@@ -70,6 +73,13 @@ pub(crate) fn main(args: &[String]) -> Result<()> {
         Some(other) => bail!("bench-webhooks: unknown argument {other:?}"),
     };
     let duration = env_secs("BENCH_DURATION", 15)?.max(1);
+    let cpus = Cpus {
+        server: env_cpus("BENCH_SERVER_CPUS")?,
+        wrk: env_cpus("BENCH_WRK_CPUS")?,
+    };
+    if (cpus.server.is_some() || cpus.wrk.is_some()) && !on_path("taskset") {
+        bail!("BENCH_SERVER_CPUS and BENCH_WRK_CPUS need `taskset` (util-linux) on PATH");
+    }
     let warmup = env_secs("BENCH_WARMUP", 3)?.min(duration);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -111,6 +121,7 @@ pub(crate) fn main(args: &[String]) -> Result<()> {
         duration,
         warmup,
         scratch: scratch.path.clone(),
+        cpus: cpus.clone(),
     };
 
     let mut app = None;
@@ -134,6 +145,7 @@ pub(crate) fn main(args: &[String]) -> Result<()> {
 
     let octokit = octokit_version(&peer);
     let report = Report {
+        cpus,
         duration,
         warmup,
         app,
@@ -169,6 +181,26 @@ struct Bench {
     duration: u64,
     warmup: u64,
     scratch: PathBuf,
+    cpus: Cpus,
+}
+
+/// Where the servers and wrk run: `taskset -c` lists, or anywhere.
+#[derive(Debug, Clone, Default)]
+struct Cpus {
+    server: Option<String>,
+    wrk: Option<String>,
+}
+
+/// `program`, started under `taskset -c cpus` when `cpus` is given.
+fn pinned(cpus: Option<&str>, program: impl AsRef<std::ffi::OsStr>) -> Command {
+    match cpus {
+        Some(list) => {
+            let mut cmd = Command::new("taskset");
+            cmd.args(["-c", list]).arg(program);
+            cmd
+        }
+        None => Command::new(program),
+    }
 }
 
 impl Bench {
@@ -178,7 +210,7 @@ impl Bench {
         self.runs += 1;
         let prefix = format!("{:08x}-{:04x}", self.nonce, self.runs & 0xffff);
         let sig = if good { &self.good_sig } else { &self.bad_sig };
-        let mut cmd = Command::new("wrk");
+        let mut cmd = pinned(self.cpus.wrk.as_deref(), "wrk");
         let threads = (conns / 32).max(1);
         let shape = [format!("-t{threads}"), format!("-c{conns}")];
         cmd.args(shape)
@@ -261,7 +293,7 @@ fn bench_app(bench: &mut Bench, exe: &Path) -> Result<AppFigures> {
     let addr = free_port()?;
     let config = dir.join("config.toml");
     fs::write(&config, app_config(addr, &key, &dir.join("data"), bench))?;
-    let mut cmd = Command::new(exe);
+    let mut cmd = pinned(bench.cpus.server.as_deref(), exe);
     cmd.args(["serve", "--config"]).arg(&config);
     let mut app = Proc::spawn("benchops-app", cmd, &dir.join("app.log"))?;
     app.wait_listening(START_DEADLINE)?;
@@ -348,7 +380,7 @@ struct NodeFigures {
 
 fn bench_node(bench: &mut Bench, peer: &Path, workers: u32) -> Result<NodeFigures> {
     let addr = free_port()?;
-    let mut cmd = Command::new("node");
+    let mut cmd = pinned(bench.cpus.server.as_deref(), "node");
     cmd.current_dir(peer)
         .arg("receiver.mjs")
         .args(["--port", &addr.port().to_string()])
@@ -510,6 +542,7 @@ impl Wrk {
 /// Everything measured, for the table and the JSON file.
 #[derive(Debug)]
 struct Report {
+    cpus: Cpus,
     duration: u64,
     warmup: u64,
     app: Option<AppFigures>,
@@ -570,6 +603,18 @@ impl Report {
              |---|--:|--:|--:|--:|--:|--:|\n",
             self.duration, self.warmup
         );
+        if self.cpus.server.is_some() || self.cpus.wrk.is_some() {
+            let any = "any".to_owned();
+            s = s.replacen(
+                "\n\n|",
+                &format!(
+                    "\n\nServers on CPUs {}, wrk on CPUs {} (`taskset -c`).\n\n|",
+                    self.cpus.server.as_ref().unwrap_or(&any),
+                    self.cpus.wrk.as_ref().unwrap_or(&any)
+                ),
+                1,
+            );
+        }
         let mut row = |name: &str, w: &Wrk| {
             let (rps, p50, p99, max) = (thousands(w.ok_rps()), w.p50_ms, w.p99_ms, w.max_ms);
             let (st, so) = (w.status_errors, w.socket_errors);
@@ -635,6 +680,7 @@ impl Report {
             "warmup_s": self.warmup,
             "body_bytes": BODY_BYTES,
             "wrk": { "threads": 2, "connections": 64 },
+            "cpus": { "servers": self.cpus.server, "wrk": self.cpus.wrk },
             "machine": {
                 "cpus": cpus,
                 "wrk": first_line("wrk", &["--version"]),
@@ -882,6 +928,21 @@ fn random_bytes<const N: usize>() -> Result<[u8; N]> {
 }
 
 /// Whole seconds from the environment, or the default.
+/// A `taskset -c` CPU list from `name` (digits, `,` and `-`), if set.
+fn env_cpus(name: &str) -> Result<Option<String>> {
+    match std::env::var(name) {
+        Err(_) => Ok(None),
+        Ok(v)
+            if !v.is_empty()
+                && v.chars()
+                    .all(|c| c.is_ascii_digit() || c == ',' || c == '-') =>
+        {
+            Ok(Some(v))
+        }
+        Ok(v) => bail!("{name}={v:?} is not a CPU list for `taskset -c` (such as `0` or `0,2-3`)"),
+    }
+}
+
 fn env_secs(name: &str, default: u64) -> Result<u64> {
     match std::env::var(name) {
         Err(_) => Ok(default),
