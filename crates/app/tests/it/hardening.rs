@@ -656,3 +656,62 @@ fn a_local_trial_takes_readable_files_only_with_everything_on_this_machine() {
         assert!(e.to_string().contains(key), "{key}: {e}");
     }
 }
+
+#[test]
+fn a_wrong_signature_loses_its_connection_and_a_right_one_keeps_it() {
+    let app = serve(&Options::default());
+    let body = br#"{"zen":"Keep it logically awesome.","hook_id":1}"#;
+    let send = |c: &mut TcpStream, signature: &str, delivery: &str| {
+        write!(
+            c,
+            "POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+             X-GitHub-Event: ping\r\nX-GitHub-Delivery: {delivery}\r\n\
+             X-Hub-Signature-256: {signature}\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .expect("send");
+        c.write_all(body).expect("send");
+    };
+    // One answer: its head, and its body read by its length.
+    let answer = |c: &mut TcpStream| {
+        let head = read_head(c);
+        let length: usize = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .map(|v| v.trim().to_owned())
+            })
+            .and_then(|v| v.parse().ok())
+            .expect("a content-length");
+        let mut rest = vec![0u8; length];
+        c.read_exact(&mut rest).expect("the body");
+        head
+    };
+    // Signed right: answered, and the connection stays open for the next.
+    let mut kept = app.connect();
+    send(&mut kept, &common::sign(body), "keep-1");
+    let head = answer(&mut kept);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        !head.to_ascii_lowercase().contains("connection: close"),
+        "{head}"
+    );
+    send(&mut kept, &common::sign(body), "keep-2");
+    let head = answer(&mut kept);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    // Signed wrong: 401, said to close, and closed.
+    let mut refused = app.connect();
+    send(
+        &mut refused,
+        "sha256=0000000000000000000000000000000000000000000000000000000000000000",
+        "flood-1",
+    );
+    let (text, closed) = read_to_close(&mut refused);
+    assert!(text.starts_with("HTTP/1.1 401"), "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("connection: close"),
+        "{text}"
+    );
+    assert!(closed, "the server closed the connection: {text}");
+}
