@@ -200,15 +200,7 @@ pub async fn receive(
                 "webhook refused"
             );
         }
-        // A sender that cannot sign loses its connection: a flood of wrong
-        // signatures pays a new connection for each, and valid senders keep
-        // the CPU (`cargo xtask bench-webhooks`, the flood scenario).
-        let mut refused = reply(StatusCode::UNAUTHORIZED, "bad signature\n");
-        refused.headers_mut().insert(
-            axum::http::header::CONNECTION,
-            axum::http::HeaderValue::from_static("close"),
-        );
-        return refused;
+        return reply(StatusCode::UNAUTHORIZED, "bad signature\n");
     }
     let (Some(delivery), Some(event)) = (
         header_text(&headers, DELIVERY_HEADER, 128),
