@@ -14,23 +14,10 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
+mod common;
+use common::{intent, lane_host, text};
+
 const EXE: &str = env!("CARGO_BIN_EXE_benchops-exec");
-
-const INTENT: &str = r#"
-schema = "benchmark-intent/v1"
-name = "widgets"
-command = ["sh", "-c", "cd \"$BENCHOPS_SUBJECT_DIR\" && exec sh ./work.sh {size}"]
-repetitions = REPS
-warmup = 0
-timeout_s = 30
-
-[metrics]
-json_lines = true
-
-[[parameters]]
-name = "size"
-values = ["small", "large"]
-"#;
 
 /// `nightly` at 01:00 UTC and `strict` at 02:00 UTC, both confirming
 /// against the stored baseline (no subject trees).
@@ -62,8 +49,6 @@ confirm = "stored-baseline"
 metrics = ["work_s"]
 "#;
 
-const SEEDED_WORK: &str = include_str!("../../../tests/fixtures/subjects/seeded-work.sh");
-
 const DAY: Duration = Duration::from_secs(24 * 3600);
 
 struct Host {
@@ -71,43 +56,11 @@ struct Host {
     root: PathBuf,
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t.invalid"])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 impl Host {
     fn new(manifest: &str, reps: u32) -> Host {
-        let tmp = tempfile::tempdir().expect("tempdir");
+        let suite = intent(r#"["small", "large"]"#, reps);
+        let tmp = lane_host(&suite, manifest, "SMALL_MS=5\nLARGE_MS=10\n");
         let root = tmp.path().to_path_buf();
-        std::fs::write(
-            root.join("bench.toml"),
-            INTENT.replace("REPS", &reps.to_string()),
-        )
-        .expect("intent");
-        std::fs::write(root.join("schedule.toml"), manifest).expect("manifest");
-        let subject = root.join("widgets");
-        std::fs::create_dir_all(&subject).expect("subject");
-        std::fs::write(subject.join("work.sh"), SEEDED_WORK).expect("work.sh");
-        std::fs::write(subject.join("speed.conf"), "SMALL_MS=5\nLARGE_MS=10\n").expect("conf");
-        git(&subject, &["init", "--quiet"]);
-        git(&subject, &["add", "-A"]);
-        git(&subject, &["commit", "--quiet", "-m", "widgets"]);
-        git(&root, &["init", "--quiet", "--bare", "history.git"]);
         Host { _tmp: tmp, root }
     }
 

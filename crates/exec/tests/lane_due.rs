@@ -3,28 +3,15 @@
 //! later calls, two callers racing on one slot, exit codes, and the
 //! refusals (credentials, a bad cron named with its lane).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+mod common;
+use common::{intent, lane_host, text};
+
 const EXE: &str = env!("CARGO_BIN_EXE_benchops-exec");
-
-const INTENT: &str = r#"
-schema = "benchmark-intent/v1"
-name = "widgets"
-command = ["sh", "-c", "cd \"$BENCHOPS_SUBJECT_DIR\" && exec sh ./work.sh {size}"]
-repetitions = 2
-warmup = 0
-timeout_s = 30
-
-[metrics]
-json_lines = true
-
-[[parameters]]
-name = "size"
-values = ["small"]
-"#;
 
 /// `nightly` at 01:00 UTC, 60 minutes to complete; `strict` at 02:00 UTC
 /// and never late.
@@ -54,38 +41,19 @@ baseline = "last-clean"
 catch_up = "none"
 "#;
 
-const SEEDED_WORK: &str = include_str!("../../../tests/fixtures/subjects/seeded-work.sh");
-
 struct Host {
     _tmp: tempfile::TempDir,
     root: PathBuf,
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t.invalid"])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
 impl Host {
     fn new(manifest: &str) -> Host {
-        let tmp = tempfile::tempdir().expect("tempdir");
+        let tmp = lane_host(
+            &intent(r#"["small"]"#, 2),
+            manifest,
+            "SMALL_MS=20\nLARGE_MS=40\n",
+        );
         let root = tmp.path().to_path_buf();
-        std::fs::write(root.join("bench.toml"), INTENT).expect("intent");
-        std::fs::write(root.join("schedule.toml"), manifest).expect("manifest");
-        let subject = root.join("widgets");
-        std::fs::create_dir_all(&subject).expect("subject");
-        std::fs::write(subject.join("work.sh"), SEEDED_WORK).expect("work.sh");
-        std::fs::write(subject.join("speed.conf"), "SMALL_MS=20\nLARGE_MS=40\n").expect("conf");
-        git(&subject, &["init", "--quiet"]);
-        git(&subject, &["add", "-A"]);
-        git(&subject, &["commit", "--quiet", "-m", "widgets"]);
-        git(&root, &["init", "--quiet", "--bare", "history.git"]);
         Host { _tmp: tmp, root }
     }
 
@@ -145,14 +113,6 @@ fn lines(o: &Output) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).expect("one JSON object per lane"))
         .collect()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 #[test]
@@ -362,7 +322,7 @@ fn a_caller_that_waits_on_its_lane_run_does_not_hold_the_lock_meanwhile() {
     let gate = h.root.join("gate");
     std::fs::write(
         h.root.join("bench.toml"),
-        INTENT.replace(
+        intent(r#"["small"]"#, 2).replace(
             "\"cd \\\"$BENCHOPS_SUBJECT_DIR\\\"",
             &format!(
                 "\"while [ ! -e {} ]; do sleep 0.05; done; cd \\\"$BENCHOPS_SUBJECT_DIR\\\"",

@@ -9,29 +9,16 @@
 //! says loudly that it did not run.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+mod common;
+use common::{intent, lane_host};
+
 const EXE: &str = env!("CARGO_BIN_EXE_benchops-exec");
-
-const INTENT: &str = r#"
-schema = "benchmark-intent/v1"
-name = "widgets"
-command = ["sh", "-c", "cd \"$BENCHOPS_SUBJECT_DIR\" && exec sh ./work.sh {size}"]
-repetitions = 2
-warmup = 0
-timeout_s = 30
-
-[metrics]
-json_lines = true
-
-[[parameters]]
-name = "size"
-values = ["small"]
-"#;
 
 /// `minutely` is due every minute; `broken` too, but covers no case, so
 /// each of its lane runs fails.
@@ -57,8 +44,6 @@ cases = ["nosuch"]
 baseline = "last-clean"
 "#;
 
-const SEEDED_WORK: &str = include_str!("../../../tests/fixtures/subjects/seeded-work.sh");
-
 fn cluster_ready() -> bool {
     let ok = Command::new("scontrol")
         .arg("ping")
@@ -74,17 +59,6 @@ fn cluster_ready() -> bool {
     ok
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t.invalid"])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
 /// A host with a subject, a history and the manifest; its chains are
 /// stopped when it is dropped, so that a failing test leaves no job
 /// behind on the cluster.
@@ -95,18 +69,12 @@ struct Host {
 
 impl Host {
     fn new() -> Host {
-        let tmp = tempfile::tempdir().expect("tempdir");
+        let tmp = lane_host(
+            &intent(r#"["small"]"#, 2),
+            MANIFEST,
+            "SMALL_MS=20\nLARGE_MS=40\n",
+        );
         let root = tmp.path().to_path_buf();
-        std::fs::write(root.join("bench.toml"), INTENT).expect("intent");
-        std::fs::write(root.join("schedule.toml"), MANIFEST).expect("manifest");
-        let subject = root.join("widgets");
-        std::fs::create_dir_all(&subject).expect("subject");
-        std::fs::write(subject.join("work.sh"), SEEDED_WORK).expect("work.sh");
-        std::fs::write(subject.join("speed.conf"), "SMALL_MS=20\nLARGE_MS=40\n").expect("conf");
-        git(&subject, &["init", "--quiet"]);
-        git(&subject, &["add", "-A"]);
-        git(&subject, &["commit", "--quiet", "-m", "widgets"]);
-        git(&root, &["init", "--quiet", "--bare", "history.git"]);
         Host { _tmp: tmp, root }
     }
 
