@@ -16,6 +16,9 @@ use std::process::{Command, Output};
 use benchops::schedule::Schedule;
 use jiff::Timestamp;
 
+mod common;
+use common::slurm_ready;
+
 const EXE: &str = env!("CARGO_BIN_EXE_benchops-exec");
 
 const INTENT: &str = r#"
@@ -457,16 +460,7 @@ fn scrontab_lines_call_lane_due_each_minute_with_options_sbatch_accepts() {
     );
     assert!(options[0].iter().any(|o| o == "--time=180"), "{options:?}");
     // The options are sbatch's: the cluster's own parser checks them.
-    let cluster = Command::new("scontrol")
-        .arg("ping")
-        .output()
-        .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("UP"));
-    if !cluster {
-        assert!(
-            !std::env::var("CI").is_ok_and(|v| v == "true"),
-            "Slurm is not running here: start it with scripts/slurm-up.sh (required in CI)"
-        );
-        eprintln!("\n!!! #SCRON options not checked by sbatch: no Slurm cluster here !!!\n");
+    if !slurm_ready("THE #SCRON OPTIONS CHECK BY SBATCH") {
         return;
     }
     for opts in &options {

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 mod common;
-use common::{intent, lane_host};
+use common::{intent, lane_host, slurm_ready};
 
 const EXE: &str = env!("CARGO_BIN_EXE_benchops-exec");
 
@@ -43,21 +43,6 @@ completion_window_minutes = 1
 cases = ["nosuch"]
 baseline = "last-clean"
 "#;
-
-fn cluster_ready() -> bool {
-    let ok = Command::new("scontrol")
-        .arg("ping")
-        .output()
-        .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("UP"));
-    if !ok {
-        let msg = "Slurm is not running here: start it with scripts/slurm-up.sh";
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("{msg} (required in CI)");
-        }
-        eprintln!("\n!!! SLURM CHAIN TEST DID NOT RUN: {msg} !!!\n");
-    }
-    ok
-}
 
 /// A host with a subject, a history and the manifest; its chains are
 /// stopped when it is dropped, so that a failing test leaves no job
@@ -170,7 +155,7 @@ fn ts(text: &str) -> jiff::Timestamp {
 
 #[test]
 fn a_chain_seals_consecutive_slots_unattended_survives_a_failed_run_and_stops() {
-    if !cluster_ready() {
+    if !slurm_ready("THE SLURM CHAIN TEST") {
         return;
     }
     let host = Host::new();

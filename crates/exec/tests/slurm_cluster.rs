@@ -13,22 +13,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const EXE: &str = env!("CARGO_BIN_EXE_benchops-exec");
+mod common;
+use common::slurm_ready;
 
-fn cluster_ready() -> bool {
-    let ok = Command::new("scontrol")
-        .arg("ping")
-        .output()
-        .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("UP"));
-    if !ok {
-        let msg = "Slurm is not running here: start it with scripts/slurm-up.sh";
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("{msg} (required in CI)");
-        }
-        eprintln!("\n!!! SLURM ACCEPTANCE TEST DID NOT RUN: {msg} !!!\n");
-    }
-    ok
-}
+const EXE: &str = env!("CARGO_BIN_EXE_benchops-exec");
 
 fn exec(state: &Path, args: &[&str]) -> Output {
     Command::new(EXE)
@@ -92,7 +80,7 @@ fn hex(digest: &str) -> &str {
 
 #[test]
 fn multi_run_benchmark_on_a_real_cluster() {
-    if !cluster_ready() {
+    if !slurm_ready("THE SLURM ACCEPTANCE TEST") {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
@@ -257,7 +245,7 @@ throttle = 2
 
 #[test]
 fn classes_do_not_flip_right_after_bench_cancel() {
-    if !cluster_ready() {
+    if !slurm_ready("THE SLURM ACCEPTANCE TEST") {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
@@ -359,7 +347,7 @@ fn scontrol(args: &[&str]) {
 
 #[test]
 fn a_requeued_tasks_first_result_never_counts_for_its_rerun() {
-    if !cluster_ready() {
+    if !slurm_ready("THE SLURM ACCEPTANCE TEST") {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");

@@ -1,7 +1,8 @@
-//! What the tests of lane scheduling (`lane_due`, `gc_cli`, `slurm_chain`)
-//! share: a host directory holding a suite, a schedule manifest, a subject
-//! repository whose workload reports seeded `work_s` values, and an empty
-//! history.
+//! What exec's integration tests share: a host directory for the lane
+//! scheduling tests (`lane_due`, `gc_cli`, `slurm_chain`), holding a suite,
+//! a schedule manifest, a subject repository whose workload reports seeded
+//! `work_s` values, and an empty history; and the one rule for whether the
+//! Slurm cluster is there.
 
 #![allow(dead_code, reason = "each test crate uses its own part of this module")]
 
@@ -74,4 +75,22 @@ pub fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
+}
+
+/// Whether the Slurm cluster of `scripts/slurm-up.sh` answers. In CI
+/// (`CI=true`) a missing cluster fails the test; elsewhere the test says
+/// loudly that `what` did not run.
+pub fn slurm_ready(what: &str) -> bool {
+    let ok = Command::new("scontrol")
+        .arg("ping")
+        .output()
+        .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("UP"));
+    if !ok {
+        let msg = "Slurm is not running here: start it with scripts/slurm-up.sh";
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("{msg} (required in CI)");
+        }
+        eprintln!("\n!!! {what} DID NOT RUN: {msg} !!!\n");
+    }
+    ok
 }
