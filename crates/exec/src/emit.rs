@@ -80,18 +80,33 @@ impl Invocation {
     /// The command line for `lane` (`None`: every lane), words quoted for
     /// a shell and for systemd's `ExecStart=` alike.
     pub fn command(&self, lane: Option<&str>, wait: bool) -> String {
+        let due: &[&str] = if wait {
+            &["lane", "due", "--run", "--wait"]
+        } else {
+            &["lane", "due", "--run"]
+        };
+        self.line(due, lane)
+    }
+
+    /// The command a Slurm chain job runs first: submit its successor, for
+    /// `lane`'s next slot ([`crate::chain`]).
+    pub fn chain_command(&self, lane: &str) -> String {
+        self.line(
+            &["lane", "schedule", "--emit", "slurm", "--chain-next"],
+            Some(lane),
+        )
+    }
+
+    /// `benchops-exec --state S --quiet`, the subcommand's words, then the
+    /// manifest, history, subject, output, lane and backend options.
+    fn line(&self, subcommand: &[&str], lane: Option<&str>) -> String {
         let mut words: Vec<String> = vec![
             path_word(&self.exe),
             "--state".into(),
             path_word(&self.state),
             "--quiet".into(),
-            "lane".into(),
-            "due".into(),
-            "--run".into(),
         ];
-        if wait {
-            words.push("--wait".into());
-        }
+        words.extend(subcommand.iter().map(|w| (*w).to_owned()));
         words.extend([
             "--manifest".into(),
             path_word(&self.manifest),
@@ -105,36 +120,6 @@ impl Invocation {
         if let Some(l) = lane {
             words.extend(["--lane".into(), quote(l)]);
         }
-        words.extend(self.backend_args.iter().map(|a| quote(a)));
-        words.join(" ")
-    }
-}
-
-impl Invocation {
-    /// The command a Slurm chain job runs first: submit its successor, for
-    /// `lane`'s next slot ([`crate::chain`]).
-    pub fn chain_command(&self, lane: &str) -> String {
-        let mut words: Vec<String> = vec![
-            path_word(&self.exe),
-            "--state".into(),
-            path_word(&self.state),
-            "--quiet".into(),
-            "lane".into(),
-            "schedule".into(),
-            "--emit".into(),
-            "slurm".into(),
-            "--chain-next".into(),
-            "--manifest".into(),
-            path_word(&self.manifest),
-            "--lane".into(),
-            quote(lane),
-            "--history".into(),
-            quote(&self.history),
-            "--subject".into(),
-            path_word(&self.subject),
-            "--out".into(),
-            path_word(&self.out),
-        ];
         words.extend(self.backend_args.iter().map(|a| quote(a)));
         words.join(" ")
     }
