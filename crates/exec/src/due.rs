@@ -205,11 +205,12 @@ pub fn evaluate(
         };
         // As the watchdog counts: from the lane's first execution on (a
         // lane that never ran, over the whole lookback).
-        let first = executions
+        let run_slots: Vec<Timestamp> = executions
             .iter()
             .filter(|e| e.kind == ExecutionKind::LaneRun && e.lane.as_str() == lane.name.as_str())
             .filter_map(|e| parse_slot(&e.slot))
-            .min();
+            .collect();
+        let first = run_slots.iter().min().copied();
         let lookback = now.checked_sub(LOOKBACK).unwrap_or(now);
         let from = match first {
             Some(f) if f > lookback => f,
@@ -222,17 +223,12 @@ pub fn evaluate(
             .count();
         // The slots a run of this slot passes over: after the lane's
         // previous execution, without one of their own.
-        let previous = executions
-            .iter()
-            .filter(|e| e.kind == ExecutionKind::LaneRun && e.lane.as_str() == lane.name.as_str())
-            .filter_map(|e| parse_slot(&e.slot))
-            .filter(|t| *t < slot)
-            .max();
+        let previous = run_slots.iter().filter(|t| **t < slot).max();
         let passed_over: Vec<Timestamp> = match previous {
             Some(p) => earlier
                 .iter()
                 .copied()
-                .filter(|t| *t > p && *t != slot && ran(*t).is_none())
+                .filter(|t| t > p && *t != slot && ran(*t).is_none())
                 .collect(),
             None => Vec::new(),
         };
