@@ -18,6 +18,7 @@ pub mod effect;
 pub mod excerpt;
 pub mod fsio;
 pub mod gc_policy;
+pub mod history_index;
 pub mod intent;
 pub mod jcs;
 pub mod layout;

@@ -149,7 +149,7 @@ pub use render::{
 pub use status::{
     CaseStatus, DriftStatus, EvidenceEntry, LaneStatus, Standing, case_status, drift_statuses,
 };
-pub use trend::{ChangeAnnotation, latest_change};
+pub use trend::{ChangeAnnotation, TREND_RECORDS, latest_change};
 
 /// The identity of a drift issue: a case and the metric that drifted.
 #[derive(

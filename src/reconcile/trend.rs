@@ -36,17 +36,24 @@ impl ChangeAnnotation {
     }
 }
 
-/// The latest change point of `key` in `lane`, over `records` (in record
-/// order) that carry a median of the key, with [`Config::default`] (window
-/// 50, p ≤ 0.001). `None` when the series is too short or shows none.
+/// How many of a lane's newest records the change-point view looks at:
+/// the series is bounded, so its cost and the history a sweep must read
+/// follow the lane's recent activity, not the history's age.
+pub const TREND_RECORDS: usize = 200;
+
+/// The latest change point of `key` in `lane`, over the lane's newest
+/// [`TREND_RECORDS`] of `records` (in record order) that carry a median of
+/// the key, with [`Config::default`] (window 50, p ≤ 0.001). `None` when
+/// the series is too short or shows none.
 pub fn latest_change(
     records: &[&HistoryRecord<'_>],
     lane: &LaneName,
     key: &DriftKey,
     to_ref: impl Fn(&HistoryRecord<'_>) -> RecordRef,
 ) -> Option<ChangeAnnotation> {
+    let mine: Vec<&&HistoryRecord<'_>> = records.iter().filter(|h| &h.record.lane == lane).collect();
     let mut points = Vec::new();
-    for h in records.iter().filter(|h| &h.record.lane == lane) {
+    for h in &mine[mine.len().saturating_sub(TREND_RECORDS)..] {
         let median = h
             .record
             .cases
@@ -56,7 +63,7 @@ pub fn latest_change(
             .and_then(|m| m.summary.as_ref())
             .map(|s| s.median.get());
         if let Some(m) = median {
-            points.push((*h, m));
+            points.push((**h, m));
         }
     }
     if points.len() < 4 {

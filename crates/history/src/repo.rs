@@ -480,13 +480,81 @@ impl LocalHistory {
         let Some(tip) = self.tip()? else {
             return Ok(TipIndex::default());
         };
-        let tree = self.tree_of(&tip)?;
+        let (tree, parent) = self.tree_and_parent(&tip)?;
         let files = self.files(&tip, &[])?;
         Ok(TipIndex {
             commit: Some(tip),
             tree: Some(tree),
+            parent,
             files,
+            scope: None,
         })
+    }
+
+    /// The tip with the blobs under `dirs` only (directory prefixes such
+    /// as `results/nightly/2026/11/`, or paths): one `ls-tree` that walks
+    /// only the trees on those paths, so its cost follows them and not the
+    /// size of history.
+    pub fn tip_index_within(&self, dirs: &[String]) -> Result<TipIndex, HistoryError> {
+        let Some(tip) = self.tip()? else {
+            return Ok(TipIndex {
+                scope: Some(dirs.iter().cloned().collect()),
+                ..TipIndex::default()
+            });
+        };
+        let (tree, parent) = self.tree_and_parent(&tip)?;
+        let mut index = TipIndex {
+            commit: Some(tip),
+            tree: Some(tree),
+            parent,
+            files: BTreeMap::new(),
+            scope: Some(std::collections::BTreeSet::new()),
+        };
+        self.widen(&mut index, dirs)?;
+        Ok(index)
+    }
+
+    /// Adds the blobs under `dirs` to a tip listed for some directories
+    /// ([`tip_index_within`](Self::tip_index_within)); nothing for a tip
+    /// listed whole.
+    pub fn widen(&self, tip: &mut TipIndex, dirs: &[String]) -> Result<(), HistoryError> {
+        let missing: Vec<&str> = tip.uncovered(dirs).into_iter().map(String::as_str).collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        if let Some(commit) = &tip.commit {
+            tip.files.extend(self.files(commit, &missing)?);
+        }
+        if let Some(scope) = tip.scope.as_mut() {
+            scope.extend(missing.iter().map(|d| (*d).to_owned()));
+        }
+        Ok(())
+    }
+
+    /// The tree and the first parent of `commit` (one `cat-file commit`).
+    fn tree_and_parent(&self, commit: &str) -> Result<(String, Option<String>), HistoryError> {
+        let args = ["cat-file", "commit", commit];
+        let out = self.git(&args, None)?;
+        let text = String::from_utf8_lossy(&out);
+        let mut tree = None;
+        let mut parent = None;
+        for line in text.lines() {
+            if line.is_empty() {
+                break;
+            }
+            if let Some(t) = line.strip_prefix("tree ") {
+                tree = Some(t.to_owned());
+            } else if let Some(p) = line.strip_prefix("parent ")
+                && parent.is_none()
+            {
+                parent = Some(p.to_owned());
+            }
+        }
+        let tree = tree.ok_or_else(|| HistoryError::UnexpectedOutput {
+            args: args_text(&args),
+            output: text.chars().take(200).collect(),
+        })?;
+        Ok((tree, parent))
     }
 
     /// The bytes of every blob in `oids`, in order, with one

@@ -2,21 +2,44 @@
 //! parser of its output, and [`TipIndex`], the branch's tip with every
 //! blob of its tree.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
 use crate::command::{args_text, clone_command, run, run_checked};
 use crate::error::HistoryError;
 
-/// The tip of the history branch and the blob at every path of its tree.
+/// The tip of the history branch and the blob at every path of its tree
+/// (or of the directories it was listed for).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TipIndex {
     /// The tip commit (None: the branch does not exist yet).
     pub commit: Option<String>,
     /// Its tree.
     pub tree: Option<String>,
-    /// Every file of the tree: path → git blob id.
+    /// Its first parent (None: a root commit, or no branch).
+    pub parent: Option<String>,
+    /// Every file of the tree, or of `scope`: path → git blob id.
     pub files: BTreeMap<String, String>,
+    /// The directories (`results/nightly/2026/11/`) and paths that `files`
+    /// covers; None: the whole tree.
+    pub scope: Option<BTreeSet<String>>,
+}
+
+impl TipIndex {
+    /// Whether `files` says what the tree holds at `path`.
+    pub fn covers(&self, path: &str) -> bool {
+        match &self.scope {
+            None => true,
+            Some(s) => s
+                .iter()
+                .any(|d| path == d || (d.ends_with('/') && path.starts_with(d.as_str()))),
+        }
+    }
+
+    /// Of `dirs`, those `files` does not cover yet.
+    pub fn uncovered<'a>(&self, dirs: &'a [String]) -> Vec<&'a String> {
+        dirs.iter().filter(|d| !self.covers(d)).collect()
+    }
 }
 
 /// Runs `git ls-tree` with `args` (which include `-r -z`) through `git`

@@ -618,7 +618,9 @@ impl HistoryStore for GitHubStore {
         Ok(TipIndex {
             commit: Some(tip.as_str().to_owned()),
             tree: Some(tree.as_str().to_owned()),
+            parent: commit.parents.first().map(|p| p.sha.as_str().to_owned()),
             files,
+            scope: None,
         })
     }
 

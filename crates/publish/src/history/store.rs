@@ -28,6 +28,16 @@ impl HistoryStore for LocalHistory {
             .map_err(|e| StepError::new("read the tip", StoreError::at(self.path())(e)))
     }
 
+    async fn tip_within(&mut self, dirs: &[String]) -> Result<TipIndex, StepError> {
+        self.tip_index_within(dirs)
+            .map_err(|e| StepError::new("read the tip", StoreError::at(self.path())(e)))
+    }
+
+    async fn widen(&mut self, tip: &mut TipIndex, dirs: &[String]) -> Result<(), StepError> {
+        LocalHistory::widen(self, tip, dirs)
+            .map_err(|e| StepError::new("list the tip's tree", StoreError::at(self.path())(e)))
+    }
+
     async fn read_blob(
         &mut self,
         _tip: &TipIndex,

@@ -16,12 +16,14 @@
 //!    record re-verified just before the first write; the branch moved by
 //!    compare-and-swap, rebuilt on a moved tip. Nothing new (every record
 //!    present, no pointer moving) writes nothing. Then the store's own
-//!    consumed handoffs are removed, and all of history is read back at the
-//!    tip the persist left, each record checked against its path. The
-//!    handoff directory's files whose record is in history are moved to
-//!    `.persisted/` ([`consume`]).
-//! 3. **Reconcile** every record of history against the issues with
-//!    [`benchops::reconcile::reconcile`], one action at a time. Before each
+//!    consumed handoffs are removed, and the records the rules need are
+//!    read back at the tip the persist left, each checked against its path
+//!    ([`index`]: the history index, kept in the persist's commit, names
+//!    them). The handoff directory's files whose record is in history are
+//!    moved to `.persisted/` ([`consume`]).
+//! 3. **Reconcile** those records against the issues with
+//!    [`benchops::reconcile::reconcile`], one action at a time (they decide
+//!    as all of history would, see [`benchops::history_index`]). Before each
 //!    action the tracker says whether its target is still as listed; if a
 //!    person or another sweep changed it, the plan is recomputed from a
 //!    fresh listing (at most [`MAX_REPLANS`] times).
@@ -36,6 +38,7 @@ pub mod consume;
 pub mod error;
 pub mod handoff;
 pub mod health_issue;
+pub mod index;
 pub mod persist;
 pub mod ports;
 pub mod report;
@@ -49,6 +52,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use benchops::fsio;
+use benchops::history_index::Needs;
 use benchops::manifest::{self, BaselinePolicy, Manifest};
 use benchops::receipt::{
     Receipt, RequestMetrics, SkippedEntry, Stopped, ValidatedEntry, WorkflowRun,
@@ -371,7 +375,8 @@ pub async fn run<S: HistoryStore, T: IssueTracker>(
         receipt_path: landed.receipt_path,
         receipt: landed.receipt_bytes,
         persist_attempts: landed.attempts,
-        history_records: history.len(),
+        history_records: usize::try_from(landed.index.records()).unwrap_or(usize::MAX),
+        index_note: landed.index_note.clone(),
         labels_created: outcome.labels_created,
         applied: progress.applied.clone(),
         pending_actions: outcome.pending,
@@ -487,13 +492,39 @@ async fn persist_phase<S: HistoryStore>(
     }
     progress.refs_deleted = refs.iter().filter(|r| r.outcome.is_gone()).count();
 
-    // Read history back at the tip the persist left.
+    // Read back, at the tip the persist left, the records the rules need.
     let reading = Instant::now();
-    let history = persist::read_history(store, &landed.tip, &landed.known)
-        .await
-        .map_err(|e| (Phase::Persist, e, Some(landed.receipt.clone())))?;
+    let needs = Needs {
+        recent: benchops::reconcile::TREND_RECORDS.max(report::DURATION_POINTS),
+        since: lookback_start(&builder.sweep.finished_at),
+    };
+    let mut landed = landed;
+    let (history, note) = index::read_needed(
+        store,
+        &mut landed.tip,
+        &mut landed.index,
+        &landed.known,
+        &inputs.manifest,
+        &needs,
+    )
+    .await
+    .map_err(|e| (Phase::Persist, e, Some(landed.receipt.clone())))?;
+    if let Some(n) = note {
+        landed.index_note = Some(n);
+    }
     seconds.read_history = reading.elapsed().as_secs_f64();
     Ok((refs, landed, history))
+}
+
+/// Where the watchdog's lookback starts for a sweep that finished its
+/// contents phase at `finished_at`: the default lookback before it (the
+/// watchdog's own clock reads later, so its window lies inside).
+fn lookback_start(finished_at: &str) -> Option<benchops::time::Utc> {
+    let t = finished_at.parse::<jiff::Timestamp>().ok()?;
+    let since = t - jiff::SignedDuration::from_hours(i64::from(
+        benchops::watchdog::DEFAULT_LOOKBACK_HOURS,
+    ));
+    benchops::time::Utc::parse(&since.to_string()).ok()
 }
 
 struct ReconcileOutcome {

@@ -36,7 +36,10 @@ use benchops::seal::verify;
 use benchops::time::Utc;
 use benchops::{LaneName, SealedRecord, Sha256Digest};
 
+use benchops::history_index::{HistoryIndex, INDEX_DIR};
+
 use super::error::{Cause, StepError, at};
+use super::index::{self, month_dir};
 use super::ports::{Advance, HistoryStore, TipIndex};
 
 /// How many times a persist builds its commit (on a fresh tip each time)
@@ -336,6 +339,23 @@ pub struct Landed {
     /// Records whose bytes this persist wrote or matched, by path (the
     /// read-back does not read them again).
     pub known: BTreeMap<String, SealedRecord>,
+    /// The history index at the tip after the persist.
+    pub index: HistoryIndex,
+    /// Why the index was rebuilt, when it was.
+    pub index_note: Option<String>,
+}
+
+/// The directories of the tip a persist of `records` looks at: the
+/// records' months, the baseline pointers, the receipt's month and the
+/// index.
+fn persist_dirs(records: &[Planned], builder: &ReceiptBuilder) -> Vec<String> {
+    let mut dirs: BTreeSet<String> = records.iter().map(|p| month_dir(&p.path)).collect();
+    dirs.insert("baselines/".to_owned());
+    dirs.insert(INDEX_DIR.to_owned());
+    if let Ok(t) = Utc::parse(&builder.sweep.started_at) {
+        dirs.insert(format!("receipts/{}/", t.year_month()));
+    }
+    dirs.into_iter().collect()
 }
 
 /// Reads the pointers at `tip` of the lanes that need them.
@@ -393,8 +413,11 @@ pub async fn persist<S: HistoryStore>(
         .map(|p| (p.path.clone(), p.sealed.clone()))
         .collect();
     let mut reverified: BTreeSet<Sha256Digest> = BTreeSet::new();
+    let dirs = persist_dirs(&planned, builder);
     for attempt in 1..=MAX_ATTEMPTS {
-        let tip = store.tip().await?;
+        let mut tip = store.tip_within(&dirs).await?;
+        let opened = index::open(store, &mut tip).await?;
+        let (mut idx, mut index_note) = (opened.index, opened.rebuilt);
         let pointers = pointers_at(store, &tip, &lanes).await?;
         let mut b = builder.clone();
         if let Some(r) = requests() {
@@ -416,6 +439,8 @@ pub async fn persist<S: HistoryStore>(
                 receipt_bytes: plan.receipt_bytes,
                 receipt_path: None,
                 known,
+                index: idx,
+                index_note,
             });
         }
         // Every record about to be written is verified again, from its
@@ -432,17 +457,37 @@ pub async fn persist<S: HistoryStore>(
                 })?;
             }
         }
+        // The index of the tip plus the records this commit adds, in the
+        // same commit.
+        let new: Vec<&SealedRecord> = planned
+            .iter()
+            .filter(|p| plan.files.iter().any(|(path, _)| *path == p.path))
+            .map(|p| &p.sealed)
+            .collect();
+        let unread = idx.unread_for(new.iter().copied());
+        if let Err(why) = index::load_segments(store, &tip, &mut idx, &unread).await? {
+            idx = index::rebuild(store, &mut tip).await?;
+            index_note = Some(format!(
+                "history index rebuilt from {} record(s): {why}",
+                idx.records()
+            ));
+        }
+        idx.add(new);
+        let mut files = plan.files.clone();
+        files.extend(idx.files(tip.commit.as_deref()));
         let commit = store
-            .commit(&tip, &plan.files, &plan.message, plan.date_unix)
+            .commit(&tip, &files, &plan.message, plan.date_unix)
             .await?;
         match store.advance(&tip, &commit).await? {
             Advance::Moved => continue,
             Advance::Done => {}
         }
+        idx.written(tip.commit.as_deref());
         let mut after = tip.clone();
+        after.parent = tip.commit.clone();
         after.commit = Some(commit.clone());
         after.tree = None;
-        for (path, bytes) in &plan.files {
+        for (path, bytes) in &files {
             after.files.insert(path.clone(), store.blob_id(bytes));
         }
         return Ok(Landed {
@@ -456,6 +501,8 @@ pub async fn persist<S: HistoryStore>(
             receipt_bytes: plan.receipt_bytes,
             receipt_path: Some(plan.receipt_path),
             known,
+            index: idx,
+            index_note,
         });
     }
     Err(StepError::new(
@@ -464,58 +511,4 @@ pub async fn persist<S: HistoryStore>(
             attempts: MAX_ATTEMPTS,
         },
     ))
-}
-
-/// Every record under `results/` at `tip` with its path, sorted by path:
-/// records in `known` as they are, every other one read, verified against
-/// the digest in its name and checked to belong at its path (so the path
-/// is the record's [`layout::record_path`]). Paths under `results/` that do
-/// not follow the layout are not records and are left out.
-pub async fn read_history<S: HistoryStore>(
-    store: &mut S,
-    tip: &TipIndex,
-    known: &BTreeMap<String, SealedRecord>,
-) -> Result<Vec<(String, SealedRecord)>, StepError> {
-    if tip.commit.is_none() {
-        return Ok(Vec::new());
-    }
-    let mut out = Vec::new();
-    let mut to_read: Vec<(&str, &str, layout::RecordEntry)> = Vec::new();
-    for (path, blob) in tip.files.range(layout::RESULTS_DIR.to_owned()..) {
-        if !path.starts_with(layout::RESULTS_DIR) {
-            break;
-        }
-        let Ok(entry) = layout::RecordEntry::parse(path) else {
-            continue;
-        };
-        match known.get(path) {
-            Some(s) => out.push((path.as_str(), s.clone())),
-            None => to_read.push((path.as_str(), blob.as_str(), entry)),
-        }
-    }
-    let wanted: Vec<(&str, &str, &Sha256Digest)> = to_read
-        .iter()
-        .map(|(p, b, entry)| (*p, *b, &entry.digest))
-        .collect();
-    let verdicts = store.read_records(tip, &wanted).await?;
-    drop(wanted);
-    for ((path, _, entry), verdict) in to_read.iter().zip(verdicts) {
-        let corrupt = |reason: String| {
-            StepError::new(
-                format!("read {path}"),
-                Cause::CorruptHistory {
-                    path: (*path).to_owned(),
-                    reason,
-                },
-            )
-        };
-        let sealed = verdict.map_err(|e| corrupt(format!("does not hold a valid record: {e}")))?;
-        let r = sealed.record();
-        if let Some(why) = entry.misplaced(&r.lane, &r.slot) {
-            return Err(corrupt(why));
-        }
-        out.push((path, sealed));
-    }
-    out.sort_by(|a, b| a.0.cmp(b.0));
-    Ok(out.into_iter().map(|(p, s)| (p.to_owned(), s)).collect())
 }

@@ -295,6 +295,22 @@ pub trait HistoryStore {
     /// The tip and its tree.
     async fn tip(&mut self) -> Result<TipIndex, StepError>;
 
+    /// The tip with the blobs under `dirs` (directory prefixes ending in
+    /// `/`, or paths), at least. By default the whole tree; a store that
+    /// can list part of a tree cheaply lists only those.
+    async fn tip_within(&mut self, dirs: &[String]) -> Result<TipIndex, StepError> {
+        let _ = dirs;
+        self.tip().await
+    }
+
+    /// Adds the blobs under `dirs` to a tip from
+    /// [`tip_within`](Self::tip_within). By default nothing: the default
+    /// tip holds every blob already.
+    async fn widen(&mut self, tip: &mut TipIndex, dirs: &[String]) -> Result<(), StepError> {
+        let _ = (tip, dirs);
+        Ok(())
+    }
+
     /// The bytes of the blob `blob` at `path` of `tip`.
     async fn read_blob(
         &mut self,

@@ -262,6 +262,8 @@ pub struct SweepReport {
     /// What the sweep cleaned up before it began (a lock or a half-built
     /// repository that a killed sweep left).
     pub setup_notes: Vec<String>,
+    /// Why the history index was rebuilt or not used, when it was.
+    pub index_note: Option<String>,
     /// Every valid record given to the persist (new or already present).
     pub persisted: Vec<PersistedRecord>,
     /// Baseline pointers that moved.
@@ -495,6 +497,9 @@ pub fn render_summary(r: &SweepReport) -> String {
     );
     for n in &r.setup_notes {
         let _ = writeln!(s, "setup: {n}");
+    }
+    if let Some(n) = &r.index_note {
+        let _ = writeln!(s, "history: {n}");
     }
 
     // Validate.
