@@ -691,7 +691,7 @@ mod tests {
 
     #[test]
     fn a_pointer_round_trips_and_its_parts_are_checked() {
-        let lane: LaneName = "nightly".parse().expect("lane");
+        let lane = LaneName::new("nightly").expect("lane");
         let mut idx = HistoryIndex::empty();
         let seg = vec![
             entry("2026-11-01T00:00:00Z", 1),

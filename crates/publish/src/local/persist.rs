@@ -116,7 +116,7 @@ impl LocalPersist for LocalHistory {
             verify(p.sealed.bytes(), Some(&digest))
                 .map_err(|source| LocalError::InvalidRecord { digest, source })?;
         }
-        let tip = self.tip_index()?;
+        let mut tip = self.tip_index()?;
         let lanes =
             benchops::baseline::lanes_with_proposals(planned.iter().map(|p| &p.sealed), policies);
         let mut store = self.clone();
@@ -132,7 +132,10 @@ impl LocalPersist for LocalHistory {
         let (commit, tree) = if plan.files.is_empty() {
             (None, parent_tree)
         } else {
-            let (c, t) = self.write_commit(&tip, &plan.files, &plan.message, plan.date_unix)?;
+            let (files, _, _) =
+                pollster::block_on(persist::with_index(&mut store, &mut tip, &planned, &plan))
+                    .map_err(from_step)?;
+            let (c, t) = self.write_commit(&tip, &files, &plan.message, plan.date_unix)?;
             (Some(c), Some(t))
         };
         Ok(PreparedCommit {

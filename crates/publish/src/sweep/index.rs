@@ -37,6 +37,24 @@ pub struct Opened {
     pub rebuilt: Option<String>,
 }
 
+/// What the sweep's rules need of each lane, for a sweep whose contents
+/// phase finished at `finished_at`: the newest records the trend and the
+/// durations look at, and the watchdog's default lookback before
+/// `finished_at` (the watchdog's own clock reads later, so its window lies
+/// inside).
+pub fn needs(finished_at: &str) -> Needs {
+    let since = finished_at.parse::<jiff::Timestamp>().ok().and_then(|t| {
+        let since = t - jiff::SignedDuration::from_hours(i64::from(
+            benchops::watchdog::DEFAULT_LOOKBACK_HOURS,
+        ));
+        benchops::time::Utc::parse(&since.to_string()).ok()
+    });
+    Needs {
+        recent: benchops::reconcile::TREND_RECORDS.max(super::report::DURATION_POINTS),
+        since,
+    }
+}
+
 /// The directory of a record's month (`results/<lane>/<yyyy>/<mm>/`).
 pub fn month_dir(path: &str) -> String {
     match path.rfind('/') {

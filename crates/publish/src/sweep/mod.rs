@@ -52,7 +52,6 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use benchops::fsio;
-use benchops::history_index::Needs;
 use benchops::manifest::{self, BaselinePolicy, Manifest};
 use benchops::receipt::{
     Receipt, RequestMetrics, SkippedEntry, Stopped, ValidatedEntry, WorkflowRun,
@@ -494,10 +493,7 @@ async fn persist_phase<S: HistoryStore>(
 
     // Read back, at the tip the persist left, the records the rules need.
     let reading = Instant::now();
-    let needs = Needs {
-        recent: benchops::reconcile::TREND_RECORDS.max(report::DURATION_POINTS),
-        since: lookback_start(&builder.sweep.finished_at),
-    };
+    let needs = index::needs(&builder.sweep.finished_at);
     let mut landed = landed;
     let (history, note) = index::read_needed(
         store,
@@ -514,17 +510,6 @@ async fn persist_phase<S: HistoryStore>(
     }
     seconds.read_history = reading.elapsed().as_secs_f64();
     Ok((refs, landed, history))
-}
-
-/// Where the watchdog's lookback starts for a sweep that finished its
-/// contents phase at `finished_at`: the default lookback before it (the
-/// watchdog's own clock reads later, so its window lies inside).
-fn lookback_start(finished_at: &str) -> Option<benchops::time::Utc> {
-    let t = finished_at.parse::<jiff::Timestamp>().ok()?;
-    let since = t - jiff::SignedDuration::from_hours(i64::from(
-        benchops::watchdog::DEFAULT_LOOKBACK_HOURS,
-    ));
-    benchops::time::Utc::parse(&since.to_string()).ok()
 }
 
 struct ReconcileOutcome {

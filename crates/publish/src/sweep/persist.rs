@@ -392,6 +392,39 @@ pub async fn pointers_at<S: HistoryStore>(
     Ok(out)
 }
 
+/// The files of a commit that writes `plan` over `tip`: the plan's, and
+/// the history index of the tip (opened, or rebuilt when it must be) with
+/// the records the commit adds, so the index lands in the same commit as
+/// its records. Returns the files, the index after the commit, and why it
+/// was rebuilt.
+pub async fn with_index<S: HistoryStore>(
+    store: &mut S,
+    tip: &mut TipIndex,
+    planned: &[Planned],
+    plan: &CommitPlan,
+) -> Result<(Vec<(String, Vec<u8>)>, HistoryIndex, Option<String>), StepError> {
+    let opened = index::open(store, tip).await?;
+    let (mut idx, mut note) = (opened.index, opened.rebuilt);
+    let writing: BTreeSet<&str> = plan.files.iter().map(|(p, _)| p.as_str()).collect();
+    let new: Vec<&SealedRecord> = planned
+        .iter()
+        .filter(|p| writing.contains(p.path.as_str()))
+        .map(|p| &p.sealed)
+        .collect();
+    let unread = idx.unread_for(new.iter().copied());
+    if let Err(why) = index::load_segments(store, tip, &mut idx, &unread).await? {
+        idx = index::rebuild(store, tip).await?;
+        note = Some(format!(
+            "history index rebuilt from {} record(s): {why}",
+            idx.records()
+        ));
+    }
+    idx.add(new);
+    let mut files = plan.files.clone();
+    files.extend(idx.files(tip.commit.as_deref()));
+    Ok((files, idx, note))
+}
+
 /// Persists `records` (in the given order, duplicates dropped) in one
 /// commit; see the module documentation. `requests` gives the request
 /// metrics so far, which each attempt's receipt records.
@@ -416,8 +449,6 @@ pub async fn persist<S: HistoryStore>(
     let dirs = persist_dirs(&planned, builder);
     for attempt in 1..=MAX_ATTEMPTS {
         let mut tip = store.tip_within(&dirs).await?;
-        let opened = index::open(store, &mut tip).await?;
-        let (mut idx, mut index_note) = (opened.index, opened.rebuilt);
         let pointers = pointers_at(store, &tip, &lanes).await?;
         let mut b = builder.clone();
         if let Some(r) = requests() {
@@ -428,6 +459,7 @@ pub async fn persist<S: HistoryStore>(
             plan_commit(&tip, &id, &planned, &pointers, &b, policies, attempt)?
         };
         if plan.files.is_empty() {
+            let opened = index::open(store, &mut tip).await?;
             return Ok(Landed {
                 commit: None,
                 parent: tip.commit.clone(),
@@ -439,8 +471,8 @@ pub async fn persist<S: HistoryStore>(
                 receipt_bytes: plan.receipt_bytes,
                 receipt_path: None,
                 known,
-                index: idx,
-                index_note,
+                index: opened.index,
+                index_note: opened.rebuilt,
             });
         }
         // Every record about to be written is verified again, from its
@@ -457,24 +489,7 @@ pub async fn persist<S: HistoryStore>(
                 })?;
             }
         }
-        // The index of the tip plus the records this commit adds, in the
-        // same commit.
-        let new: Vec<&SealedRecord> = planned
-            .iter()
-            .filter(|p| plan.files.iter().any(|(path, _)| *path == p.path))
-            .map(|p| &p.sealed)
-            .collect();
-        let unread = idx.unread_for(new.iter().copied());
-        if let Err(why) = index::load_segments(store, &tip, &mut idx, &unread).await? {
-            idx = index::rebuild(store, &mut tip).await?;
-            index_note = Some(format!(
-                "history index rebuilt from {} record(s): {why}",
-                idx.records()
-            ));
-        }
-        idx.add(new);
-        let mut files = plan.files.clone();
-        files.extend(idx.files(tip.commit.as_deref()));
+        let (files, mut idx, index_note) = with_index(store, &mut tip, &planned, &plan).await?;
         let commit = store
             .commit(&tip, &files, &plan.message, plan.date_unix)
             .await?;

@@ -13,6 +13,7 @@ mod config_cli;
 mod first_verified_run;
 mod health_cli;
 mod health_issue;
+mod history_index;
 mod history_local;
 mod history_many_blobs;
 mod hostile_files;

@@ -336,7 +336,16 @@ where
     let github: &'static Mode = Box::leak(Box::new(github));
     scenario(local).await;
     scenario(github).await;
-    let (a, b) = (local.state(), github.state());
+    let (mut a, mut b) = (local.state(), github.state());
+    // The index pointer names the commit it was built on, which differs
+    // between the two stores; everything else in it agrees.
+    for s in [&mut a, &mut b] {
+        if let Some(bytes) = s.files.get_mut(benchops::history_index::POINTER_PATH) {
+            let mut v: serde_json::Value = serde_json::from_slice(bytes).expect("pointer");
+            v["built_on"] = serde_json::Value::Null;
+            *bytes = serde_json::to_vec(&v).expect("json");
+        }
+    }
     assert_eq!(
         a.files.keys().collect::<Vec<_>>(),
         b.files.keys().collect::<Vec<_>>()
