@@ -237,3 +237,203 @@ fn the_records_the_index_selects_decide_as_all_of_history() {
     }
     assert!(smaller >= 6, "the index chose fewer records than history holds in {smaller} of 8");
 }
+
+// ---------------------------------------------------------------------------
+// The index in local sweeps: kept, stale, missing, corrupt, wrong.
+
+mod sweeps {
+    use std::fs;
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    use benchops::history_index::{EVIDENCE_PATH, HistoryIndex, POINTER_PATH};
+    use benchops::seal::SealedRecord;
+    use benchops_publish::history::LocalHistory;
+    use benchops_publish::local::{LocalSweepOptions, sweep_local};
+    use benchops_publish::sweep::{Applied, Clock, SweepReport};
+    use benchops_testkit::records::{TWO_LANE_MANIFEST, clean, drift};
+
+    struct Env {
+        _tmp: tempfile::TempDir,
+        dir: PathBuf,
+        manifest: PathBuf,
+    }
+
+    fn env() -> Env {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join(".benchops");
+        fs::create_dir_all(dir.join("sealed")).expect("sealed dir");
+        let manifest = tmp.path().join("schedule.toml");
+        fs::write(&manifest, TWO_LANE_MANIFEST).expect("manifest");
+        Env {
+            _tmp: tmp,
+            dir,
+            manifest,
+        }
+    }
+
+    impl Env {
+        fn sweep(&self, records: &[&SealedRecord]) -> SweepReport {
+            for r in records {
+                fs::write(self.dir.join("sealed").join(r.file_name()), r.bytes())
+                    .expect("handoff");
+            }
+            let mut o = LocalSweepOptions::new(&self.dir, &self.manifest);
+            o.clock = Clock::fixed("2026-12-02T00:00:00.000Z");
+            sweep_local(&o).expect("sweep succeeds")
+        }
+
+        fn git_dir(&self) -> PathBuf {
+            LocalHistory::open(self.dir.join("history.git"))
+                .expect("history")
+                .git_dir()
+                .to_path_buf()
+        }
+
+        fn git(&self, args: &[&str], index_file: Option<&Path>) -> String {
+            let mut c = Command::new("git");
+            c.arg("--git-dir").arg(self.git_dir()).args(args);
+            if let Some(f) = index_file {
+                // An index file needs a work tree to name; an empty one.
+                let wt = self._tmp.path().join("work-tree");
+                fs::create_dir_all(&wt).expect("work tree");
+                c.env("GIT_INDEX_FILE", f).env("GIT_WORK_TREE", wt);
+            }
+            let out = c.output().expect("git runs");
+            assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        }
+
+        fn file(&self, path: &str) -> Vec<u8> {
+            let spec = format!("benchmark-history:{path}");
+            let mut c = Command::new("git");
+            c.arg("--git-dir").arg(self.git_dir()).args(["cat-file", "blob", &spec]);
+            c.output().expect("git runs").stdout
+        }
+
+        /// Replaces the tip by a commit of its tree with `edits` (None:
+        /// removed), on the tip (`on_tip`) or, as if the tip's own commit
+        /// had carried them, on the tip's parent.
+        fn rewrite(&self, edits: &[(&str, Option<&[u8]>)], on_tip: bool) {
+            let idx = self._tmp.path().join("git-index");
+            let _ = fs::remove_file(&idx);
+            self.git(&["read-tree", "benchmark-history"], Some(&idx));
+            for (path, bytes) in edits {
+                match bytes {
+                    Some(b) => {
+                        let f = self._tmp.path().join("blob");
+                        fs::write(&f, b).expect("blob file");
+                        let blob = self.git(&["hash-object", "-w", f.to_str().expect("utf-8")], None);
+                        let info = format!("100644,{blob},{path}");
+                        self.git(&["update-index", "--add", "--cacheinfo", &info], Some(&idx));
+                    }
+                    None => {
+                        self.git(&["update-index", "--force-remove", path], Some(&idx));
+                    }
+                }
+            }
+            let tree = self.git(&["write-tree"], Some(&idx));
+            let parent = if on_tip {
+                "benchmark-history"
+            } else {
+                "benchmark-history^"
+            };
+            let parent = self.git(&["rev-parse", parent], None);
+            let commit = self.git(&["commit-tree", &tree, "-p", &parent, "-m", "edit"], None);
+            self.git(&["update-ref", "refs/heads/benchmark-history", &commit], None);
+        }
+    }
+
+    fn slot(day: u32) -> String {
+        format!("2026-11-{day:02}T01:00:00Z")
+    }
+
+    #[test]
+    fn each_sweep_keeps_the_index_in_its_commit_and_the_next_one_trusts_it() {
+        let e = env();
+        let first = e.sweep(&[&drift("nightly", &slot(1))]);
+        assert_eq!(first.index_note, None, "an empty history needs no rebuild");
+        let second = e.sweep(&[&clean("nightly", &slot(2))]);
+        assert_eq!(second.index_note, None);
+        assert_eq!(second.history_records, 2);
+        let pointer: serde_json::Value =
+            serde_json::from_slice(&e.file(POINTER_PATH)).expect("pointer");
+        let parent = e.git(&["rev-parse", "benchmark-history^"], None);
+        assert_eq!(pointer["built_on"], parent.as_str(), "built on the tip's parent");
+        assert_eq!(pointer["records"], 2);
+        assert_eq!(e.file(EVIDENCE_PATH).iter().filter(|&&b| b == b'\n').count(), 1);
+    }
+
+    #[test]
+    fn a_commit_the_sweep_did_not_make_leaves_a_stale_index_that_is_rebuilt() {
+        let e = env();
+        e.sweep(&[&drift("nightly", &slot(1))]);
+        e.rewrite(&[("notes.txt", Some(b"a note".as_slice()))], true);
+        let r = e.sweep(&[&clean("nightly", &slot(2))]);
+        let note = r.index_note.clone().expect("a note");
+        assert!(note.contains("rebuilt from 1 record(s): stale"), "{note}");
+        assert!(render(&r).contains("history: history index rebuilt"), "the summary says so");
+        assert_eq!(r.history_records, 2);
+        // The rebuilt index landed with the new record: the next sweep
+        // trusts it.
+        let next = e.sweep(&[&clean("nightly", &slot(3))]);
+        assert_eq!(next.index_note, None);
+        assert_eq!(next.history_records, 3);
+    }
+
+    #[test]
+    fn a_missing_or_corrupt_index_is_rebuilt_and_never_trusted() {
+        let e = env();
+        e.sweep(&[&drift("nightly", &slot(1))]);
+        e.sweep(&[&drift("nightly", &slot(2))]);
+        // The tip's own commit without the pointer.
+        e.rewrite(&[(POINTER_PATH, None)], false);
+        let r = e.sweep(&[&drift("nightly", &slot(3))]);
+        let note = r.index_note.expect("a note");
+        assert!(note.contains("index/index.json is missing"), "{note}");
+
+        // The tip's own commit with one byte of the evidence changed.
+        let mut evidence = e.file(EVIDENCE_PATH);
+        evidence[10] ^= 1;
+        e.rewrite(&[(EVIDENCE_PATH, Some(evidence.as_slice()))], false);
+        let r = e.sweep(&[&clean("nightly", &slot(4))]);
+        let note = r.index_note.expect("a note");
+        assert!(note.contains("corrupt") && note.contains("sha256"), "{note}");
+        // The issue the first drift opened is the one kept up to date: no
+        // second issue from a rebuilt index.
+        assert_eq!(r.history_records, 4);
+        assert!(
+            !r.applied.iter().any(|a| matches!(a, Applied::Opened { .. })),
+            "{:?}",
+            r.applied
+        );
+    }
+
+    #[test]
+    fn an_index_that_names_a_record_the_tree_lacks_is_caught_when_read() {
+        let e = env();
+        let one = drift("nightly", &slot(1));
+        e.sweep(&[&one]);
+        let two = clean("nightly", &slot(2));
+        e.sweep(&[&two]);
+        // A sound-looking index on the right parent, naming a record that
+        // is not in history.
+        let ghost = drift("sentinel", &slot(3));
+        let parent = e.git(&["rev-parse", "benchmark-history^"], None);
+        let mut wrong = HistoryIndex::build([&one, &two, &ghost]);
+        let files = wrong.files(Some(parent.as_str()));
+        let edits: Vec<(&str, Option<&[u8]>)> = files
+            .iter()
+            .map(|(p, b)| (p.as_str(), Some(b.as_slice())))
+            .collect();
+        e.rewrite(&edits, false);
+        let r = e.sweep(&[&clean("nightly", &slot(4))]);
+        let note = r.index_note.clone().expect("a note");
+        assert!(note.contains("disagreed") && note.contains("sentinel"), "{note}");
+        assert_eq!(r.history_records, 3, "the records, not the index, count");
+    }
+
+    fn render(r: &SweepReport) -> String {
+        benchops_publish::sweep::render_summary(r)
+    }
+}
