@@ -203,6 +203,8 @@ pub struct HistoryIndex {
     lanes: BTreeMap<LaneName, BTreeMap<String, Segment>>,
     drift: Vec<DriftEntry>,
     drift_dirty: bool,
+    /// The evidence part as the pointer gave it (or as last written).
+    evidence: Option<Part>,
     records: u64,
 }
 
@@ -304,6 +306,7 @@ impl HistoryIndex {
         let mut idx = Self {
             built_on: p.built_on,
             records: p.records,
+            evidence: Some(p.evidence.clone()),
             ..Self::default()
         };
         let mut sum = 0u64;
@@ -514,14 +517,19 @@ impl HistoryIndex {
                 });
             }
         }
-        let evidence = jsonl(&self.drift);
-        let evidence_part = Part {
-            records: self.drift.len() as u64,
-            sha256: Sha256Digest::of(&evidence),
+        let evidence_part = match (&self.evidence, self.drift_dirty) {
+            (Some(part), false) => part.clone(),
+            _ => {
+                let evidence = jsonl(&self.drift);
+                let part = Part {
+                    records: self.drift.len() as u64,
+                    sha256: Sha256Digest::of(&evidence),
+                };
+                out.push((EVIDENCE_PATH.to_owned(), evidence));
+                part
+            }
         };
-        if self.drift_dirty {
-            out.push((EVIDENCE_PATH.to_owned(), evidence));
-        }
+        self.evidence = Some(evidence_part.clone());
         let pointer = Pointer {
             built_on: parent.map(str::to_owned),
             evidence: evidence_part,

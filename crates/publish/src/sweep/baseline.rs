@@ -64,7 +64,7 @@ pub async fn move_baseline<S: HistoryStore>(
     let digest = m.record.digest();
     let lanes = BTreeSet::from([m.lane.clone()]);
     for attempt in 1..=MAX_ATTEMPTS {
-        let tip = store.tip().await?;
+        let mut tip = store.tip().await?;
         // The record must be on this very tip, at its path, with its bytes.
         match tip.files.get(&m.path) {
             Some(blob) if *blob == store.blob_id(m.record.bytes()) => {}
@@ -141,10 +141,12 @@ pub async fn move_baseline<S: HistoryStore>(
             "benchops: baseline {} set to {digest} by hand\n\nreceipt: {receipt_path}\n",
             m.lane
         );
-        let files = vec![
+        let mut files = vec![
             (layout::baseline_path(&m.lane), pointer_bytes),
             (receipt_path.clone(), receipt_bytes),
         ];
+        // The history index stays fresh across a commit that adds no record.
+        files.extend(super::index::carried(store, &mut tip).await?);
         let commit = store
             .commit(&tip, &files, &message, finished.unix_seconds())
             .await?;

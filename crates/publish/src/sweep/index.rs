@@ -147,6 +147,51 @@ async fn read_fresh<S: HistoryStore>(
     Ok(Ok(index))
 }
 
+/// The pointer of a commit on `tip` that adds no record (a baseline moved
+/// by hand): the index at `tip` carried over, when it is fresh there; else
+/// nothing, and the next sweep rebuilds it.
+pub async fn carried<S: HistoryStore>(
+    store: &mut S,
+    tip: &mut TipIndex,
+) -> Result<Vec<(String, Vec<u8>)>, StepError> {
+    if tip.commit.is_none() {
+        return Ok(Vec::new());
+    }
+    store.widen(tip, &[INDEX_DIR.to_owned()]).await?;
+    Ok(match read_fresh(store, tip).await? {
+        Ok(mut index) => index.files(tip.commit.as_deref()),
+        Err(_) => Vec::new(),
+    })
+}
+
+/// Commits `index` (rebuilt because the one on the branch was wrong) on
+/// `tip` by itself, so the next sweep does not trust the wrong one. The
+/// commit id, or None when the branch moved meanwhile (the next sweep finds
+/// the index wrong again and repeats this).
+pub async fn repair<S: HistoryStore>(
+    store: &mut S,
+    tip: &TipIndex,
+    index: &mut HistoryIndex,
+    date_unix: i64,
+) -> Result<Option<String>, StepError> {
+    let files = index.files(tip.commit.as_deref());
+    let commit = store
+        .commit(
+            tip,
+            &files,
+            "benchops: rebuild the history index\n\nThe index named records the branch does not hold.\n",
+            date_unix,
+        )
+        .await?;
+    match store.advance(tip, &commit).await? {
+        super::ports::Advance::Done => {
+            index.written(tip.commit.as_deref());
+            Ok(Some(commit))
+        }
+        super::ports::Advance::Moved => Ok(None),
+    }
+}
+
 /// Reads the month parts `wanted` names into `index`; an error says which
 /// part is missing or corrupt.
 pub async fn load_segments<S: HistoryStore>(
@@ -225,6 +270,16 @@ async fn read_checked<S: HistoryStore>(
     Ok(out)
 }
 
+/// What [`read_needed`] read.
+#[derive(Debug)]
+pub struct Needed {
+    /// The records, sorted by path.
+    pub records: Vec<(String, SealedRecord)>,
+    /// When the index turned out wrong: why. `records` is then all of
+    /// history, and the index passed in was replaced by a rebuilt one.
+    pub wrong: Option<String>,
+}
+
 /// The records of history the sweep's rules need (see the module
 /// documentation), sorted by path; `known` are records in memory already
 /// (by path). When the index turns out wrong, every record, and why.
@@ -235,9 +290,12 @@ pub async fn read_needed<S: HistoryStore>(
     known: &BTreeMap<String, SealedRecord>,
     manifest: &Manifest,
     needs: &Needs,
-) -> Result<(Vec<(String, SealedRecord)>, Option<String>), StepError> {
+) -> Result<Needed, StepError> {
     if tip.commit.is_none() {
-        return Ok((Vec::new(), None));
+        return Ok(Needed {
+            records: Vec::new(),
+            wrong: None,
+        });
     }
     let mut loaded: HashMap<Sha256Digest, (String, SealedRecord)> = known
         .iter()
@@ -272,17 +330,20 @@ pub async fn read_needed<S: HistoryStore>(
             out.extend(read_checked(store, tip, chunk).await?);
         }
         *index = rebuilt;
-        return Ok((
-            out,
-            Some(format!(
+        return Ok(Needed {
+            records: out,
+            wrong: Some(format!(
                 "history index disagreed with the records ({why}): read all {} record(s)",
                 index.records()
             )),
-        ));
+        });
     }
     let mut out: Vec<(String, SealedRecord)> = loaded.into_values().collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok((out, None))
+    Ok(Needed {
+        records: out,
+        wrong: None,
+    })
 }
 
 /// Reads the records the index names; `Err` when the tree lacks one.

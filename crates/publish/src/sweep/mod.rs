@@ -495,7 +495,8 @@ async fn persist_phase<S: HistoryStore>(
     let reading = Instant::now();
     let needs = index::needs(&builder.sweep.finished_at);
     let mut landed = landed;
-    let (history, note) = index::read_needed(
+    let stop = |e, landed: &persist::Landed| (Phase::Persist, e, Some(landed.receipt.clone()));
+    let needed = match index::read_needed(
         store,
         &mut landed.tip,
         &mut landed.index,
@@ -504,9 +505,26 @@ async fn persist_phase<S: HistoryStore>(
         &needs,
     )
     .await
-    .map_err(|e| (Phase::Persist, e, Some(landed.receipt.clone())))?;
-    if let Some(n) = note {
-        landed.index_note = Some(n);
+    {
+        Ok(n) => n,
+        Err(e) => return Err(stop(e, &landed)),
+    };
+    let history = needed.records;
+    if let Some(why) = needed.wrong {
+        // Commit the rebuilt index so the next sweep does not trust the
+        // wrong one.
+        let date = benchops::time::Utc::parse(&builder.sweep.finished_at)
+            .map(|t| t.unix_seconds())
+            .unwrap_or_default();
+        let repaired =
+            match index::repair(store, &landed.tip, &mut landed.index, date).await {
+                Ok(r) => r,
+                Err(e) => return Err(stop(e, &landed)),
+            };
+        landed.index_note = Some(match repaired {
+            Some(c) => format!("{why}; the rebuilt index was committed as {c}"),
+            None => format!("{why}; the branch moved, so the next sweep rebuilds it again"),
+        });
     }
     seconds.read_history = reading.elapsed().as_secs_f64();
     Ok((refs, landed, history))

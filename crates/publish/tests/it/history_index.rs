@@ -430,7 +430,44 @@ mod sweeps {
         let r = e.sweep(&[&clean("nightly", &slot(4))]);
         let note = r.index_note.clone().expect("a note");
         assert!(note.contains("disagreed") && note.contains("sentinel"), "{note}");
+        assert!(note.contains("the rebuilt index was committed as"), "{note}");
         assert_eq!(r.history_records, 3, "the records, not the index, count");
+        // That commit repaired it: the next sweep trusts the index again.
+        let next = e.sweep(&[&clean("nightly", &slot(5))]);
+        assert_eq!(next.index_note, None);
+        assert_eq!(next.history_records, 4);
+    }
+
+    #[test]
+    fn a_baseline_moved_by_hand_carries_the_index_over() {
+        use benchops::receipt::BaselineDecision;
+        use benchops_publish::history::ReceiptBuilder;
+        use benchops_publish::sweep::baseline::{BaselineMove, move_baseline};
+
+        let e = env();
+        let one = clean("nightly", &slot(1));
+        e.sweep(&[&one]);
+        e.sweep(&[&clean("nightly", &slot(2))]);
+        let mut store = LocalHistory::open(e.dir.join("history.git")).expect("history");
+        let moved = pollster::block_on(move_baseline(
+            &mut store,
+            &BaselineMove {
+                lane: benchops::LaneName::new("nightly").expect("lane"),
+                path: benchops_publish::history::record_path(&one).expect("path"),
+                record: one.clone(),
+                policy: benchops::manifest::BaselinePolicy::LastClean,
+                decision: BaselineDecision {
+                    by: "maintainer".into(),
+                    reason: "back to the first run".into(),
+                },
+            },
+            &ReceiptBuilder::new("2026-12-01T12:00:00Z", "2026-12-01T12:00:00Z", "baseline"),
+        ))
+        .expect("moves");
+        assert!(moved.commit.is_some());
+        let r = e.sweep(&[&clean("nightly", &slot(3))]);
+        assert_eq!(r.index_note, None, "the index is still fresh");
+        assert_eq!(r.history_records, 3);
     }
 
     fn render(r: &SweepReport) -> String {
