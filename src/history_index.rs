@@ -231,6 +231,9 @@ pub struct Needs {
     pub recent: usize,
     /// Each lane's records with a slot at or after this instant.
     pub since: Option<Utc>,
+    /// Whether the drift keys' evidence and open episodes are needed (the
+    /// reconcile); health and the watchdog do without.
+    pub drift: bool,
 }
 
 fn jsonl<T: Serialize>(items: &[T]) -> Vec<u8> {
@@ -597,7 +600,7 @@ impl HistoryIndex {
                     .or_insert_with(|| (lane.clone(), e.clone()));
             }
         };
-        for d in &self.drift {
+        for d in self.drift.iter().filter(|_| needs.drift) {
             want(
                 &d.lane,
                 &IndexEntry {
@@ -640,7 +643,7 @@ impl HistoryIndex {
         }
         // Each key's open episode in each lane covering its case.
         let mut epochs: BTreeMap<&DriftKey, &DriftEntry> = BTreeMap::new();
-        for d in &self.drift {
+        for d in self.drift.iter().filter(|_| needs.drift) {
             for k in &d.keys {
                 epochs.insert(k, d);
             }

@@ -26,7 +26,8 @@ use serde::Serialize;
 use crate::ledger::{Ledger, LedgerState};
 use crate::sweep::report::{DurationPoint, durations_of, trend};
 use crate::text::markdown_cell as cell;
-use crate::watchdog::{WatchError, history_error, open_history};
+use crate::history::LocalHistory;
+use crate::watchdog::{WatchError, history_error, indexed_records, open_repo};
 
 /// The schema tag of the JSON report.
 pub const HEALTH_SCHEMA: &str = "health-report/v1";
@@ -260,31 +261,12 @@ pub fn health_local(
     manifest: &Manifest,
     settings: &WatchSettings,
 ) -> Result<HealthReport, WatchError> {
-    let (h, tip) = open_history(history)?;
-    let err = history_error(history);
-    let entries: Vec<(&String, &String, RecordEntry)> = tip
-        .files
-        .iter()
-        .filter(|(p, _)| p.starts_with(RESULTS_DIR))
-        .filter_map(|(p, b)| RecordEntry::parse(p).ok().map(|e| (p, b, e)))
-        .collect();
-    let items: Vec<(&str, Option<&benchops::Sha256Digest>)> = entries
-        .iter()
-        .map(|(_, b, e)| (b.as_str(), Some(&e.digest)))
-        .collect();
-    let verdicts = h.read_verified(&items).map_err(err)?;
-    drop(items);
-    let mut records: Vec<SealedRecord> = Vec::with_capacity(verdicts.len());
-    let mut unreadable = Vec::new();
-    for ((path, _, entry), verdict) in entries.iter().zip(verdicts) {
-        match verdict {
-            Ok(s) => match entry.misplaced(&s.record().lane, &s.record().slot) {
-                None => records.push(s),
-                Some(why) => unreadable.push(((*path).clone(), why)),
-            },
-            Err(e) => unreadable.push(((*path).clone(), format!("not a valid record: {e}"))),
-        }
-    }
+    let h = open_repo(history)?;
+    let recent = benchops::reconcile::TREND_RECORDS.max(crate::sweep::report::DURATION_POINTS);
+    let (mut records, unreadable) = match indexed_records(&h, manifest, recent, settings.since)? {
+        Some(v) => v,
+        None => read_all(&h, history)?,
+    };
     records.sort_by(|a, b| {
         (&a.record().slot, &a.record().finished_at)
             .cmp(&(&b.record().slot, &b.record().finished_at))
@@ -545,4 +527,38 @@ pub fn render_text(r: &HealthReport) -> String {
         }
     );
     s
+}
+
+/// Every record of the history at `history`, with those that cannot be
+/// read listed instead (the way without a fresh index).
+fn read_all(
+    h: &LocalHistory,
+    history: &Path,
+) -> Result<(Vec<SealedRecord>, Vec<(String, String)>), WatchError> {
+    let tip = h.tip_index().map_err(history_error(history))?;
+    let err = history_error(history);
+    let entries: Vec<(&String, &String, RecordEntry)> = tip
+        .files
+        .iter()
+        .filter(|(p, _)| p.starts_with(RESULTS_DIR))
+        .filter_map(|(p, b)| RecordEntry::parse(p).ok().map(|e| (p, b, e)))
+        .collect();
+    let items: Vec<(&str, Option<&benchops::Sha256Digest>)> = entries
+        .iter()
+        .map(|(_, b, e)| (b.as_str(), Some(&e.digest)))
+        .collect();
+    let verdicts = h.read_verified(&items).map_err(err)?;
+    drop(items);
+    let mut records: Vec<SealedRecord> = Vec::with_capacity(verdicts.len());
+    let mut unreadable = Vec::new();
+    for ((path, _, entry), verdict) in entries.iter().zip(verdicts) {
+        match verdict {
+            Ok(s) => match entry.misplaced(&s.record().lane, &s.record().slot) {
+                None => records.push(s),
+                Some(why) => unreadable.push(((*path).clone(), why)),
+            },
+            Err(e) => unreadable.push(((*path).clone(), format!("not a valid record: {e}"))),
+        }
+    }
+    Ok((records, unreadable))
 }

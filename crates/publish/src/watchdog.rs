@@ -99,18 +99,113 @@ pub(crate) fn history_error(
     }
 }
 
-/// Opens an existing repository holding the history branch (never creates
-/// one: a wrong path is [`WatchError::NoHistory`]) and reads its tip.
-pub(crate) fn open_history(
-    history: &Path,
-) -> Result<(LocalHistory, crate::sweep::TipIndex), WatchError> {
+/// Opens an existing repository holding the history branch, without
+/// listing its tip (never creates one: a wrong path is
+/// [`WatchError::NoHistory`]).
+pub(crate) fn open_repo(history: &Path) -> Result<LocalHistory, WatchError> {
     if !(history.join("HEAD").is_file() || history.join(".git").exists()) {
         return Err(WatchError::NoHistory(history.to_path_buf()));
     }
-    let h = LocalHistory::open_or_init(history).map_err(history_error(history))?;
-    let tip = h.tip_index().map_err(history_error(history))?;
-    Ok((h, tip))
+    LocalHistory::open_or_init(history).map_err(history_error(history))
 }
+
+/// Records read through the history index when it is fresh at the tip:
+/// each lane's oldest record, its newest `recent` and those from `since` on
+/// (see [`benchops::history_index`]), so the cost follows the lookback, not
+/// the history's age. Each is verified against the digest its name carries
+/// and placed at its lane and slot; one that fails is listed as unreadable.
+/// `None` when the index is missing, stale, corrupt or names a record the
+/// tree lacks: the caller then reads history in full.
+pub(crate) fn indexed_records(
+    h: &LocalHistory,
+    manifest: &Manifest,
+    recent: usize,
+    since: Timestamp,
+) -> Result<Option<(Vec<benchops::SealedRecord>, Unreadable)>, WatchError> {
+    use benchops::history_index::{HistoryIndex, INDEX_DIR, Needs, POINTER_PATH, segment_path};
+    use std::collections::{BTreeSet, HashMap};
+
+    let err = history_error(h.path());
+    let mut tip = h
+        .tip_index_within(&[INDEX_DIR.to_owned()])
+        .map_err(&err)?;
+    let read = |tip: &crate::sweep::TipIndex, path: &str| -> Result<Option<Vec<u8>>, WatchError> {
+        match tip.files.get(path) {
+            None => Ok(None),
+            Some(blob) => Ok(h.read_blobs(&[blob.as_str()]).map_err(&err)?.pop()),
+        }
+    };
+    let Some(pointer) = read(&tip, POINTER_PATH)? else {
+        return Ok(None);
+    };
+    let Ok((mut index, _)) = HistoryIndex::from_pointer(&pointer) else {
+        return Ok(None);
+    };
+    if index.built_on() != tip.parent.as_deref() {
+        return Ok(None);
+    }
+    let needs = Needs {
+        recent,
+        since: benchops::time::Utc::parse(&since.to_string()).ok(),
+        drift: false,
+    };
+    let mut got: HashMap<benchops::Sha256Digest, benchops::SealedRecord> = HashMap::new();
+    let mut tried = BTreeSet::new();
+    let mut unreadable = Vec::new();
+    loop {
+        let reads = index.next_reads(manifest, &|d| got.get(d).map(|s| s.record()), &needs);
+        let records: Vec<_> = reads
+            .records
+            .into_iter()
+            .filter(|(_, e)| tried.insert(e.digest))
+            .collect();
+        if reads.segments.is_empty() && records.is_empty() {
+            break;
+        }
+        for (lane, month) in &reads.segments {
+            let Some(bytes) = read(&tip, &segment_path(lane, month))? else {
+                return Ok(None);
+            };
+            if index.load_segment(lane, month, &bytes).is_err() {
+                return Ok(None);
+            }
+        }
+        let mut wanted = Vec::with_capacity(records.len());
+        for (lane, e) in &records {
+            let Ok(path) = benchops::layout::record_path(lane, &e.slot, &e.digest) else {
+                return Ok(None);
+            };
+            wanted.push(path);
+        }
+        let dirs: BTreeSet<String> = wanted
+            .iter()
+            .map(|p| crate::sweep::index::month_dir(p))
+            .collect();
+        h.widen(&mut tip, &dirs.into_iter().collect::<Vec<_>>())
+            .map_err(&err)?;
+        let mut items = Vec::with_capacity(wanted.len());
+        for ((_, e), path) in records.iter().zip(&wanted) {
+            let Some(blob) = tip.files.get(path) else {
+                return Ok(None);
+            };
+            items.push((blob.as_str(), Some(&e.digest)));
+        }
+        let verdicts = h.read_verified(&items).map_err(&err)?;
+        for ((path, (lane, e)), verdict) in wanted.iter().zip(&records).zip(verdicts) {
+            match verdict {
+                Ok(s) if s.record().lane == *lane && s.record().slot == e.slot => {
+                    got.insert(e.digest, s);
+                }
+                Ok(_) => unreadable.push((path.clone(), "not at its lane and slot".to_owned())),
+                Err(e) => unreadable.push((path.clone(), format!("not a valid record: {e}"))),
+            }
+        }
+    }
+    Ok(Some((got.into_values().collect(), unreadable)))
+}
+
+/// Records that could not be read: (path, why).
+pub(crate) type Unreadable = Vec<(String, String)>;
 
 /// Watches the local history at `history` (a `history.git` repository).
 pub fn watch_local(
@@ -118,7 +213,29 @@ pub fn watch_local(
     manifest: &Manifest,
     settings: &WatchSettings,
 ) -> Result<WatchReport, WatchError> {
-    let (h, tip) = open_history(history)?;
+    let h = open_repo(history)?;
+    // Through the index: the lookback, each lane's latest and oldest record.
+    if let Some((records, unreadable)) = indexed_records(&h, manifest, 1, settings.since)? {
+        let metas: Vec<SlotMeta> = records
+            .iter()
+            .filter_map(|s| SlotMeta::of(s.record(), &s.digest().to_string()))
+            .collect();
+        // Counted as below: the records inside the lookback (the lane's
+        // oldest and latest outside it only say where slots start).
+        let inside = metas
+            .iter()
+            .filter(|m| m.slot + SignedDuration::from_secs(1) > settings.since)
+            .count();
+        return Ok(WatchReport {
+            schema: WATCHDOG_SCHEMA,
+            now: settings.now.to_string(),
+            since: settings.since.to_string(),
+            records_read: inside,
+            unreadable,
+            lanes: watch(manifest, &metas, settings),
+        });
+    }
+    let tip = h.tip_index().map_err(history_error(history))?;
     let err = history_error(history);
     // Lanes' first slots come from paths; records inside the lookback are
     // read for their times and counts.

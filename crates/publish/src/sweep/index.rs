@@ -52,6 +52,7 @@ pub fn needs(finished_at: &str) -> Needs {
     Needs {
         recent: benchops::reconcile::TREND_RECORDS.max(super::report::DURATION_POINTS),
         since,
+        drift: true,
     }
 }
 
@@ -118,7 +119,7 @@ pub async fn open<S: HistoryStore>(
 }
 
 /// The index at `tip` when it is there, fresh and sound; else why not.
-async fn read_fresh<S: HistoryStore>(
+pub async fn read_fresh<S: HistoryStore>(
     store: &mut S,
     tip: &TipIndex,
 ) -> Result<Result<HistoryIndex, String>, StepError> {

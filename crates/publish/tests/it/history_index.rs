@@ -198,6 +198,31 @@ fn decisions(
     format!("{statuses:#?}\n{plan:#?}\n{watch:#?}\n{health:#?}\n{durations:#?}\n{body}")
 }
 
+fn watch_and_health(manifest: &Manifest, records: &[&SealedRecord], now: &str) -> String {
+    let with_paths: Vec<(String, SealedRecord)> = records
+        .iter()
+        .map(|s| {
+            let r = s.record();
+            let p = benchops::layout::record_path(&r.lane, &r.slot, &s.digest()).expect("path");
+            (p, (*s).clone())
+        })
+        .collect();
+    let mut sorted: Vec<&SealedRecord> = records.to_vec();
+    sorted.sort_by(|a, b| {
+        (&a.record().slot, &a.record().finished_at).cmp(&(&b.record().slot, &b.record().finished_at))
+    });
+    let durations: Vec<_> = manifest
+        .lanes
+        .iter()
+        .map(|l| report::durations_of(&sorted, l.name.as_str()))
+        .collect();
+    format!(
+        "{:#?}\n{:#?}\n{durations:#?}",
+        report::watchdog(manifest, &with_paths, now),
+        report::health(manifest, &with_paths)
+    )
+}
+
 #[test]
 fn the_records_the_index_selects_decide_as_all_of_history() {
     let manifest = manifest::from_toml(MANIFEST, "schedule.toml")
@@ -225,6 +250,19 @@ fn the_records_the_index_selects_decide_as_all_of_history() {
             "case {case}: {} records, {} chosen, no issues",
             all.len(),
             chosen.len()
+        );
+        // What health and the watchdog read (no drift evidence, no
+        // episodes) decides their figures as all of history does.
+        let lookback = Needs {
+            drift: false,
+            ..needs
+        };
+        let few = subset(&manifest, &all, &lookback);
+        assert!(few.len() <= chosen.len());
+        assert_eq!(
+            watch_and_health(&manifest, &full, &now),
+            watch_and_health(&manifest, &few, &now),
+            "case {case}: health and the watchdog"
         );
         let hist: Vec<HistoryRecord<'_>> = full.iter().map(|s| HistoryRecord::from(*s)).collect();
         let opened = reconcile(&manifest, &hist, &[], &RenderOptions::new("https://example.test/history"));
