@@ -50,6 +50,17 @@ impl ObjectStore {
         tree::list_tree(self.cmd(), tree)
     }
 
+    /// The blobs of `tree` under `dirs` (directory prefixes or paths), by
+    /// path, or `None` when the store does not hold that tree. One
+    /// `cat-file -e` and one `ls-tree -r -z` over those paths only.
+    pub fn list_tree_within(
+        &self,
+        tree: &str,
+        dirs: &[&str],
+    ) -> Result<Option<BTreeMap<String, String>>, HistoryError> {
+        tree::list_tree_within(self.cmd(), tree, dirs)
+    }
+
     /// The bytes of every blob in `ids`, in order; `None` for one the store
     /// does not have. Each blob found is checked against its id, so a
     /// damaged object store cannot pass off other bytes. One

@@ -488,6 +488,7 @@ impl LocalHistory {
             parent,
             files,
             scope: None,
+            base_tree: None,
         })
     }
 
@@ -509,6 +510,7 @@ impl LocalHistory {
             parent,
             files: BTreeMap::new(),
             scope: Some(std::collections::BTreeSet::new()),
+            base_tree: None,
         };
         self.widen(&mut index, dirs)?;
         Ok(index)

@@ -23,6 +23,11 @@ pub struct TipIndex {
     /// The directories (`results/nightly/2026/11/`) and paths that `files`
     /// covers; None: the whole tree.
     pub scope: Option<BTreeSet<String>>,
+    /// For a tip this process just committed over its parent, without
+    /// learning the new tree's id: the parent's tree. Listed with `files`
+    /// (which holds every path the commit wrote) over it, it gives the
+    /// tip's files.
+    pub base_tree: Option<String>,
 }
 
 impl TipIndex {
@@ -80,6 +85,16 @@ pub(crate) fn list_tree(
     git: Command,
     tree: &str,
 ) -> Result<Option<BTreeMap<String, String>>, HistoryError> {
+    list_tree_within(git, tree, &[])
+}
+
+/// The blobs of `tree` under `dirs` (all of them when `dirs` is empty), as
+/// [`list_tree`].
+pub(crate) fn list_tree_within(
+    git: Command,
+    tree: &str,
+    dirs: &[&str],
+) -> Result<Option<BTreeMap<String, String>>, HistoryError> {
     let spec = format!("{tree}^{{tree}}");
     let mut probe = clone_command(&git);
     let args = ["cat-file", "-e", spec.as_str()];
@@ -88,5 +103,7 @@ pub(crate) fn list_tree(
     if !out.status.success() {
         return Ok(None);
     }
-    ls_tree(git, &["ls-tree", "-r", "-z", "--full-tree", tree]).map(Some)
+    let mut args = vec!["ls-tree", "-r", "-z", "--full-tree", tree, "--"];
+    args.extend_from_slice(dirs);
+    ls_tree(git, &args).map(Some)
 }

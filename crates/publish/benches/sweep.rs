@@ -84,8 +84,28 @@ fn record_at(h: i64) -> SealedRecord {
     }
 }
 
+/// The sweep's clock: half an hour after the last new record's slot, as a
+/// scheduled sweep sees it (the watchdog's lookback then holds the lane's
+/// last 72 slots, whatever the history's size).
+fn sweep_clock(n_old: i64, n_new: usize) -> String {
+    let last = FIRST_SLOT + (n_old + n_new as i64 - 1) * 3600 + 1800;
+    format!("{}", jiff::Timestamp::from_second(last).expect("instant"))
+}
+
 fn records(from: i64, n: i64) -> Vec<SealedRecord> {
     (from..from + n).map(record_at).collect()
+}
+
+/// This process's peak resident set (`VmHWM`), as Linux reports it.
+fn peak_rss() -> String {
+    fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(|l| l.trim_start_matches("VmHWM:").trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown".to_owned())
 }
 
 fn env_list(name: &str, default: &str) -> Vec<String> {
@@ -202,7 +222,7 @@ fn local(n_old: i64, new: &[SealedRecord]) -> Row {
         std::process::exit(0);
     }
     let mut o = LocalSweepOptions::new(&dir, &manifest);
-    o.clock = Clock::fixed("2026-12-01T00:00:00.000Z");
+    o.clock = Clock::fixed(sweep_clock(n_old, new.len()));
     let t = Instant::now();
     let report = sweep_local(&o).expect("sweeps");
     let sweep = t.elapsed();
@@ -217,6 +237,10 @@ fn local(n_old: i64, new: &[SealedRecord]) -> Row {
     println!(
         "local:   validate {:.3} s, persist {:.3} s, read history {:.3} s, reconcile {:.3} s, report {:.3} s",
         p.validate, p.persist, p.read_history, p.reconcile, p.report
+    );
+    println!(
+        "local:   peak RSS of this process so far (fixture copy, sealing, sweep): {}",
+        peak_rss()
     );
     if std::env::var_os("BENCH_SKIP_HEALTH").is_some() {
         return Row {
@@ -249,7 +273,14 @@ fn local(n_old: i64, new: &[SealedRecord]) -> Row {
         report.history_records,
         health_time.as_secs_f64()
     );
+    let t = Instant::now();
     let g = growth(&dir.join("history.git")).expect("growth");
+    let growth_time = t.elapsed();
+    println!(
+        "local:   of which the growth figures (packed size of the branch, largest file): {:.3} s; the lanes (lookback, durations, trends, baselines): {:.3} s",
+        growth_time.as_secs_f64(),
+        health_time.saturating_sub(growth_time).as_secs_f64()
+    );
     // Packed bytes vary by a few KB between two packs (delta choices).
     assert_eq!(
         (&g.largest_file, g.triggered),
@@ -317,7 +348,7 @@ fn github(rt: &tokio::runtime::Runtime, n_old: i64, new: &[SealedRecord], object
             Some(handoff.clone()),
             &manifest,
         );
-        o.clock = Clock::fixed("2026-12-01T00:00:00.000Z");
+        o.clock = Clock::fixed(sweep_clock(n_old, new.len()));
         // The seeded repository holds every blob the simulator was given,
         // as a fetch of the branch would.
         o.history_objects = objects.then(|| seeded.clone());

@@ -493,11 +493,85 @@ pub struct GitHubStore {
     history_objects: Option<PathBuf>,
     gh: Option<GitHubClient>,
     tokens: Vec<PhaseToken>,
+    /// Tree levels read so far, by id (a tree's content never changes).
+    levels: std::collections::HashMap<String, Vec<benchops_github::git::TreeEntry>>,
 }
 
 impl GitHubStore {
     fn gh(&self) -> Result<&GitHubClient, StepError> {
         self.gh.as_ref().ok_or_else(not_begun)
+    }
+
+    /// The entries at the root of `tree` (one request, once per tree).
+    async fn level(&mut self, tree: &str) -> Result<Vec<benchops_github::git::TreeEntry>, StepError> {
+        if let Some(l) = self.levels.get(tree) {
+            return Ok(l.clone());
+        }
+        let sha = GitSha::new(tree).map_err(at("read a tree id"))?;
+        let listing = self
+            .gh()?
+            .get_tree(&self.shared.repo, &sha)
+            .await
+            .map_err(at("list a tree level"))?;
+        if listing.truncated {
+            return Err(StepError::new(
+                "list a tree level",
+                TreeTruncated {
+                    tree: tree.to_owned(),
+                },
+            ));
+        }
+        self.levels.insert(tree.to_owned(), listing.tree.clone());
+        Ok(listing.tree)
+    }
+
+    /// The blobs under `dir` (a directory ending in `/`, or a path) of the
+    /// tree `root`, walking the levels on its path and listing the last
+    /// one recursively: a few requests, whatever the rest of the tree holds.
+    async fn list_dir(&mut self, root: &str, dir: &str) -> Result<BTreeMap<String, String>, StepError> {
+        let parts: Vec<&str> = dir.trim_end_matches('/').split('/').collect();
+        let (walk, leaf) = if dir.ends_with('/') {
+            (&parts[..], None)
+        } else {
+            (&parts[..parts.len() - 1], parts.last().copied())
+        };
+        let mut sha = root.to_owned();
+        for part in walk {
+            let level = self.level(&sha).await?;
+            match level.iter().find(|e| e.path == *part && e.kind == "tree") {
+                Some(e) => sha = e.sha.as_str().to_owned(),
+                None => return Ok(BTreeMap::new()),
+            }
+        }
+        let mut out = BTreeMap::new();
+        match leaf {
+            Some(name) => {
+                let level = self.level(&sha).await?;
+                if let Some(e) = level.iter().find(|e| e.path == name && e.kind == "blob") {
+                    out.insert(dir.to_owned(), e.sha.as_str().to_owned());
+                }
+            }
+            None => {
+                let id = GitSha::new(&sha).map_err(at("read a tree id"))?;
+                let listed = self
+                    .gh()?
+                    .list_tree_files(&self.shared.repo, &id)
+                    .await
+                    .map_err(at(format!("list {dir}")))?;
+                let (entries, _) = listed.map_err(|level| {
+                    StepError::new(
+                        format!("list {dir}"),
+                        TreeTruncated {
+                            tree: level.as_str().to_owned(),
+                        },
+                    )
+                })?;
+                for e in entries.into_iter().filter(|e| e.kind == "blob") {
+                    out.insert(format!("{dir}{}", e.path), e.sha.as_str().to_owned());
+                }
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -621,7 +695,94 @@ impl HistoryStore for GitHubStore {
             parent: commit.parents.first().map(|p| p.sha.as_str().to_owned()),
             files,
             scope: None,
+            base_tree: None,
         })
+    }
+
+    async fn tip_within(&mut self, dirs: &[String]) -> Result<TipIndex, StepError> {
+        let gh = self.gh()?;
+        let repo = &self.shared.repo;
+        let tip = match gh.get_ref(repo, &self.branch).await {
+            Ok(r) => r.object.sha,
+            Err(e) if e.is_not_found() => {
+                return Ok(TipIndex {
+                    scope: Some(dirs.iter().cloned().collect()),
+                    ..TipIndex::default()
+                });
+            }
+            Err(e) => return Err(StepError::new("read the history branch", e)),
+        };
+        let commit = gh
+            .get_commit(repo, &tip)
+            .await
+            .map_err(at("read the tip commit"))?;
+        let mut index = TipIndex {
+            commit: Some(tip.as_str().to_owned()),
+            tree: Some(commit.tree.sha.as_str().to_owned()),
+            parent: commit.parents.first().map(|p| p.sha.as_str().to_owned()),
+            files: BTreeMap::new(),
+            scope: Some(std::collections::BTreeSet::new()),
+            base_tree: None,
+        };
+        self.widen(&mut index, dirs).await?;
+        Ok(index)
+    }
+
+    async fn widen(&mut self, tip: &mut TipIndex, dirs: &[String]) -> Result<(), StepError> {
+        let missing: Vec<String> = tip.uncovered(dirs).into_iter().cloned().collect();
+        if missing.is_empty() || tip.scope.is_none() {
+            return Ok(());
+        }
+        let Some(commit) = tip.commit.clone() else {
+            tip.scope.get_or_insert_with(Default::default).extend(missing);
+            return Ok(());
+        };
+        let tree = match tip.tree.as_ref().or(tip.base_tree.as_ref()) {
+            Some(t) => t.clone(),
+            None => {
+                let sha = GitSha::new(&commit).map_err(at("read the tip"))?;
+                let c = self
+                    .gh()?
+                    .get_commit(&self.shared.repo, &sha)
+                    .await
+                    .map_err(at("read the tip commit"))?;
+                let t = c.tree.sha.as_str().to_owned();
+                tip.tree = Some(t.clone());
+                t
+            }
+        };
+        let local = match &self.history_objects {
+            Some(dir) => {
+                let wanted: Vec<&str> = missing.iter().map(String::as_str).collect();
+                ObjectStore::new(dir, false)
+                    .list_tree_within(&tree, &wanted)
+                    .map_err(|e| {
+                        StepError::new(
+                            format!("list the tip's tree in {}", dir.display()),
+                            Cause::Config {
+                                reason: e.to_string(),
+                            },
+                        )
+                    })?
+            }
+            None => None,
+        };
+        // Paths this process wrote over a base tree are in `files` already.
+        let mut add = |files: BTreeMap<String, String>| {
+            for (path, blob) in files {
+                tip.files.entry(path).or_insert(blob);
+            }
+        };
+        match local {
+            Some(files) => add(files),
+            None => {
+                for d in &missing {
+                    add(self.list_dir(&tree, d).await?);
+                }
+            }
+        }
+        tip.scope.get_or_insert_with(Default::default).extend(missing);
+        Ok(())
     }
 
     async fn read_blob(
@@ -882,6 +1043,7 @@ pub fn contents_store(access: &GitHubAccess) -> Result<GitHubStore, StepError> {
         history_objects: None,
         gh: None,
         tokens: Vec::new(),
+        levels: Default::default(),
     })
 }
 
@@ -926,6 +1088,7 @@ pub async fn sweep_github(opts: &GitHubSweepOptions) -> Result<SweepReport, Swee
         history_objects: opts.history_objects.clone(),
         gh: None,
         tokens: Vec::new(),
+        levels: Default::default(),
     };
     let mut tracker = GitHubTracker::new(shared);
     let metrics_client = client.clone();

@@ -501,6 +501,7 @@ pub async fn persist<S: HistoryStore>(
         let mut after = tip.clone();
         after.parent = tip.commit.clone();
         after.commit = Some(commit.clone());
+        after.base_tree = tip.tree.clone().or(tip.base_tree.clone());
         after.tree = None;
         for (path, bytes) in &files {
             after.files.insert(path.clone(), store.blob_id(bytes));
