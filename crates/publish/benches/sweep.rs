@@ -265,6 +265,7 @@ fn local(n_old: i64, new: &[SealedRecord]) -> Row {
         Some(&dir.join("issues.json")),
         &m,
         &settings,
+        false,
     )
     .expect("health");
     let health_time = t.elapsed();

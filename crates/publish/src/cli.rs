@@ -168,6 +168,10 @@ pub enum Command {
         /// Print markdown for $GITHUB_STEP_SUMMARY.
         #[arg(long)]
         markdown: bool,
+        /// Read and verify every record of history (not only what the
+        /// history index names), and check the index against them.
+        #[arg(long)]
+        full: bool,
     },
     /// Check (verify), preview (plan) or create (apply) how a repository
     /// is set up to publish: the App, the environment, rulesets, labels

@@ -121,6 +121,20 @@ pub struct HealthReport {
     pub lanes: Vec<LaneHealthReport>,
     /// The growth trigger.
     pub growth: Growth,
+    /// How history was read: through its index, or all of it, and with
+    /// `--full` whether the index agrees with the records.
+    pub history_index: IndexState,
+}
+
+/// How `health` read history, and what it found of the history index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IndexState {
+    /// `used` (read through a fresh index), `not used` (read all of
+    /// history; `detail` says why), `agrees` or `disagrees` (`--full`: all
+    /// of history read and the index checked against it).
+    pub state: &'static str,
+    /// What was read, and why.
+    pub detail: String,
 }
 
 impl HealthReport {
@@ -129,6 +143,7 @@ impl HealthReport {
     /// trigger fired.
     pub fn needs_attention(&self) -> bool {
         self.growth.triggered
+            || self.history_index.state == "disagrees"
             || !self.unreadable.is_empty()
             || self
                 .lanes
@@ -254,18 +269,47 @@ pub fn growth(history: &Path) -> Result<Growth, WatchError> {
 }
 
 /// The health of every manifest lane over the history at `history`, with
-/// the drift issues of `ledger` when given.
+/// the drift issues of `ledger` when given. It reads history through its
+/// index when that is fresh (the lookback and each lane's newest and
+/// oldest records), else all of it; `full` reads and verifies all of it
+/// and checks the index against the records.
 pub fn health_local(
     history: &Path,
     ledger: Option<&Path>,
     manifest: &Manifest,
     settings: &WatchSettings,
+    full: bool,
 ) -> Result<HealthReport, WatchError> {
     let h = open_repo(history)?;
     let recent = benchops::reconcile::TREND_RECORDS.max(crate::sweep::report::DURATION_POINTS);
-    let (mut records, unreadable) = match indexed_records(&h, manifest, recent, settings.since)? {
-        Some(v) => v,
-        None => read_all(&h, history)?,
+    let indexed = if full {
+        Err(String::new())
+    } else {
+        indexed_records(&h, manifest, recent, settings.since)?
+    };
+    let (mut records, unreadable, history_index) = match indexed {
+        Ok((records, unreadable)) => {
+            let detail = format!(
+                "read {} record(s) through the history index",
+                records.len() + unreadable.len()
+            );
+            (records, unreadable, IndexState { state: "used", detail })
+        }
+        Err(why) => {
+            let (records, unreadable) = read_all(&h, history)?;
+            let state = if full {
+                check_index(&h, history, &records)?
+            } else {
+                IndexState {
+                    state: "not used",
+                    detail: format!(
+                        "read all {} record(s): the history index is {why}",
+                        records.len() + unreadable.len()
+                    ),
+                }
+            };
+            (records, unreadable, state)
+        }
     };
     records.sort_by(|a, b| {
         (&a.record().slot, &a.record().finished_at)
@@ -353,6 +397,73 @@ pub fn health_local(
         unreadable,
         lanes,
         growth: growth(history)?,
+        history_index,
+    })
+}
+
+/// Whether the index at the tip says what `records` (all of history, read
+/// and verified) say: every month part and the evidence byte for byte, and
+/// the count. A stale or missing index is reported as such: the next sweep
+/// rebuilds it.
+fn check_index(
+    h: &LocalHistory,
+    history: &Path,
+    records: &[SealedRecord],
+) -> Result<IndexState, WatchError> {
+    use benchops::history_index::{HistoryIndex, INDEX_DIR, POINTER_PATH};
+    let err = history_error(history);
+    let tip = h
+        .tip_index_within(&[INDEX_DIR.to_owned()])
+        .map_err(&err)?;
+    let mut built = HistoryIndex::build(records.iter());
+    let want = built.files(tip.parent.as_deref());
+    let n = records.len();
+    if tip.commit.is_none() {
+        return Ok(IndexState {
+            state: "agrees",
+            detail: "no history yet".to_owned(),
+        });
+    }
+    let Some(pointer_blob) = tip.files.get(POINTER_PATH) else {
+        return Ok(IndexState {
+            state: "disagrees",
+            detail: format!("{POINTER_PATH} is missing (the next sweep rebuilds it from the {n} record(s))"),
+        });
+    };
+    let pointer = h.read_blobs(&[pointer_blob.as_str()]).map_err(&err)?.pop().unwrap_or_default();
+    let stale = match HistoryIndex::from_pointer(&pointer) {
+        Ok((idx, _)) if idx.records() != n as u64 => {
+            return Ok(IndexState {
+                state: "disagrees",
+                detail: format!("it counts {} record(s), history holds {n}", idx.records()),
+            });
+        }
+        Ok((idx, _)) => idx.built_on() != tip.parent.as_deref(),
+        Err(e) => {
+            return Ok(IndexState {
+                state: "disagrees",
+                detail: format!("corrupt: {e}"),
+            });
+        }
+    };
+    for (path, bytes) in want.iter().filter(|(p, _)| p != POINTER_PATH) {
+        let same = match tip.files.get(path) {
+            Some(blob) => *blob == h.blob_id_of(bytes),
+            None => false,
+        };
+        if !same {
+            return Ok(IndexState {
+                state: "disagrees",
+                detail: format!(
+                    "{path} is not what the {n} record(s) give{}",
+                    if stale { " (it is stale: the next sweep rebuilds it)" } else { "" }
+                ),
+            });
+        }
+    }
+    Ok(IndexState {
+        state: "agrees",
+        detail: format!("read and verified all {n} record(s); the history index agrees with them"),
     })
 }
 
@@ -525,6 +636,12 @@ pub fn render_text(r: &HealthReport) -> String {
         } else {
             ""
         }
+    );
+    let _ = writeln!(
+        s,
+        "  history index: {}: {}",
+        r.history_index.state,
+        crate::text::escape_text(&r.history_index.detail)
     );
     s
 }

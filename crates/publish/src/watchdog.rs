@@ -114,14 +114,14 @@ pub(crate) fn open_repo(history: &Path) -> Result<LocalHistory, WatchError> {
 /// (see [`benchops::history_index`]), so the cost follows the lookback, not
 /// the history's age. Each is verified against the digest its name carries
 /// and placed at its lane and slot; one that fails is listed as unreadable.
-/// `None` when the index is missing, stale, corrupt or names a record the
-/// tree lacks: the caller then reads history in full.
+/// `Err(why)` when the index is missing, stale, corrupt or names a record
+/// the tree lacks: the caller then reads history in full.
 pub(crate) fn indexed_records(
     h: &LocalHistory,
     manifest: &Manifest,
     recent: usize,
     since: Timestamp,
-) -> Result<Option<(Vec<benchops::SealedRecord>, Unreadable)>, WatchError> {
+) -> Result<Result<(Vec<benchops::SealedRecord>, Unreadable), String>, WatchError> {
     use benchops::history_index::{HistoryIndex, INDEX_DIR, Needs, POINTER_PATH, segment_path};
     use std::collections::{BTreeSet, HashMap};
 
@@ -136,13 +136,14 @@ pub(crate) fn indexed_records(
         }
     };
     let Some(pointer) = read(&tip, POINTER_PATH)? else {
-        return Ok(None);
+        return Ok(Err(format!("{POINTER_PATH} is missing")));
     };
-    let Ok((mut index, _)) = HistoryIndex::from_pointer(&pointer) else {
-        return Ok(None);
+    let mut index = match HistoryIndex::from_pointer(&pointer) {
+        Ok((index, _)) => index,
+        Err(e) => return Ok(Err(format!("corrupt: {e}"))),
     };
     if index.built_on() != tip.parent.as_deref() {
-        return Ok(None);
+        return Ok(Err("stale: built on another commit than the tip's parent".to_owned()));
     }
     let needs = Needs {
         recent,
@@ -163,17 +164,18 @@ pub(crate) fn indexed_records(
             break;
         }
         for (lane, month) in &reads.segments {
-            let Some(bytes) = read(&tip, &segment_path(lane, month))? else {
-                return Ok(None);
+            let path = segment_path(lane, month);
+            let Some(bytes) = read(&tip, &path)? else {
+                return Ok(Err(format!("corrupt: {path} is missing")));
             };
-            if index.load_segment(lane, month, &bytes).is_err() {
-                return Ok(None);
+            if let Err(e) = index.load_segment(lane, month, &bytes) {
+                return Ok(Err(format!("corrupt: {e}")));
             }
         }
         let mut wanted = Vec::with_capacity(records.len());
         for (lane, e) in &records {
             let Ok(path) = benchops::layout::record_path(lane, &e.slot, &e.digest) else {
-                return Ok(None);
+                return Ok(Err(format!("wrong: slot {:?} of lane {lane}", e.slot)));
             };
             wanted.push(path);
         }
@@ -186,7 +188,7 @@ pub(crate) fn indexed_records(
         let mut items = Vec::with_capacity(wanted.len());
         for ((_, e), path) in records.iter().zip(&wanted) {
             let Some(blob) = tip.files.get(path) else {
-                return Ok(None);
+                return Ok(Err(format!("wrong: it names {path}, which the tree does not hold")));
             };
             items.push((blob.as_str(), Some(&e.digest)));
         }
@@ -201,7 +203,7 @@ pub(crate) fn indexed_records(
             }
         }
     }
-    Ok(Some((got.into_values().collect(), unreadable)))
+    Ok(Ok((got.into_values().collect(), unreadable)))
 }
 
 /// Records that could not be read: (path, why).
@@ -215,7 +217,7 @@ pub fn watch_local(
 ) -> Result<WatchReport, WatchError> {
     let h = open_repo(history)?;
     // Through the index: the lookback, each lane's latest and oldest record.
-    if let Some((records, unreadable)) = indexed_records(&h, manifest, 1, settings.since)? {
+    if let Ok((records, unreadable)) = indexed_records(&h, manifest, 1, settings.since)? {
         let metas: Vec<SlotMeta> = records
             .iter()
             .filter_map(|s| SlotMeta::of(s.record(), &s.digest().to_string()))

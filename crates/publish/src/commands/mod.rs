@@ -119,6 +119,7 @@ pub fn run(cli: Cli) -> Result<u8, CommandError> {
             ledger,
             json,
             markdown,
+            full,
         } => {
             // With --local the ledger is DIR/issues.json; with --history only
             // the one --ledger names.
@@ -126,7 +127,7 @@ pub fn run(cli: Cli) -> Result<u8, CommandError> {
                 Some(_) => ledger,
                 None => Some(look.sweep_dir().join("issues.json")),
             };
-            health(&look, ledger.as_deref(), json, markdown)
+            health(&look, ledger.as_deref(), json, markdown, full)
         }
         Command::Watchdog {
             look,
@@ -375,9 +376,10 @@ fn health(
     ledger: Option<&Path>,
     json: bool,
     markdown: bool,
+    full: bool,
 ) -> Result<u8, CommandError> {
     let (manifest, settings) = prepare(look)?;
-    let report = health::health_local(&look.history_repo(), ledger, &manifest, &settings)
+    let report = health::health_local(&look.history_repo(), ledger, &manifest, &settings, full)
         .map_err(CommandError::Watch)?;
     if json {
         print_json(&report)?;

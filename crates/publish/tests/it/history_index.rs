@@ -508,6 +508,48 @@ mod sweeps {
         assert_eq!(r.history_records, 3);
     }
 
+    fn health(e: &Env, full: bool) -> benchops_publish::health::HealthReport {
+        let m = benchops_publish::sweep::load_manifest(&e.manifest).expect("manifest");
+        let now = "2026-12-02T00:00:00Z".parse().expect("now");
+        let settings = benchops_publish::watchdog::settings(now, 72, 60);
+        benchops_publish::health::health_local(&e.dir.join("history.git"), None, &m, &settings, full)
+            .expect("health")
+    }
+
+    #[test]
+    fn health_reads_through_the_index_and_full_checks_the_index_against_the_records() {
+        let e = env();
+        // 20 days: the lookback holds 3 of them.
+        for day in 1..=20 {
+            e.sweep(&[&clean("nightly", &slot(day))]);
+        }
+        let quick = health(&e, false);
+        assert_eq!(quick.history_index.state, "used");
+        // The lookback's records, and the lane's oldest and newest 200
+        // (here all 20): the rule, not a count of history.
+        assert!(quick.history_index.detail.contains("read 20 record(s)"), "{:?}", quick.history_index);
+        let full = health(&e, true);
+        assert_eq!(full.history_index.state, "agrees", "{:?}", full.history_index);
+        assert_eq!(quick.lanes, full.lanes, "the same figures either way");
+
+        // An index that names a record history lacks: --full says so, and
+        // needs a person.
+        let ghost = drift("sentinel", &slot(21));
+        let parent = e.git(&["rev-parse", "benchmark-history^"], None);
+        let mut all: Vec<SealedRecord> = (1..=20).map(|d| clean("nightly", &slot(d))).collect();
+        all.push(ghost);
+        let mut wrong = HistoryIndex::build(all.iter());
+        let files = wrong.files(Some(parent.as_str()));
+        let edits: Vec<(&str, Option<&[u8]>)> = files
+            .iter()
+            .map(|(p, b)| (p.as_str(), Some(b.as_slice())))
+            .collect();
+        e.rewrite(&edits, false);
+        let full = health(&e, true);
+        assert_eq!(full.history_index.state, "disagrees", "{:?}", full.history_index);
+        assert!(full.needs_attention());
+    }
+
     fn render(r: &SweepReport) -> String {
         benchops_publish::sweep::render_summary(r)
     }
