@@ -315,7 +315,17 @@ const NAME: &str = "bench";
 
 fn github(rt: &tokio::runtime::Runtime, n_old: i64, new: &[SealedRecord], objects: bool) -> Row {
     let seeded = seeded_history(n_old);
-    let files = tip_files(&seeded);
+    let mut files = tip_files(&seeded);
+    // The simulator's branch is one root commit of these files: the
+    // history index was built on no commit there, as sweeps would have
+    // kept it.
+    for (path, bytes) in &mut files {
+        if path == benchops::history_index::POINTER_PATH {
+            let mut v: serde_json::Value = serde_json::from_slice(bytes).expect("pointer");
+            v["built_on"] = serde_json::Value::Null;
+            *bytes = serde_json::to_vec_pretty(&v).expect("pointer");
+        }
+    }
     rt.block_on(async {
         let sim = GitHubSim::start().await;
         sim.create_repo(OWNER, NAME);
@@ -350,9 +360,18 @@ fn github(rt: &tokio::runtime::Runtime, n_old: i64, new: &[SealedRecord], object
             &manifest,
         );
         o.clock = Clock::fixed(sweep_clock(n_old, new.len()));
-        // The seeded repository holds every blob the simulator was given,
-        // as a fetch of the branch would.
-        o.history_objects = objects.then(|| seeded.clone());
+        // A copy of the seeded repository with the simulator's very tip
+        // committed in it holds every object the simulator was given, as a
+        // fetch of the branch would.
+        let objects_dir = tmp.path().join("objects.git");
+        if objects {
+            run(Command::new("cp").arg("-a").arg(&seeded).arg(&objects_dir));
+            LocalHistory::open_or_init(&objects_dir)
+                .expect("objects")
+                .write_commit(&Default::default(), &files, "seed\n", 0)
+                .expect("the simulator's tip, committed alike");
+        }
+        o.history_objects = objects.then(|| objects_dir.clone());
         o.trigger = "schedule".to_owned();
         o.history_base_url = "https://github.example/acme/bench/blob/benchmark-history".into();
         o.client = ClientSettings {
