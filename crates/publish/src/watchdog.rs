@@ -179,12 +179,8 @@ pub(crate) fn indexed_records(
             };
             wanted.push(path);
         }
-        let dirs: BTreeSet<String> = wanted
-            .iter()
-            .map(|p| crate::sweep::index::month_dir(p))
-            .collect();
-        h.widen(&mut tip, &dirs.into_iter().collect::<Vec<_>>())
-            .map_err(&err)?;
+        // The paths themselves: the listing walks only the trees on them.
+        h.widen(&mut tip, &wanted).map_err(&err)?;
         let mut items = Vec::with_capacity(wanted.len());
         for ((_, e), path) in records.iter().zip(&wanted) {
             let Some(blob) = tip.files.get(path) else {

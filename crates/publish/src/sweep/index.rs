@@ -354,17 +354,17 @@ async fn read_entries<S: HistoryStore>(
     wanted: &[(LaneName, IndexEntry)],
 ) -> Result<Result<Vec<(String, SealedRecord)>, String>, StepError> {
     let mut items = Vec::with_capacity(wanted.len());
-    let mut dirs: Vec<String> = Vec::new();
     for (lane, e) in wanted {
         let Ok(path) = layout::record_path(lane, &e.slot, &e.digest) else {
             return Ok(Err(format!("corrupt: slot {:?} of lane {lane}", e.slot)));
         };
-        dirs.push(month_dir(&path));
         items.push(path);
     }
-    dirs.sort();
-    dirs.dedup();
-    store.widen(tip, &dirs).await?;
+    // The paths themselves: a listing walks only the trees on them.
+    let mut paths = items.clone();
+    paths.sort();
+    paths.dedup();
+    store.widen(tip, &paths).await?;
     let mut checked = Vec::with_capacity(items.len());
     for path in &items {
         let path = path.clone();
