@@ -23,11 +23,13 @@
 //! 4. [`setup`]: creating a repository atomically, clearing what a killed
 //!    writer left, the test-only pause hook;
 //! 5. `repo`: [`LocalHistory`]; `objects`: [`ObjectStore`];
-//! 6. `remote`: [`fetch`].
+//! 6. `remote`: [`fetch`]; `indexed`: reading a local history through its
+//!    index ([`LocalHistory::read_indexed`]).
 
 mod batch;
 mod command;
 pub mod error;
+mod indexed;
 mod object;
 mod objects;
 mod remote;
@@ -38,6 +40,7 @@ mod tree;
 pub use batch::Verdicts;
 pub use command::MAX_STDERR_BYTES;
 pub use error::HistoryError;
+pub use indexed::IndexedRead;
 pub use object::git_blob_id;
 pub use objects::ObjectStore;
 pub use remote::fetch;

@@ -122,84 +122,15 @@ pub(crate) fn indexed_records(
     recent: usize,
     since: Timestamp,
 ) -> Result<Result<(Vec<benchops::SealedRecord>, Unreadable), String>, WatchError> {
-    use benchops::history_index::{HistoryIndex, INDEX_DIR, Needs, POINTER_PATH, segment_path};
-    use std::collections::{BTreeSet, HashMap};
-
-    let err = history_error(h.path());
-    let mut tip = h
-        .tip_index_within(&[INDEX_DIR.to_owned()])
-        .map_err(&err)?;
-    let read = |tip: &crate::sweep::TipIndex, path: &str| -> Result<Option<Vec<u8>>, WatchError> {
-        match tip.files.get(path) {
-            None => Ok(None),
-            Some(blob) => Ok(h.read_blobs(&[blob.as_str()]).map_err(&err)?.pop()),
-        }
-    };
-    let Some(pointer) = read(&tip, POINTER_PATH)? else {
-        return Ok(Err(format!("{POINTER_PATH} is missing")));
-    };
-    let mut index = match HistoryIndex::from_pointer(&pointer) {
-        Ok((index, _)) => index,
-        Err(e) => return Ok(Err(format!("corrupt: {e}"))),
-    };
-    if index.built_on() != tip.parent.as_deref() {
-        return Ok(Err("stale: built on another commit than the tip's parent".to_owned()));
-    }
-    let needs = Needs {
+    let needs = benchops::history_index::Needs {
         recent,
         since: benchops::time::Utc::parse(&since.to_string()).ok(),
         drift: false,
     };
-    let mut got: HashMap<benchops::Sha256Digest, benchops::SealedRecord> = HashMap::new();
-    let mut tried = BTreeSet::new();
-    let mut unreadable = Vec::new();
-    loop {
-        let reads = index.next_reads(manifest, &|d| got.get(d).map(|s| s.record()), &needs);
-        let records: Vec<_> = reads
-            .records
-            .into_iter()
-            .filter(|(_, e)| tried.insert(e.digest))
-            .collect();
-        if reads.segments.is_empty() && records.is_empty() {
-            break;
-        }
-        for (lane, month) in &reads.segments {
-            let path = segment_path(lane, month);
-            let Some(bytes) = read(&tip, &path)? else {
-                return Ok(Err(format!("corrupt: {path} is missing")));
-            };
-            if let Err(e) = index.load_segment(lane, month, &bytes) {
-                return Ok(Err(format!("corrupt: {e}")));
-            }
-        }
-        let mut wanted = Vec::with_capacity(records.len());
-        for (lane, e) in &records {
-            let Ok(path) = benchops::layout::record_path(lane, &e.slot, &e.digest) else {
-                return Ok(Err(format!("wrong: slot {:?} of lane {lane}", e.slot)));
-            };
-            wanted.push(path);
-        }
-        // The paths themselves: the listing walks only the trees on them.
-        h.widen(&mut tip, &wanted).map_err(&err)?;
-        let mut items = Vec::with_capacity(wanted.len());
-        for ((_, e), path) in records.iter().zip(&wanted) {
-            let Some(blob) = tip.files.get(path) else {
-                return Ok(Err(format!("wrong: it names {path}, which the tree does not hold")));
-            };
-            items.push((blob.as_str(), Some(&e.digest)));
-        }
-        let verdicts = h.read_verified(&items).map_err(&err)?;
-        for ((path, (lane, e)), verdict) in wanted.iter().zip(&records).zip(verdicts) {
-            match verdict {
-                Ok(s) if s.record().lane == *lane && s.record().slot == e.slot => {
-                    got.insert(e.digest, s);
-                }
-                Ok(_) => unreadable.push((path.clone(), "not at its lane and slot".to_owned())),
-                Err(e) => unreadable.push((path.clone(), format!("not a valid record: {e}"))),
-            }
-        }
-    }
-    Ok(Ok((got.into_values().collect(), unreadable)))
+    Ok(h
+        .read_indexed(manifest, &needs)
+        .map_err(history_error(h.path()))?
+        .map(|r| (r.records.into_iter().map(|(_, s)| s).collect(), r.unreadable)))
 }
 
 /// Records that could not be read: (path, why).

@@ -155,16 +155,24 @@ pub fn read(
         path: path.to_owned(),
         reason,
     };
-    // The lane's baseline pointer and every record, in one listing.
+    // The lane's baseline pointer.
     let bpath = layout::baseline_path(lane);
-    let files = history
-        .files(&tip, &[bpath.as_str(), RESULTS_DIR])
-        .map_err(failed)?;
+    let files = history.files(&tip, &[bpath.as_str()]).map_err(failed)?;
     let read_one = |blob: &str| {
         history
             .read_blobs(&[blob])
             .map(|mut b| b.pop().unwrap_or_default())
             .map_err(failed)
+    };
+    // A record by its path, verified against its digest.
+    let record_at = |path: &str, digest: &benchops::Sha256Digest| -> Result<Option<SealedRecord>, HistoryReadError> {
+        let Some(blob) = history.files(&tip, &[path]).map_err(failed)?.remove(path) else {
+            return Ok(None);
+        };
+        let bytes = read_one(&blob)?;
+        benchops::seal::verify(&bytes, Some(digest))
+            .map(Some)
+            .map_err(|e| invalid(path, e.to_string()))
     };
     // The baseline.
     let baseline = match files.get(&bpath) {
@@ -173,51 +181,33 @@ pub fn read(
             let bytes = read_one(blob)?;
             let pointer = BaselinePointer::from_bytes(&bytes, lane)
                 .map_err(|e| invalid(&bpath, e.join("; ")))?;
-            let record_blob = match files.get(&pointer.path) {
-                Some(b) => Some(b.clone()),
-                // A pointer may name a path outside the listing.
-                None => history
-                    .files(&tip, &[pointer.path.as_str()])
-                    .map_err(failed)?
-                    .remove(&pointer.path),
-            };
-            let record_blob = record_blob.ok_or_else(|| {
+            let record = record_at(&pointer.path, &pointer.record)?.ok_or_else(|| {
                 invalid(
                     &bpath,
                     format!("its record {} is not on the branch", pointer.path),
                 )
             })?;
-            let bytes = read_one(&record_blob)?;
-            let record = benchops::seal::verify(&bytes, Some(&pointer.record))
-                .map_err(|e| invalid(&pointer.path, e.to_string()))?;
             Some(Baseline { pointer, record })
         }
     };
-    // Every record, for the drift state, verified against the digest its
-    // path names.
-    let entries: Vec<(RecordEntry, &str)> = files
-        .iter()
-        .filter(|(p, _)| p.starts_with(RESULTS_DIR))
-        .filter_map(|(p, blob)| Some((RecordEntry::parse(p).ok()?, blob.as_str())))
-        .take(MAX_RECORDS)
-        .collect();
-    let items: Vec<_> = entries
-        .iter()
-        .map(|(e, blob)| (*blob, Some(&e.digest)))
-        .collect();
-    let verdicts = history.read_verified(&items).map_err(failed)?;
-    let mut sealed = Vec::with_capacity(entries.len());
-    let mut skipped = Vec::new();
-    for ((entry, _), verdict) in entries.iter().zip(verdicts) {
-        match verdict {
-            Ok(s) => sealed.push(s),
-            Err(e) => skipped.push(format!(
-                "{}: {}",
-                entry.path,
-                benchops::excerpt::bytes_prefix(e.to_string().as_bytes(), 200)
-            )),
-        }
-    }
+    // The records the drift state needs, through the history index when it
+    // is fresh (each lane's latest record, every drift record, each open
+    // episode: they decide as all of history does); else every record.
+    let needs = benchops::history_index::Needs {
+        recent: 1,
+        since: None,
+        drift: true,
+    };
+    let (sealed, skipped) = match history.read_indexed(manifest, &needs).map_err(failed)? {
+        Ok(r) if r.tip.as_deref() == Some(tip.as_str()) => (
+            r.records.into_iter().map(|(_, s)| s).collect::<Vec<_>>(),
+            r.unreadable
+                .into_iter()
+                .map(|(p, why)| format!("{p}: {why}"))
+                .collect::<Vec<_>>(),
+        ),
+        _ => read_all(&history, &tip, &failed)?,
+    };
     let history: Vec<HistoryRecord<'_>> = sealed
         .iter()
         .map(|s| HistoryRecord {
@@ -233,10 +223,21 @@ pub fn read(
         })
         .map(|s| s.key)
         .collect();
-    let anchors = drifting
-        .iter()
-        .filter_map(|k| anchor_of(lane, k, &sealed))
-        .collect();
+    let mut anchors = Vec::new();
+    for k in &drifting {
+        let base = |b: &benchops::record::BaselineRef| -> Result<Option<SealedRecord>, HistoryReadError> {
+            match sealed.iter().find(|s| s.digest() == b.record) {
+                Some(s) => Ok(Some(s.clone())),
+                None => match layout::record_path(&b.lane, &b.slot, &b.record) {
+                    Ok(path) => record_at(&path, &b.record),
+                    Err(_) => Ok(None),
+                },
+            }
+        };
+        if let Some(a) = anchor_of(lane, k, &sealed, &base)? {
+            anchors.push(a);
+        }
+    }
     Ok(HistoryView {
         tip: Some(tip),
         baseline,
@@ -255,9 +256,10 @@ fn anchor_of(
     lane: &LaneName,
     key: &DriftKey,
     sealed: &[SealedRecord],
-) -> Option<super::types::KeyAnchor> {
+    base: &dyn Fn(&benchops::record::BaselineRef) -> Result<Option<SealedRecord>, HistoryReadError>,
+) -> Result<Option<super::types::KeyAnchor>, HistoryReadError> {
     use benchops::record::KeyVerdict;
-    let (record, k) = sealed
+    let Some((record, k)) = sealed
         .iter()
         .filter(|s| s.record().lane == *lane)
         .filter_map(|s| {
@@ -268,25 +270,62 @@ fn anchor_of(
             })?;
             Some((s, k))
         })
-        .max_by_key(|(s, _)| benchops::time::order_key(&s.record().slot))?;
+        .max_by_key(|(s, _)| benchops::time::order_key(&s.record().slot))
+    else {
+        return Ok(None);
+    };
     let commit = match &k.same_session {
         Some(ab) => ab.baseline_commit.clone(),
         None => {
-            let base = record.record().baseline.as_ref()?;
-            sealed
-                .iter()
-                .find(|s| s.digest() == base.record)?
-                .record()
-                .subject
-                .commit
-                .clone()
+            let Some(b) = record.record().baseline.as_ref() else {
+                return Ok(None);
+            };
+            match base(b)? {
+                Some(s) => s.record().subject.commit.clone(),
+                None => return Ok(None),
+            }
         }
     };
-    Some(super::types::KeyAnchor {
+    Ok(Some(super::types::KeyAnchor {
         case: key.case.clone(),
         metric: key.metric.clone(),
         commit,
-    })
+    }))
+}
+
+/// Every record at `tip` (at most [`MAX_RECORDS`], the newest), each
+/// verified against the digest its path names; those that fail are listed.
+fn read_all(
+    history: &LocalHistory,
+    tip: &str,
+    failed: &dyn Fn(HistoryError) -> HistoryReadError,
+) -> Result<(Vec<SealedRecord>, Vec<String>), HistoryReadError> {
+    let files = history.files(tip, &[RESULTS_DIR]).map_err(failed)?;
+    let mut entries: Vec<(RecordEntry, &str)> = files
+        .iter()
+        .filter_map(|(p, blob)| Some((RecordEntry::parse(p).ok()?, blob.as_str())))
+        .collect();
+    // The newest by slot when there are more than the bound.
+    entries.sort_by(|a, b| b.0.slot.cmp(&a.0.slot));
+    entries.truncate(MAX_RECORDS);
+    let items: Vec<_> = entries
+        .iter()
+        .map(|(e, blob)| (*blob, Some(&e.digest)))
+        .collect();
+    let verdicts = history.read_verified(&items).map_err(failed)?;
+    let mut sealed = Vec::with_capacity(entries.len());
+    let mut skipped = Vec::new();
+    for ((entry, _), verdict) in entries.iter().zip(verdicts) {
+        match verdict {
+            Ok(s) => sealed.push(s),
+            Err(e) => skipped.push(format!(
+                "{}: {}",
+                entry.path,
+                benchops::excerpt::bytes_prefix(e.to_string().as_bytes(), 200)
+            )),
+        }
+    }
+    Ok((sealed, skipped))
 }
 
 #[cfg(test)]
