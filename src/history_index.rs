@@ -248,7 +248,10 @@ fn jsonl<T: Serialize>(items: &[T]) -> Vec<u8> {
     out
 }
 
-fn parse_jsonl<T: for<'de> Deserialize<'de>>(path: &str, bytes: &[u8]) -> Result<Vec<T>, IndexError> {
+fn parse_jsonl<T: for<'de> Deserialize<'de>>(
+    path: &str,
+    bytes: &[u8],
+) -> Result<Vec<T>, IndexError> {
     let text = std::str::from_utf8(bytes).map_err(|_| bad(path, "not UTF-8"))?;
     text.lines()
         .enumerate()
@@ -276,7 +279,10 @@ fn check_order<'a, T: 'a>(
 ) -> Result<(), IndexError> {
     for (i, w) in items.windows(2).enumerate() {
         if key(&w[0]) >= key(&w[1]) {
-            return Err(bad(path, format!("line {} is not after line {}", i + 2, i + 1)));
+            return Err(bad(
+                path,
+                format!("line {} is not after line {}", i + 2, i + 1),
+            ));
         }
     }
     Ok(())
@@ -304,7 +310,10 @@ impl HistoryIndex {
         let p: Pointer = serde_json::from_slice(bytes)
             .map_err(|e| bad(POINTER_PATH, format!("not an index pointer: {e}")))?;
         if p.schema != SCHEMA {
-            return Err(bad(POINTER_PATH, format!("schema {:?}, not {SCHEMA}", p.schema)));
+            return Err(bad(
+                POINTER_PATH,
+                format!("schema {:?}, not {SCHEMA}", p.schema),
+            ));
         }
         let mut idx = Self {
             built_on: p.built_on,
@@ -326,7 +335,13 @@ impl HistoryIndex {
                 entries: None,
                 dirty: false,
             };
-            if idx.lanes.entry(s.lane).or_default().insert(s.month, seg).is_some() {
+            if idx
+                .lanes
+                .entry(s.lane)
+                .or_default()
+                .insert(s.month, seg)
+                .is_some()
+            {
                 return Err(bad(POINTER_PATH, "a month part is listed twice"));
             }
         }
@@ -372,7 +387,10 @@ impl HistoryIndex {
         if entries.len() as u64 != seg.info.records {
             return Err(bad(&path, "its line count is not the pointer's"));
         }
-        if let Some(e) = entries.iter().find(|e| month_of(&e.slot).as_deref() != Some(month)) {
+        if let Some(e) = entries
+            .iter()
+            .find(|e| month_of(&e.slot).as_deref() != Some(month))
+        {
             return Err(bad(&path, format!("slot {} is not in {month}", e.slot)));
         }
         check_order(&path, &entries, IndexEntry::order)?;
@@ -650,7 +668,11 @@ impl HistoryIndex {
         }
         for (key, epoch) in epochs {
             let epoch = epoch.order();
-            for lane in manifest.lanes.iter().filter(|l| l.covers(key.case.as_str())) {
+            for lane in manifest
+                .lanes
+                .iter()
+                .filter(|l| l.covers(key.case.as_str()))
+            {
                 let (suffix, older) = self.suffix(&lane.name);
                 let mut unread = 0usize;
                 let budget = needs.recent.max(1);
@@ -721,7 +743,11 @@ mod tests {
         );
         idx.records = 2;
         let files = idx.files(Some("abc"));
-        let pointer = &files.iter().find(|(p, _)| p == POINTER_PATH).expect("pointer").1;
+        let pointer = &files
+            .iter()
+            .find(|(p, _)| p == POINTER_PATH)
+            .expect("pointer")
+            .1;
         let part = &files
             .iter()
             .find(|(p, _)| p == "index/lanes/nightly/2026/11.jsonl")
@@ -730,11 +756,14 @@ mod tests {
         let (mut back, _) = HistoryIndex::from_pointer(pointer).expect("pointer reads");
         assert_eq!(back.built_on(), Some("abc"));
         assert_eq!(back.records(), 2);
-        back.load_segment(&lane, "2026/11", part).expect("segment reads");
+        back.load_segment(&lane, "2026/11", part)
+            .expect("segment reads");
         // A changed byte, a line out of order, a slot of another month.
         let mut changed = part.clone();
         changed[20] ^= 1;
-        let err = back.load_segment(&lane, "2026/11", &changed).expect_err("sha");
+        let err = back
+            .load_segment(&lane, "2026/11", &changed)
+            .expect_err("sha");
         assert!(err.reason.contains("sha256"), "{err}");
         let (mut back, _) = HistoryIndex::from_pointer(pointer).expect("pointer reads");
         assert!(back.load_segment(&lane, "2026/12", part).is_err());

@@ -51,7 +51,8 @@ pub fn latest_change(
     key: &DriftKey,
     to_ref: impl Fn(&HistoryRecord<'_>) -> RecordRef,
 ) -> Option<ChangeAnnotation> {
-    let mine: Vec<&&HistoryRecord<'_>> = records.iter().filter(|h| &h.record.lane == lane).collect();
+    let mine: Vec<&&HistoryRecord<'_>> =
+        records.iter().filter(|h| &h.record.lane == lane).collect();
     let mut points = Vec::new();
     for h in &mine[mine.len().saturating_sub(TREND_RECORDS)..] {
         let median = h

@@ -520,7 +520,11 @@ impl LocalHistory {
     /// ([`tip_index_within`](Self::tip_index_within)); nothing for a tip
     /// listed whole.
     pub fn widen(&self, tip: &mut TipIndex, dirs: &[String]) -> Result<(), HistoryError> {
-        let missing: Vec<&str> = tip.uncovered(dirs).into_iter().map(String::as_str).collect();
+        let missing: Vec<&str> = tip
+            .uncovered(dirs)
+            .into_iter()
+            .map(String::as_str)
+            .collect();
         if missing.is_empty() {
             return Ok(());
         }

@@ -162,10 +162,13 @@ fn seeded_history(n: i64) -> PathBuf {
         // large history grows (copying objects, no delta search: the final
         // `gc` below compresses).
         if (from / SEED_CHUNK) % 100 == 0 {
-            run(Command::new("git")
-                .args(["--git-dir"])
-                .arg(&tmp)
-                .args(["repack", "-a", "-d", "-q", "--window=0"]));
+            run(Command::new("git").args(["--git-dir"]).arg(&tmp).args([
+                "repack",
+                "-a",
+                "-d",
+                "-q",
+                "--window=0",
+            ]));
         }
     }
     run(Command::new("git")

@@ -503,7 +503,10 @@ impl GitHubStore {
     }
 
     /// The entries at the root of `tree` (one request, once per tree).
-    async fn level(&mut self, tree: &str) -> Result<Vec<benchops_github::git::TreeEntry>, StepError> {
+    async fn level(
+        &mut self,
+        tree: &str,
+    ) -> Result<Vec<benchops_github::git::TreeEntry>, StepError> {
         if let Some(l) = self.levels.get(tree) {
             return Ok(l.clone());
         }
@@ -528,7 +531,11 @@ impl GitHubStore {
     /// The blobs under `dir` (a directory ending in `/`, or a path) of the
     /// tree `root`, walking the levels on its path and listing the last
     /// one recursively: a few requests, whatever the rest of the tree holds.
-    async fn list_dir(&mut self, root: &str, dir: &str) -> Result<BTreeMap<String, String>, StepError> {
+    async fn list_dir(
+        &mut self,
+        root: &str,
+        dir: &str,
+    ) -> Result<BTreeMap<String, String>, StepError> {
         let parts: Vec<&str> = dir.trim_end_matches('/').split('/').collect();
         let (walk, leaf) = if dir.ends_with('/') {
             (&parts[..], None)
@@ -734,7 +741,9 @@ impl HistoryStore for GitHubStore {
             return Ok(());
         }
         let Some(commit) = tip.commit.clone() else {
-            tip.scope.get_or_insert_with(Default::default).extend(missing);
+            tip.scope
+                .get_or_insert_with(Default::default)
+                .extend(missing);
             return Ok(());
         };
         let tree = match tip.tree.as_ref().or(tip.base_tree.as_ref()) {
@@ -781,7 +790,9 @@ impl HistoryStore for GitHubStore {
                 }
             }
         }
-        tip.scope.get_or_insert_with(Default::default).extend(missing);
+        tip.scope
+            .get_or_insert_with(Default::default)
+            .extend(missing);
         Ok(())
     }
 

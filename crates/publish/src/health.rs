@@ -23,10 +23,10 @@ use benchops::watchdog::{LaneWatch, SlotMeta, WatchSettings, watch};
 use jiff::Timestamp;
 use serde::Serialize;
 
+use crate::history::LocalHistory;
 use crate::ledger::{Ledger, LedgerState};
 use crate::sweep::report::{DurationPoint, durations_of, trend};
 use crate::text::markdown_cell as cell;
-use crate::history::LocalHistory;
 use crate::watchdog::{WatchError, history_error, indexed_records, open_repo};
 
 /// The schema tag of the JSON report.
@@ -293,7 +293,14 @@ pub fn health_local(
                 "read {} record(s) through the history index",
                 records.len() + unreadable.len()
             );
-            (records, unreadable, IndexState { state: "used", detail })
+            (
+                records,
+                unreadable,
+                IndexState {
+                    state: "used",
+                    detail,
+                },
+            )
         }
         Err(why) => {
             let (records, unreadable) = read_all(&h, history)?;
@@ -412,9 +419,7 @@ fn check_index(
 ) -> Result<IndexState, WatchError> {
     use benchops::history_index::{HistoryIndex, INDEX_DIR, POINTER_PATH};
     let err = history_error(history);
-    let tip = h
-        .tip_index_within(&[INDEX_DIR.to_owned()])
-        .map_err(&err)?;
+    let tip = h.tip_index_within(&[INDEX_DIR.to_owned()]).map_err(&err)?;
     let mut built = HistoryIndex::build(records.iter());
     let want = built.files(tip.parent.as_deref());
     let n = records.len();
@@ -427,10 +432,16 @@ fn check_index(
     let Some(pointer_blob) = tip.files.get(POINTER_PATH) else {
         return Ok(IndexState {
             state: "disagrees",
-            detail: format!("{POINTER_PATH} is missing (the next sweep rebuilds it from the {n} record(s))"),
+            detail: format!(
+                "{POINTER_PATH} is missing (the next sweep rebuilds it from the {n} record(s))"
+            ),
         });
     };
-    let pointer = h.read_blobs(&[pointer_blob.as_str()]).map_err(&err)?.pop().unwrap_or_default();
+    let pointer = h
+        .read_blobs(&[pointer_blob.as_str()])
+        .map_err(&err)?
+        .pop()
+        .unwrap_or_default();
     let stale = match HistoryIndex::from_pointer(&pointer) {
         Ok((idx, _)) if idx.records() != n as u64 => {
             return Ok(IndexState {
@@ -456,7 +467,11 @@ fn check_index(
                 state: "disagrees",
                 detail: format!(
                     "{path} is not what the {n} record(s) give{}",
-                    if stale { " (it is stale: the next sweep rebuilds it)" } else { "" }
+                    if stale {
+                        " (it is stale: the next sweep rebuilds it)"
+                    } else {
+                        ""
+                    }
                 ),
             });
         }
@@ -651,7 +666,7 @@ pub fn render_text(r: &HealthReport) -> String {
 fn read_all(
     h: &LocalHistory,
     history: &Path,
-) -> Result<(Vec<SealedRecord>, Vec<(String, String)>), WatchError> {
+) -> Result<(Vec<SealedRecord>, crate::watchdog::Unreadable), WatchError> {
     let tip = h.tip_index().map_err(history_error(history))?;
     let err = history_error(history);
     let entries: Vec<(&String, &String, RecordEntry)> = tip

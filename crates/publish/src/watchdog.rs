@@ -127,10 +127,14 @@ pub(crate) fn indexed_records(
         since: benchops::time::Utc::parse(&since.to_string()).ok(),
         drift: false,
     };
-    Ok(h
-        .read_indexed(manifest, &needs)
+    Ok(h.read_indexed(manifest, &needs)
         .map_err(history_error(h.path()))?
-        .map(|r| (r.records.into_iter().map(|(_, s)| s).collect(), r.unreadable)))
+        .map(|r| {
+            (
+                r.records.into_iter().map(|(_, s)| s).collect(),
+                r.unreadable,
+            )
+        }))
 }
 
 /// Records that could not be read: (path, why).

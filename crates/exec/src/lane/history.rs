@@ -165,7 +165,9 @@ pub fn read(
             .map_err(failed)
     };
     // A record by its path, verified against its digest.
-    let record_at = |path: &str, digest: &benchops::Sha256Digest| -> Result<Option<SealedRecord>, HistoryReadError> {
+    let record_at = |path: &str,
+                     digest: &benchops::Sha256Digest|
+     -> Result<Option<SealedRecord>, HistoryReadError> {
         let Some(blob) = history.files(&tip, &[path]).map_err(failed)?.remove(path) else {
             return Ok(None);
         };
@@ -225,15 +227,16 @@ pub fn read(
         .collect();
     let mut anchors = Vec::new();
     for k in &drifting {
-        let base = |b: &benchops::record::BaselineRef| -> Result<Option<SealedRecord>, HistoryReadError> {
-            match sealed.iter().find(|s| s.digest() == b.record) {
-                Some(s) => Ok(Some(s.clone())),
-                None => match layout::record_path(&b.lane, &b.slot, &b.record) {
-                    Ok(path) => record_at(&path, &b.record),
-                    Err(_) => Ok(None),
-                },
-            }
-        };
+        let base =
+            |b: &benchops::record::BaselineRef| -> Result<Option<SealedRecord>, HistoryReadError> {
+                match sealed.iter().find(|s| s.digest() == b.record) {
+                    Some(s) => Ok(Some(s.clone())),
+                    None => match layout::record_path(&b.lane, &b.slot, &b.record) {
+                        Ok(path) => record_at(&path, &b.record),
+                        Err(_) => Ok(None),
+                    },
+                }
+            };
         if let Some(a) = anchor_of(lane, k, &sealed, &base)? {
             anchors.push(a);
         }

@@ -88,10 +88,7 @@ async fn read_file<S: HistoryStore>(
 
 /// Opens the index at `tip` (see the module documentation). `tip` is
 /// widened to `index/` (and to `results/` for a rebuild).
-pub async fn open<S: HistoryStore>(
-    store: &mut S,
-    tip: &mut TipIndex,
-) -> Result<Opened, StepError> {
+pub async fn open<S: HistoryStore>(store: &mut S, tip: &mut TipIndex) -> Result<Opened, StepError> {
     if tip.commit.is_none() {
         return Ok(Opened {
             index: HistoryIndex::empty(),
@@ -260,8 +257,8 @@ async fn read_checked<S: HistoryStore>(
     let verdicts = store.read_records(tip, &wanted).await?;
     let mut out = Vec::with_capacity(items.len());
     for ((path, _, entry), verdict) in items.iter().zip(verdicts) {
-        let sealed = verdict
-            .map_err(|e| corrupt(path, format!("does not hold a valid record: {e}")))?;
+        let sealed =
+            verdict.map_err(|e| corrupt(path, format!("does not hold a valid record: {e}")))?;
         let r = sealed.record();
         if let Some(why) = entry.misplaced(&r.lane, &r.slot) {
             return Err(corrupt(path, why));
@@ -369,7 +366,9 @@ async fn read_entries<S: HistoryStore>(
     for path in &items {
         let path = path.clone();
         let Some(blob) = tip.files.get(&path).cloned() else {
-            return Ok(Err(format!("it names {path}, which the tree does not hold")));
+            return Ok(Err(format!(
+                "it names {path}, which the tree does not hold"
+            )));
         };
         let Ok(entry) = layout::RecordEntry::parse(&path) else {
             return Ok(Err(format!("it names {path}, not a record path")));

@@ -516,11 +516,10 @@ async fn persist_phase<S: HistoryStore>(
         let date = benchops::time::Utc::parse(&builder.sweep.finished_at)
             .map(|t| t.unix_seconds())
             .unwrap_or_default();
-        let repaired =
-            match index::repair(store, &landed.tip, &mut landed.index, date).await {
-                Ok(r) => r,
-                Err(e) => return Err(stop(e, &landed)),
-            };
+        let repaired = match index::repair(store, &landed.tip, &mut landed.index, date).await {
+            Ok(r) => r,
+            Err(e) => return Err(stop(e, &landed)),
+        };
         landed.index_note = Some(match repaired {
             Some(c) => format!("{why}; the rebuilt index was committed as {c}"),
             None => format!("{why}; the branch moved, so the next sweep rebuilds it again"),

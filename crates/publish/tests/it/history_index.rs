@@ -87,8 +87,16 @@ fn history(rng: &mut Rng, hours: u64) -> Vec<SealedRecord> {
         if rng.below(25) == 0 {
             continue; // a missed slot
         }
-        let kind = if drifting { rng.below(2) } else { 2 + rng.below(4) / 3 };
-        let kind = if drifting && rng.below(5) == 0 { 2 } else { kind };
+        let kind = if drifting {
+            rng.below(2)
+        } else {
+            2 + rng.below(4) / 3
+        };
+        let kind = if drifting && rng.below(5) == 0 {
+            2
+        } else {
+            kind
+        };
         out.push(record("sentinel", hour, rng.below(30), kind));
         if rng.below(30) == 0 {
             out.push(record("sentinel", hour, 31 + rng.below(20), 2));
@@ -145,7 +153,13 @@ fn subset<'a>(
 fn issues_from(plan: &[Action], rng: &mut Rng) -> Vec<ActualIssue> {
     let mut out = Vec::new();
     for (n, a) in plan.iter().enumerate() {
-        if let Action::Open { title, body, labels, .. } = a {
+        if let Action::Open {
+            title,
+            body,
+            labels,
+            ..
+        } = a
+        {
             // Some open, some closed by a person.
             let state = if rng.below(4) == 0 {
                 IssueState::Closed
@@ -187,7 +201,8 @@ fn decisions(
     let health = report::health(manifest, &with_paths);
     let mut sorted: Vec<&SealedRecord> = records.to_vec();
     sorted.sort_by(|a, b| {
-        (&a.record().slot, &a.record().finished_at).cmp(&(&b.record().slot, &b.record().finished_at))
+        (&a.record().slot, &a.record().finished_at)
+            .cmp(&(&b.record().slot, &b.record().finished_at))
     });
     let durations: Vec<_> = manifest
         .lanes
@@ -209,7 +224,8 @@ fn watch_and_health(manifest: &Manifest, records: &[&SealedRecord], now: &str) -
         .collect();
     let mut sorted: Vec<&SealedRecord> = records.to_vec();
     sorted.sort_by(|a, b| {
-        (&a.record().slot, &a.record().finished_at).cmp(&(&b.record().slot, &b.record().finished_at))
+        (&a.record().slot, &a.record().finished_at)
+            .cmp(&(&b.record().slot, &b.record().finished_at))
     });
     let durations: Vec<_> = manifest
         .lanes
@@ -265,7 +281,12 @@ fn the_records_the_index_selects_decide_as_all_of_history() {
             "case {case}: health and the watchdog"
         );
         let hist: Vec<HistoryRecord<'_>> = full.iter().map(|s| HistoryRecord::from(*s)).collect();
-        let opened = reconcile(&manifest, &hist, &[], &RenderOptions::new("https://example.test/history"));
+        let opened = reconcile(
+            &manifest,
+            &hist,
+            &[],
+            &RenderOptions::new("https://example.test/history"),
+        );
         let issues = issues_from(&opened.actions, &mut rng);
         assert_eq!(
             decisions(&manifest, &full, &issues, &now),
@@ -273,7 +294,10 @@ fn the_records_the_index_selects_decide_as_all_of_history() {
             "case {case}: with issues"
         );
     }
-    assert!(smaller >= 6, "the index chose fewer records than history holds in {smaller} of 8");
+    assert!(
+        smaller >= 6,
+        "the index chose fewer records than history holds in {smaller} of 8"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -313,8 +337,7 @@ mod sweeps {
     impl Env {
         fn sweep(&self, records: &[&SealedRecord]) -> SweepReport {
             for r in records {
-                fs::write(self.dir.join("sealed").join(r.file_name()), r.bytes())
-                    .expect("handoff");
+                fs::write(self.dir.join("sealed").join(r.file_name()), r.bytes()).expect("handoff");
             }
             let mut o = LocalSweepOptions::new(&self.dir, &self.manifest);
             o.clock = Clock::fixed("2026-12-02T00:00:00.000Z");
@@ -338,14 +361,20 @@ mod sweeps {
                 c.env("GIT_INDEX_FILE", f).env("GIT_WORK_TREE", wt);
             }
             let out = c.output().expect("git runs");
-            assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "git {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             String::from_utf8_lossy(&out.stdout).trim().to_owned()
         }
 
         fn file(&self, path: &str) -> Vec<u8> {
             let spec = format!("benchmark-history:{path}");
             let mut c = Command::new("git");
-            c.arg("--git-dir").arg(self.git_dir()).args(["cat-file", "blob", &spec]);
+            c.arg("--git-dir")
+                .arg(self.git_dir())
+                .args(["cat-file", "blob", &spec]);
             c.output().expect("git runs").stdout
         }
 
@@ -361,7 +390,8 @@ mod sweeps {
                     Some(b) => {
                         let f = self._tmp.path().join("blob");
                         fs::write(&f, b).expect("blob file");
-                        let blob = self.git(&["hash-object", "-w", f.to_str().expect("utf-8")], None);
+                        let blob =
+                            self.git(&["hash-object", "-w", f.to_str().expect("utf-8")], None);
                         let info = format!("100644,{blob},{path}");
                         self.git(&["update-index", "--add", "--cacheinfo", &info], Some(&idx));
                     }
@@ -378,7 +408,10 @@ mod sweeps {
             };
             let parent = self.git(&["rev-parse", parent], None);
             let commit = self.git(&["commit-tree", &tree, "-p", &parent, "-m", "edit"], None);
-            self.git(&["update-ref", "refs/heads/benchmark-history", &commit], None);
+            self.git(
+                &["update-ref", "refs/heads/benchmark-history", &commit],
+                None,
+            );
         }
     }
 
@@ -397,9 +430,19 @@ mod sweeps {
         let pointer: serde_json::Value =
             serde_json::from_slice(&e.file(POINTER_PATH)).expect("pointer");
         let parent = e.git(&["rev-parse", "benchmark-history^"], None);
-        assert_eq!(pointer["built_on"], parent.as_str(), "built on the tip's parent");
+        assert_eq!(
+            pointer["built_on"],
+            parent.as_str(),
+            "built on the tip's parent"
+        );
         assert_eq!(pointer["records"], 2);
-        assert_eq!(e.file(EVIDENCE_PATH).iter().filter(|&&b| b == b'\n').count(), 1);
+        assert_eq!(
+            e.file(EVIDENCE_PATH)
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count(),
+            1
+        );
     }
 
     #[test]
@@ -410,7 +453,10 @@ mod sweeps {
         let r = e.sweep(&[&clean("nightly", &slot(2))]);
         let note = r.index_note.clone().expect("a note");
         assert!(note.contains("rebuilt from 1 record(s): stale"), "{note}");
-        assert!(render(&r).contains("history: history index rebuilt"), "the summary says so");
+        assert!(
+            render(&r).contains("history: history index rebuilt"),
+            "the summary says so"
+        );
         assert_eq!(r.history_records, 2);
         // The rebuilt index landed with the new record: the next sweep
         // trusts it.
@@ -436,12 +482,17 @@ mod sweeps {
         e.rewrite(&[(EVIDENCE_PATH, Some(evidence.as_slice()))], false);
         let r = e.sweep(&[&clean("nightly", &slot(4))]);
         let note = r.index_note.expect("a note");
-        assert!(note.contains("corrupt") && note.contains("sha256"), "{note}");
+        assert!(
+            note.contains("corrupt") && note.contains("sha256"),
+            "{note}"
+        );
         // The issue the first drift opened is the one kept up to date: no
         // second issue from a rebuilt index.
         assert_eq!(r.history_records, 4);
         assert!(
-            !r.applied.iter().any(|a| matches!(a, Applied::Opened { .. })),
+            !r.applied
+                .iter()
+                .any(|a| matches!(a, Applied::Opened { .. })),
             "{:?}",
             r.applied
         );
@@ -467,8 +518,14 @@ mod sweeps {
         e.rewrite(&edits, false);
         let r = e.sweep(&[&clean("nightly", &slot(4))]);
         let note = r.index_note.clone().expect("a note");
-        assert!(note.contains("disagreed") && note.contains("sentinel"), "{note}");
-        assert!(note.contains("the rebuilt index was committed as"), "{note}");
+        assert!(
+            note.contains("disagreed") && note.contains("sentinel"),
+            "{note}"
+        );
+        assert!(
+            note.contains("the rebuilt index was committed as"),
+            "{note}"
+        );
         assert_eq!(r.history_records, 3, "the records, not the index, count");
         // That commit repaired it: the next sweep trusts the index again.
         let next = e.sweep(&[&clean("nightly", &slot(5))]);
@@ -512,8 +569,14 @@ mod sweeps {
         let m = benchops_publish::sweep::load_manifest(&e.manifest).expect("manifest");
         let now = "2026-12-02T00:00:00Z".parse().expect("now");
         let settings = benchops_publish::watchdog::settings(now, 72, 60);
-        benchops_publish::health::health_local(&e.dir.join("history.git"), None, &m, &settings, full)
-            .expect("health")
+        benchops_publish::health::health_local(
+            &e.dir.join("history.git"),
+            None,
+            &m,
+            &settings,
+            full,
+        )
+        .expect("health")
     }
 
     #[test]
@@ -527,9 +590,17 @@ mod sweeps {
         assert_eq!(quick.history_index.state, "used");
         // The lookback's records, and the lane's oldest and newest 200
         // (here all 20): the rule, not a count of history.
-        assert!(quick.history_index.detail.contains("read 20 record(s)"), "{:?}", quick.history_index);
+        assert!(
+            quick.history_index.detail.contains("read 20 record(s)"),
+            "{:?}",
+            quick.history_index
+        );
         let full = health(&e, true);
-        assert_eq!(full.history_index.state, "agrees", "{:?}", full.history_index);
+        assert_eq!(
+            full.history_index.state, "agrees",
+            "{:?}",
+            full.history_index
+        );
         assert_eq!(quick.lanes, full.lanes, "the same figures either way");
 
         // An index that names a record history lacks: --full says so, and
@@ -546,7 +617,11 @@ mod sweeps {
             .collect();
         e.rewrite(&edits, false);
         let full = health(&e, true);
-        assert_eq!(full.history_index.state, "disagrees", "{:?}", full.history_index);
+        assert_eq!(
+            full.history_index.state, "disagrees",
+            "{:?}",
+            full.history_index
+        );
         assert!(full.needs_attention());
     }
 

@@ -341,8 +341,8 @@ where
     // between the two stores; everything else in it agrees.
     for s in [&mut a, &mut b] {
         if let Some(bytes) = s.files.get_mut(benchops::history_index::POINTER_PATH) {
-            let mut v: serde_json::Value = serde_json::from_slice(bytes).expect("pointer");
-            v["built_on"] = serde_json::Value::Null;
+            let mut v: Value = serde_json::from_slice(bytes).expect("pointer");
+            v["built_on"] = Value::Null;
             *bytes = serde_json::to_vec(&v).expect("json");
         }
     }
