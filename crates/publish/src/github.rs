@@ -861,9 +861,19 @@ impl HistoryStore for GitHubStore {
                 content: utf8(path, bytes)?,
             });
         }
-        let base = match &tip.tree {
-            Some(t) => Some(GitSha::new(t).map_err(at("read the tip's tree id"))?),
-            None => None,
+        // A tip this sweep committed itself carries no tree id: read it, so
+        // the new commit is built over the tip's whole tree.
+        let base = match (&tip.tree, &tip.commit) {
+            (Some(t), _) => Some(GitSha::new(t).map_err(at("read the tip's tree id"))?),
+            (None, Some(c)) => {
+                let sha = GitSha::new(c).map_err(at("read the tip commit id"))?;
+                let commit = gh
+                    .get_commit(repo, &sha)
+                    .await
+                    .map_err(at("read the tip commit"))?;
+                Some(commit.tree.sha)
+            }
+            (None, None) => None,
         };
         let (tree, _requests) = gh
             .create_tree_batched(repo, base.as_ref(), &tree_files, TREE_REQUEST_BUDGET)

@@ -2082,3 +2082,48 @@ async fn an_issue_body_saved_with_other_whitespace_keeps_its_key() {
         assert_eq!(issues[0].state, "closed");
     }
 }
+
+/// An index on the branch that names a record the tree lacks is caught
+/// when read; the rebuilt index is committed over the whole tree (no
+/// record is lost from the tip), and the next sweep trusts it again.
+#[tokio::test]
+async fn a_wrong_history_index_is_committed_again_over_the_whole_tree() {
+    use benchops::history_index::HistoryIndex;
+
+    let e = env().await;
+    let one = drift("nightly", "2026-11-01T01:00:00Z");
+    let two = clean("nightly", "2026-11-02T01:00:00Z");
+    e.hand_off(&[&one, &two]);
+    e.sweep().await;
+    // A commit on the tip with an index built on it (so fresh) that names
+    // a drift record history does not hold.
+    let tip = e.tip().expect("a tip");
+    let ghost = drift("sentinel", "2026-11-03T01:00:00Z");
+    let mut wrong = HistoryIndex::build([&one, &two, &ghost]);
+    let files = wrong.files(Some(tip.as_str()));
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.as_slice()))
+        .collect();
+    e.sim
+        .commit_files(OWNER, NAME, "benchmark-history", &refs, "a wrong index");
+
+    let three = clean("nightly", "2026-11-04T01:00:00Z");
+    e.hand_off(&[&three]);
+    let r = e.sweep().await;
+    let note = r.index_note.clone().expect("a note");
+    assert!(
+        note.contains("disagreed") && note.contains("committed as"),
+        "{note}"
+    );
+    let paths = e.paths();
+    for rec in [&one, &two, &three] {
+        let path = record_path(rec).expect("path");
+        assert!(paths.contains(&path), "{path} is still on the branch");
+    }
+    let next = clean("nightly", "2026-11-05T01:00:00Z");
+    e.hand_off(&[&next]);
+    let r = e.sweep().await;
+    assert_eq!(r.index_note, None, "the repaired index is trusted");
+    assert_eq!(r.history_records, 4);
+}
