@@ -162,7 +162,7 @@ pub enum Command {
             conflicts_with = "local"
         )]
         ledger: Option<PathBuf>,
-        /// Print the health-report/v1 JSON document.
+        /// Print the health-report/v2 JSON document.
         #[arg(long, conflicts_with = "markdown")]
         json: bool,
         /// Print markdown for $GITHUB_STEP_SUMMARY.

@@ -3,7 +3,7 @@
 //! and whether that is rising, the open drift issues of the cases it covers
 //! with the change point of each key's series, and its baseline's age; for
 //! the branch, the history growth trigger (packed size over 100 MB, or a
-//! file over 10 MB). As text, JSON (`health-report/v1`) and markdown.
+//! file over 10 MB). As text, JSON (`health-report/v2`) and markdown.
 //!
 //! Read-only. Issues come from the local ledger (`DIR/issues.json`) when
 //! there is one; with `--history` alone they are not read, and the report
@@ -30,7 +30,7 @@ use crate::text::markdown_cell as cell;
 use crate::watchdog::{WatchError, history_error, indexed_records, open_repo};
 
 /// The schema tag of the JSON report.
-pub const HEALTH_SCHEMA: &str = "health-report/v1";
+pub const HEALTH_SCHEMA: &str = "health-report/v2";
 /// The packed size of the branch above which history should move (F14).
 pub const PACK_LIMIT_BYTES: u64 = 100 * 1000 * 1000;
 /// The file size above which history should move (F14).

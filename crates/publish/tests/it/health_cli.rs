@@ -65,7 +65,7 @@ fn a_lane_with_a_drift_and_slower_runs_and_a_lane_that_never_ran() {
     // The sentinel lane never ran: every hourly slot of the lookback is missed.
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let r: Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(r["schema"], "health-report/v1");
+    assert_eq!(r["schema"], "health-report/v2");
     let schema = |name: &str| -> Value {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../schemas")
@@ -82,7 +82,7 @@ fn a_lane_with_a_drift_and_slower_runs_and_a_lane_that_never_ran() {
         .expect("registry");
     let validator = jsonschema::options()
         .with_registry(&registry)
-        .build(&schema("health-report.v1.schema.json"))
+        .build(&schema("health-report.v2.schema.json"))
         .expect("schema compiles");
     let errors: Vec<String> = validator.iter_errors(&r).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
