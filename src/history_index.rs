@@ -60,7 +60,7 @@ pub const EVIDENCE_PATH: &str = "index/evidence.jsonl";
 /// The directory of the index.
 pub const INDEX_DIR: &str = "index/";
 /// The pointer's schema id.
-pub const SCHEMA: &str = "benchops-history-index/v1";
+pub const SCHEMA: &str = "history-index/v1";
 
 /// The path of a lane's month part: `index/lanes/<lane>/<yyyy>/<mm>.jsonl`.
 pub fn segment_path(lane: &LaneName, month: &str) -> String {

@@ -446,6 +446,64 @@ mod sweeps {
     }
 
     #[test]
+    fn the_index_a_sweep_writes_follows_its_schema() {
+        let e = env();
+        e.sweep(&[&drift("nightly", &slot(1)), &clean("sentinel", &slot(1))]);
+        e.sweep(&[&clean("nightly", &slot(2))]);
+        let schema: serde_json::Value = serde_json::from_str(
+            &fs::read_to_string(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../../schemas/history-index.v1.schema.json"),
+            )
+            .expect("schema"),
+        )
+        .expect("json");
+        let uri = "https://benchops.dev/schemas/history-index.v1.schema.json";
+        let registry = jsonschema::Registry::new()
+            .add(uri, schema.clone())
+            .expect("uri")
+            .prepare()
+            .expect("registry");
+        let check = |def: Option<&str>, value: &serde_json::Value| {
+            let root = match def {
+                None => schema.clone(),
+                Some(d) => serde_json::json!({ "$ref": format!("{uri}#/$defs/{d}") }),
+            };
+            let v = jsonschema::options()
+                .with_registry(&registry)
+                .build(&root)
+                .expect("schema compiles");
+            let errors: Vec<String> = v.iter_errors(value).map(|e| e.to_string()).collect();
+            assert!(errors.is_empty(), "{value}: {errors:#?}");
+        };
+        let pointer: serde_json::Value =
+            serde_json::from_slice(&e.file(POINTER_PATH)).expect("pointer");
+        check(None, &pointer);
+        let lines = |path: &str| -> Vec<serde_json::Value> {
+            String::from_utf8(e.file(path))
+                .expect("utf-8")
+                .lines()
+                .map(|l| serde_json::from_str(l).expect("a JSON line"))
+                .collect()
+        };
+        let evidence = lines(EVIDENCE_PATH);
+        assert_eq!(evidence.len(), 1);
+        for d in &evidence {
+            check(Some("drift"), d);
+        }
+        for seg in pointer["segments"].as_array().expect("segments") {
+            let path = format!(
+                "index/lanes/{}/{}.jsonl",
+                seg["lane"].as_str().expect("lane"),
+                seg["month"].as_str().expect("month")
+            );
+            for entry in lines(&path) {
+                check(Some("entry"), &entry);
+            }
+        }
+    }
+
+    #[test]
     fn a_commit_the_sweep_did_not_make_leaves_a_stale_index_that_is_rebuilt() {
         let e = env();
         e.sweep(&[&drift("nightly", &slot(1))]);
