@@ -163,12 +163,12 @@ pub async fn carried<S: HistoryStore>(
 }
 
 /// Commits `index` (rebuilt because the one on the branch was wrong) on
-/// `tip` by itself, so the next sweep does not trust the wrong one. The
-/// commit id, or None when the branch moved meanwhile (the next sweep finds
-/// the index wrong again and repeats this).
+/// `tip` by itself, so the next sweep does not trust the wrong one, and
+/// moves `tip` to that commit. The commit id, or None when the branch moved
+/// meanwhile (the next sweep finds the index wrong again and repeats this).
 pub async fn repair<S: HistoryStore>(
     store: &mut S,
-    tip: &TipIndex,
+    tip: &mut TipIndex,
     index: &mut HistoryIndex,
     date_unix: i64,
 ) -> Result<Option<String>, StepError> {
@@ -184,6 +184,14 @@ pub async fn repair<S: HistoryStore>(
     match store.advance(tip, &commit).await? {
         super::ports::Advance::Done => {
             index.written(tip.commit.as_deref());
+            // The tip is that commit now: the same tree with these files.
+            for (path, bytes) in &files {
+                tip.files.insert(path.clone(), store.blob_id(bytes));
+            }
+            if tip.tree.is_some() {
+                tip.base_tree = tip.tree.take();
+            }
+            tip.parent = tip.commit.replace(commit.clone());
             Ok(Some(commit))
         }
         super::ports::Advance::Moved => Ok(None),

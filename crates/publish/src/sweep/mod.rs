@@ -516,7 +516,7 @@ async fn persist_phase<S: HistoryStore>(
         let date = benchops::time::Utc::parse(&builder.sweep.finished_at)
             .map(|t| t.unix_seconds())
             .unwrap_or_default();
-        let repaired = match index::repair(store, &landed.tip, &mut landed.index, date).await {
+        let repaired = match index::repair(store, &mut landed.tip, &mut landed.index, date).await {
             Ok(r) => r,
             Err(e) => return Err(stop(e, &landed)),
         };

@@ -20,11 +20,14 @@
 //!
 //! [`persist`] runs the plan against a [`HistoryStore`], re-verifying every
 //! record it is about to write just before the first write, at most
-//! [`MAX_ATTEMPTS`] builds in all.
+//! [`MAX_ATTEMPTS`] builds in all. Each build lists only the directories it
+//! looks at ([`HistoryStore::tip_within`]) and adds the history index of
+//! the tip with the new records to the commit ([`with_index`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use benchops::baseline::{BaselinePointer, lanes_with_proposals, plan_baseline_moves};
+use benchops::history_index::{HistoryIndex, INDEX_DIR};
 use benchops::layout::{self, HISTORY_BRANCH};
 use benchops::manifest::BaselinePolicy;
 use benchops::receipt::{
@@ -35,8 +38,6 @@ use benchops::schema::Contract;
 use benchops::seal::verify;
 use benchops::time::Utc;
 use benchops::{LaneName, SealedRecord, Sha256Digest};
-
-use benchops::history_index::{HistoryIndex, INDEX_DIR};
 
 use super::error::{Cause, StepError, at};
 use super::index::{self, month_dir};

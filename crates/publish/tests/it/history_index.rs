@@ -585,6 +585,12 @@ mod sweeps {
             "{note}"
         );
         assert_eq!(r.history_records, 3, "the records, not the index, count");
+        let tip = e.git(&["rev-parse", "benchmark-history"], None);
+        assert_eq!(
+            r.tip.as_deref(),
+            Some(tip.as_str()),
+            "the report names the new tip"
+        );
         // That commit repaired it: the next sweep trusts the index again.
         let next = e.sweep(&[&clean("nightly", &slot(5))]);
         assert_eq!(next.index_note, None);
