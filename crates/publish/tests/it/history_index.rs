@@ -15,31 +15,8 @@ use benchops_publish::sweep::{health_issue, index, report};
 use benchops_testkit::records;
 use serde_json::json;
 
-const MANIFEST: &str = r#"
-schema = "schedule-manifest/v1"
-repository = "example/widgets"
-
-[labels]
-drift = "benchmark-drift"
-accepted = "drift-accepted"
-lane_prefix = "lane:"
-
-[[lanes]]
-name = "sentinel"
-cron = "0 * * * *"
-timezone = "UTC"
-completion_window_minutes = 50
-cases = ["parse/large"]
-baseline = "last-clean"
-
-[[lanes]]
-name = "comprehensive"
-cron = "0 * * * *"
-timezone = "UTC"
-completion_window_minutes = 50
-cases = ["*"]
-baseline = "last-clean"
-"#;
+/// Two lanes: `sentinel` covers `parse/large`, `nightly` every case.
+const MANIFEST: &str = records::TWO_LANE_MANIFEST;
 
 /// A small deterministic generator (SplitMix64).
 struct Rng(u64);
@@ -94,9 +71,9 @@ const TAIL: u64 = 450;
 const TAIL_STEP: u64 = 12;
 
 /// A history: long clean stretches, drift episodes, retries of a slot,
-/// gaps; both lanes, the sentinel hourly and the comprehensive one less
+/// gaps; both lanes, the sentinel hourly and the nightly one less
 /// often. With `long_episode`, [`TAIL`] more sentinel records follow,
-/// half a day apart: a drift, a clear (the comprehensive lane clears too),
+/// half a day apart: a drift, a clear (the nightly lane clears too),
 /// then records without `parse/large`: the clearing record lies further
 /// back than each lane's newest records, months older, so only the
 /// episode's walk (records and older month parts) finds it.
@@ -126,7 +103,7 @@ fn history(rng: &mut Rng, hours: u64, long_episode: bool) -> Vec<SealedRecord> {
         }
         if hour % 3 == 0 {
             let kind = if drifting { rng.below(3) } else { 2 };
-            out.push(record("comprehensive", hour, rng.below(40), kind));
+            out.push(record("nightly", hour, rng.below(40), kind));
         }
     }
     if long_episode {
@@ -142,7 +119,7 @@ fn history(rng: &mut Rng, hours: u64, long_episode: bool) -> Vec<SealedRecord> {
             };
             out.push(record("sentinel", hour, rng.below(30), kind));
             if k == 1 {
-                out.push(record("comprehensive", hour, rng.below(30), 2));
+                out.push(record("nightly", hour, rng.below(30), 2));
             }
         }
     }
@@ -229,32 +206,19 @@ fn decisions(
     let opts = RenderOptions::new("https://example.test/history");
     let statuses = drift_statuses(manifest, &hist);
     let plan = reconcile(manifest, &hist, issues, &opts);
-    let with_paths: Vec<(String, SealedRecord)> = records
-        .iter()
-        .map(|s| {
-            let r = s.record();
-            let p = benchops::layout::record_path(&r.lane, &r.slot, &s.digest()).expect("path");
-            (p, (*s).clone())
-        })
-        .collect();
-    let watch = report::watchdog(manifest, &with_paths, now);
-    let health = report::health(manifest, &with_paths);
-    let mut sorted: Vec<&SealedRecord> = records.to_vec();
-    sorted.sort_by(|a, b| {
-        (&a.record().slot, &a.record().finished_at)
-            .cmp(&(&b.record().slot, &b.record().finished_at))
-    });
-    let durations: Vec<_> = manifest
-        .lanes
-        .iter()
-        .map(|l| report::durations_of(&sorted, l.name.as_str()))
-        .collect();
+    let (paths, sorted) = placed(records);
+    let watch = report::watchdog(manifest, &paths, now);
     let body = health_issue::body(manifest, &watch, &sorted, issues);
-    format!("{statuses:#?}\n{plan:#?}\n{watch:#?}\n{health:#?}\n{durations:#?}\n{body}")
+    let rest = watch_and_health(manifest, records, now);
+    format!("{statuses:#?}\n{plan:#?}\n{rest}\n{body}")
 }
 
-fn watch_and_health(manifest: &Manifest, records: &[&SealedRecord], now: &str) -> String {
-    let with_paths: Vec<(String, SealedRecord)> = records
+/// The records with their history paths, and sorted by slot (as the
+/// health issue reads them).
+fn placed<'a>(
+    records: &[&'a SealedRecord],
+) -> (Vec<(String, SealedRecord)>, Vec<&'a SealedRecord>) {
+    let paths = records
         .iter()
         .map(|s| {
             let r = s.record();
@@ -267,6 +231,12 @@ fn watch_and_health(manifest: &Manifest, records: &[&SealedRecord], now: &str) -
         (&a.record().slot, &a.record().finished_at)
             .cmp(&(&b.record().slot, &b.record().finished_at))
     });
+    (paths, sorted)
+}
+
+/// The watchdog, health and every lane's durations, as text.
+fn watch_and_health(manifest: &Manifest, records: &[&SealedRecord], now: &str) -> String {
+    let (paths, sorted) = placed(records);
     let durations: Vec<_> = manifest
         .lanes
         .iter()
@@ -274,8 +244,8 @@ fn watch_and_health(manifest: &Manifest, records: &[&SealedRecord], now: &str) -
         .collect();
     format!(
         "{:#?}\n{:#?}\n{durations:#?}",
-        report::watchdog(manifest, &with_paths, now),
-        report::health(manifest, &with_paths)
+        report::watchdog(manifest, &paths, now),
+        report::health(manifest, &paths)
     )
 }
 
