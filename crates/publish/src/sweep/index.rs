@@ -11,7 +11,10 @@
 //!   [`HistoryIndex::next_reads`] asks for, round by round, and returns
 //!   that subset of history. A record the index names and the tree does
 //!   not hold means the index is wrong: the sweep then reads all of
-//!   history, and says so.
+//!   history, says so, and commits the rebuilt index by itself
+//!   ([`repair`]).
+//! - [`carried`] keeps a fresh index fresh across a commit that adds no
+//!   record (a baseline moved by hand).
 
 use std::collections::{BTreeMap, HashMap};
 
