@@ -403,6 +403,20 @@ impl HistoryIndex {
         self.built_on.as_deref()
     }
 
+    /// Why the index is stale at a tip whose first parent is `parent`, or
+    /// `None` when it is fresh there: the sweep writes the pointer in the
+    /// commit that adds its records, so a fresh index was built on the
+    /// tip's parent, and any other commit is one the sweep did not make.
+    pub fn stale_at(&self, parent: Option<&str>) -> Option<String> {
+        (self.built_on() != parent).then(|| {
+            format!(
+                "stale: built on {}, but the tip's parent is {} (a commit the sweep did not make)",
+                self.built_on().unwrap_or("no commit"),
+                parent.unwrap_or("no commit")
+            )
+        })
+    }
+
     /// Records in history, as the index counts them.
     pub fn records(&self) -> u64 {
         self.records

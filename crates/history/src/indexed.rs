@@ -53,10 +53,8 @@ impl LocalHistory {
             Ok(v) => v,
             Err(e) => return Ok(Err(format!("corrupt: {e}"))),
         };
-        if index.built_on() != tip.parent.as_deref() {
-            return Ok(Err(
-                "stale: built on another commit than the tip's parent".to_owned()
-            ));
+        if let Some(why) = index.stale_at(tip.parent.as_deref()) {
+            return Ok(Err(why));
         }
         if needs.drift && evidence.records > 0 {
             let Some(bytes) = read(&tip, benchops::history_index::EVIDENCE_PATH)? else {

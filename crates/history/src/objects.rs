@@ -47,7 +47,7 @@ impl ObjectStore {
     /// Every blob of `tree`, by path, or `None` when the store does not
     /// hold that tree. One `cat-file -e` and one `ls-tree -r -z`.
     pub fn list_tree(&self, tree: &str) -> Result<Option<BTreeMap<String, String>>, HistoryError> {
-        tree::list_tree(self.cmd(), tree)
+        tree::list_tree_within(self.cmd(), tree, &[])
     }
 
     /// The blobs of `tree` under `dirs` (directory prefixes or paths), by

@@ -78,18 +78,9 @@ pub(crate) fn ls_tree(
     Ok(files)
 }
 
-/// Every blob of `tree` in the repository `git` points at, by path, or
-/// `None` when the repository does not hold that tree. One `cat-file -e`
-/// and one `ls-tree -r -z`.
-pub(crate) fn list_tree(
-    git: Command,
-    tree: &str,
-) -> Result<Option<BTreeMap<String, String>>, HistoryError> {
-    list_tree_within(git, tree, &[])
-}
-
-/// The blobs of `tree` under `dirs` (all of them when `dirs` is empty), as
-/// [`list_tree`].
+/// The blobs of `tree` under `dirs` (all of them when `dirs` is empty) in
+/// the repository `git` points at, by path, or `None` when the repository
+/// does not hold that tree. One `cat-file -e` and one `ls-tree -r -z`.
 pub(crate) fn list_tree_within(
     git: Command,
     tree: &str,

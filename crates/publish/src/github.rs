@@ -560,25 +560,77 @@ impl GitHubStore {
             }
             None => {
                 let id = GitSha::new(&sha).map_err(at("read a tree id"))?;
-                let listed = self
-                    .gh()?
-                    .list_tree_files(&self.shared.repo, &id)
-                    .await
-                    .map_err(at(format!("list {dir}")))?;
-                let (entries, _) = listed.map_err(|level| {
-                    StepError::new(
-                        format!("list {dir}"),
-                        TreeTruncated {
-                            tree: level.as_str().to_owned(),
-                        },
-                    )
-                })?;
-                for e in entries.into_iter().filter(|e| e.kind == "blob") {
-                    out.insert(format!("{dir}{}", e.path), e.sha.as_str().to_owned());
+                for (path, blob) in self.list_recursive(&id, &format!("list {dir}")).await? {
+                    out.insert(format!("{dir}{path}"), blob);
                 }
             }
         }
         Ok(out)
+    }
+
+    /// Every blob of `tree`, by path from its root, listed through the API
+    /// (level by level where GitHub truncates); a level too large to list
+    /// stops `step`.
+    async fn list_recursive(
+        &self,
+        tree: &GitSha,
+        step: &str,
+    ) -> Result<BTreeMap<String, String>, StepError> {
+        let listed = self
+            .gh()?
+            .list_tree_files(&self.shared.repo, tree)
+            .await
+            .map_err(at(step.to_owned()))?;
+        let (entries, _requests) = listed.map_err(|level| {
+            StepError::new(
+                step.to_owned(),
+                TreeTruncated {
+                    tree: level.as_str().to_owned(),
+                },
+            )
+        })?;
+        Ok(entries
+            .into_iter()
+            .filter(|e| e.kind == "blob")
+            .map(|e| (e.path, e.sha.as_str().to_owned()))
+            .collect())
+    }
+
+    /// The branch's tip commit, or None when the branch does not exist.
+    async fn read_tip(&self) -> Result<Option<(GitSha, benchops_github::Commit)>, StepError> {
+        let gh = self.gh()?;
+        let repo = &self.shared.repo;
+        let tip = match gh.get_ref(repo, &self.branch).await {
+            Ok(r) => r.object.sha,
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(e) => return Err(StepError::new("read the history branch", e)),
+        };
+        let commit = gh
+            .get_commit(repo, &tip)
+            .await
+            .map_err(at("read the tip commit"))?;
+        Ok(Some((tip, commit)))
+    }
+
+    /// The tree of `commit` (one request).
+    async fn commit_tree(&self, commit: &str) -> Result<GitSha, StepError> {
+        let sha = GitSha::new(commit).map_err(at("read the tip commit id"))?;
+        let c = self
+            .gh()?
+            .get_commit(&self.shared.repo, &sha)
+            .await
+            .map_err(at("read the tip commit"))?;
+        Ok(c.tree.sha)
+    }
+}
+
+/// The tip at `tip`, whose commit is `commit`, with no file listed yet.
+fn tip_index(tip: &GitSha, commit: &benchops_github::Commit) -> TipIndex {
+    TipIndex {
+        commit: Some(tip.as_str().to_owned()),
+        tree: Some(commit.tree.sha.as_str().to_owned()),
+        parent: commit.parents.first().map(|p| p.sha.as_str().to_owned()),
+        ..TipIndex::default()
     }
 }
 
@@ -596,19 +648,25 @@ fn utf8(path: &str, bytes: &[u8]) -> Result<String, StepError> {
 impl GitHubStore {
     /// The blobs of `tree` listed from the local object store, when one is
     /// given and holds the tree (`None` otherwise: the API lists it).
-    fn local_tree_files(&self, tree: &str) -> Result<Option<BTreeMap<String, String>>, StepError> {
+    fn local_tree_files(
+        &self,
+        tree: &str,
+        dirs: &[&str],
+    ) -> Result<Option<BTreeMap<String, String>>, StepError> {
         let Some(dir) = &self.history_objects else {
             return Ok(None);
         };
         // A partial clone does not fetch what it lacks: the API reads it.
-        ObjectStore::new(dir, false).list_tree(tree).map_err(|e| {
-            StepError::new(
-                format!("list the tip's tree in {}", dir.display()),
-                Cause::Config {
-                    reason: e.to_string(),
-                },
-            )
-        })
+        ObjectStore::new(dir, false)
+            .list_tree_within(tree, dirs)
+            .map_err(|e| {
+                StepError::new(
+                    format!("list the tip's tree in {}", dir.display()),
+                    Cause::Config {
+                        reason: e.to_string(),
+                    },
+                )
+            })
     }
 }
 
@@ -662,75 +720,27 @@ impl HistoryStore for GitHubStore {
     }
 
     async fn tip(&mut self) -> Result<TipIndex, StepError> {
-        let gh = self.gh()?;
-        let repo = &self.shared.repo;
-        let tip = match gh.get_ref(repo, &self.branch).await {
-            Ok(r) => r.object.sha,
-            Err(e) if e.is_not_found() => return Ok(TipIndex::default()),
-            Err(e) => return Err(StepError::new("read the history branch", e)),
+        let Some((tip, commit)) = self.read_tip().await? else {
+            return Ok(TipIndex::default());
         };
-        let commit = gh
-            .get_commit(repo, &tip)
-            .await
-            .map_err(at("read the tip commit"))?;
+        let mut index = tip_index(&tip, &commit);
         let tree = &commit.tree.sha;
-        let files = match self.local_tree_files(tree.as_str())? {
+        index.files = match self.local_tree_files(tree.as_str(), &[])? {
             Some(files) => files,
-            None => match gh
-                .list_tree_files(repo, tree)
-                .await
-                .map_err(at("list the tip's tree"))?
-            {
-                Ok((entries, _requests)) => entries
-                    .into_iter()
-                    .filter(|e| e.kind == "blob")
-                    .map(|e| (e.path, e.sha.as_str().to_owned()))
-                    .collect(),
-                Err(level) => {
-                    return Err(StepError::new(
-                        "list the tip's tree",
-                        TreeTruncated {
-                            tree: level.as_str().to_owned(),
-                        },
-                    ));
-                }
-            },
+            None => self.list_recursive(tree, "list the tip's tree").await?,
         };
-        Ok(TipIndex {
-            commit: Some(tip.as_str().to_owned()),
-            tree: Some(tree.as_str().to_owned()),
-            parent: commit.parents.first().map(|p| p.sha.as_str().to_owned()),
-            files,
-            scope: None,
-            base_tree: None,
-        })
+        Ok(index)
     }
 
     async fn tip_within(&mut self, dirs: &[String]) -> Result<TipIndex, StepError> {
-        let gh = self.gh()?;
-        let repo = &self.shared.repo;
-        let tip = match gh.get_ref(repo, &self.branch).await {
-            Ok(r) => r.object.sha,
-            Err(e) if e.is_not_found() => {
-                return Ok(TipIndex {
-                    scope: Some(dirs.iter().cloned().collect()),
-                    ..TipIndex::default()
-                });
-            }
-            Err(e) => return Err(StepError::new("read the history branch", e)),
+        let Some((tip, commit)) = self.read_tip().await? else {
+            return Ok(TipIndex {
+                scope: Some(dirs.iter().cloned().collect()),
+                ..TipIndex::default()
+            });
         };
-        let commit = gh
-            .get_commit(repo, &tip)
-            .await
-            .map_err(at("read the tip commit"))?;
-        let mut index = TipIndex {
-            commit: Some(tip.as_str().to_owned()),
-            tree: Some(commit.tree.sha.as_str().to_owned()),
-            parent: commit.parents.first().map(|p| p.sha.as_str().to_owned()),
-            files: BTreeMap::new(),
-            scope: Some(std::collections::BTreeSet::new()),
-            base_tree: None,
-        };
+        let mut index = tip_index(&tip, &commit);
+        index.scope = Some(std::collections::BTreeSet::new());
         self.widen(&mut index, dirs).await?;
         Ok(index)
     }
@@ -749,33 +759,13 @@ impl HistoryStore for GitHubStore {
         let tree = match tip.tree.as_ref().or(tip.base_tree.as_ref()) {
             Some(t) => t.clone(),
             None => {
-                let sha = GitSha::new(&commit).map_err(at("read the tip"))?;
-                let c = self
-                    .gh()?
-                    .get_commit(&self.shared.repo, &sha)
-                    .await
-                    .map_err(at("read the tip commit"))?;
-                let t = c.tree.sha.as_str().to_owned();
+                let t = self.commit_tree(&commit).await?.as_str().to_owned();
                 tip.tree = Some(t.clone());
                 t
             }
         };
-        let local = match &self.history_objects {
-            Some(dir) => {
-                let wanted: Vec<&str> = missing.iter().map(String::as_str).collect();
-                ObjectStore::new(dir, false)
-                    .list_tree_within(&tree, &wanted)
-                    .map_err(|e| {
-                        StepError::new(
-                            format!("list the tip's tree in {}", dir.display()),
-                            Cause::Config {
-                                reason: e.to_string(),
-                            },
-                        )
-                    })?
-            }
-            None => None,
-        };
+        let wanted: Vec<&str> = missing.iter().map(String::as_str).collect();
+        let local = self.local_tree_files(&tree, &wanted)?;
         // Paths this process wrote over a base tree are in `files` already.
         let mut add = |files: BTreeMap<String, String>| {
             for (path, blob) in files {
@@ -865,14 +855,7 @@ impl HistoryStore for GitHubStore {
         // the new commit is built over the tip's whole tree.
         let base = match (&tip.tree, &tip.commit) {
             (Some(t), _) => Some(GitSha::new(t).map_err(at("read the tip's tree id"))?),
-            (None, Some(c)) => {
-                let sha = GitSha::new(c).map_err(at("read the tip commit id"))?;
-                let commit = gh
-                    .get_commit(repo, &sha)
-                    .await
-                    .map_err(at("read the tip commit"))?;
-                Some(commit.tree.sha)
-            }
+            (None, Some(c)) => Some(self.commit_tree(c).await?),
             (None, None) => None,
         };
         let (tree, _requests) = gh

@@ -449,7 +449,7 @@ fn check_index(
                 detail: format!("it counts {} record(s), history holds {n}", idx.records()),
             });
         }
-        Ok((idx, _)) => idx.built_on() != tip.parent.as_deref(),
+        Ok((idx, _)) => idx.stale_at(tip.parent.as_deref()).is_some(),
         Err(e) => {
             return Ok(IndexState {
                 state: "disagrees",

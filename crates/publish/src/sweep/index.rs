@@ -130,12 +130,8 @@ pub async fn read_fresh<S: HistoryStore>(
         Ok(v) => v,
         Err(e) => return Ok(Err(format!("corrupt: {e}"))),
     };
-    if index.built_on() != tip.parent.as_deref() {
-        return Ok(Err(format!(
-            "stale: built on {}, but the tip's parent is {} (a commit the sweep did not make)",
-            index.built_on().unwrap_or("no commit"),
-            tip.parent.as_deref().unwrap_or("no commit")
-        )));
+    if let Some(why) = index.stale_at(tip.parent.as_deref()) {
+        return Ok(Err(why));
     }
     if evidence.records > 0 {
         let Some(bytes) = read_file(store, tip, EVIDENCE_PATH).await? else {
