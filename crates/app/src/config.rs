@@ -35,6 +35,10 @@ pub const DEFAULT_BODY_TIMEOUT_SECONDS: u64 = 30;
 pub const DEFAULT_MAX_BUFFERED_BODY_BYTES: usize = 64 * 1024 * 1024;
 /// The largest `max_buffered_body_bytes`.
 pub const MAX_BUFFERED_BODY_BYTES: usize = 1024 * 1024 * 1024;
+/// The default `refusal_delay_ms`.
+pub const DEFAULT_REFUSAL_DELAY_MS: u64 = 500;
+/// The largest `refusal_delay_ms`: GitHub gives up on a delivery after 10 s.
+pub const MAX_REFUSAL_DELAY_MS: u64 = 5_000;
 /// GitHub's OIDC issuer for Actions.
 pub const ACTIONS_ISSUER: &str = "https://token.actions.githubusercontent.com";
 
@@ -258,6 +262,7 @@ struct RawConfig {
     header_timeout_seconds: Option<u64>,
     body_timeout_seconds: Option<u64>,
     max_buffered_body_bytes: Option<usize>,
+    refusal_delay_ms: Option<u64>,
     oidc: Option<Oidc>,
     policy: Option<Policy>,
     handoff: Option<Handoff>,
@@ -301,6 +306,11 @@ pub struct Config {
     /// `Content-Length`, or its endpoint's limit without one, before a byte
     /// of it is read.
     pub max_buffered_body_bytes: usize,
+    /// How long a webhook refused for its signature (401) waits, after its
+    /// body is released, before it is answered; zero answers at once. A
+    /// peer that waits for its answers, as a scripted flood does, then
+    /// sends one request a connection per delay.
+    pub refusal_delay: Duration,
     /// The OIDC issuer and audience.
     pub oidc: Oidc,
     /// The token-exchange policy.
@@ -626,6 +636,16 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         ));
     }
 
+    let refusal_delay_ms = raw.refusal_delay_ms.unwrap_or(DEFAULT_REFUSAL_DELAY_MS);
+    if refusal_delay_ms > MAX_REFUSAL_DELAY_MS {
+        return Err(key_err(
+            "refusal_delay_ms",
+            format!(
+                "{refusal_delay_ms} is outside 0..={MAX_REFUSAL_DELAY_MS}: GitHub gives up on a delivery after 10 s"
+            ),
+        ));
+    }
+
     if raw.local_trial {
         let on_this_machine = |url: &str| {
             url.parse::<axum::http::Uri>()
@@ -667,6 +687,7 @@ pub fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         header_timeout,
         body_timeout,
         max_buffered_body_bytes,
+        refusal_delay: Duration::from_millis(refusal_delay_ms),
         oidc,
         policy,
         handoff: raw.handoff,

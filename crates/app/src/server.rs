@@ -16,6 +16,11 @@
 //!   answers, so at most `max_buffered_body_bytes` of bodies are in memory
 //!   however many connections are open. Each of these answers closes the
 //!   connection (`Connection: close`), since the body was not read.
+//! - **Refusals that ask to be slow** ([`SlowRefusal`]): an answer that
+//!   carries one is held back that long after its body's reservation is
+//!   given back, so a peer that waits for its answers (a scripted flood of
+//!   wrong signatures does) sends one request a connection per delay, and
+//!   holds no budget meanwhile. It costs a timer, not a thread.
 //! - **Headers** ([`security_headers`]): every answer carries
 //!   `X-Content-Type-Options: nosniff`.
 //!
@@ -171,6 +176,11 @@ fn refuse(
     r
 }
 
+/// Marks an answer to be held back this long before it is sent, once the
+/// request's body is released (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlowRefusal(pub Duration);
+
 /// The middleware that reads a request's body within its limit, the
 /// budget and the body timeout, then hands the request on with the whole
 /// body.
@@ -268,6 +278,9 @@ pub async fn read_body(
         .await;
     drop(reservation);
     app.metrics.set_buffered_body_bytes(app.bodies.reserved());
+    if let Some(SlowRefusal(delay)) = response.extensions().get::<SlowRefusal>().copied() {
+        tokio::time::sleep(delay).await;
+    }
     response
 }
 

@@ -8,7 +8,11 @@
 //!    one, and the previous one during a rotation), compared in constant
 //!    time (`Mac::verify_slice`). Missing or wrong: 401, nothing recorded,
 //!    and the log line names the delivery id only (at most
-//!    [`crate::REFUSALS_LOGGED_PER_SECOND`] such lines a second).
+//!    [`crate::REFUSALS_LOGGED_PER_SECOND`] such lines a second). The 401
+//!    is sent `refusal_delay_ms` later ([`crate::server::SlowRefusal`]),
+//!    so a flood of wrong signatures over connections that wait for their
+//!    answers is slowed to one request a connection per delay, and valid
+//!    deliveries on other connections keep the CPU.
 //! 3. `X-GitHub-Delivery` and `X-GitHub-Event` are required (400).
 //! 4. The payload is taken by its `Content-Type` ([`payload_of`]):
 //!    `application/json` (or none) is the body itself;
@@ -200,7 +204,14 @@ pub async fn receive(
                 "webhook refused"
             );
         }
-        return reply(StatusCode::UNAUTHORIZED, "bad signature\n");
+        let mut refused = reply(StatusCode::UNAUTHORIZED, "bad signature\n");
+        drop(body);
+        if !app.config.refusal_delay.is_zero() {
+            refused
+                .extensions_mut()
+                .insert(crate::server::SlowRefusal(app.config.refusal_delay));
+        }
+        return refused;
     }
     let (Some(delivery), Some(event)) = (
         header_text(&headers, DELIVERY_HEADER, 128),

@@ -267,6 +267,103 @@ fn bodies_beyond_the_byte_budget_are_refused_unread_and_the_budget_comes_back() 
     assert!(head.starts_with("HTTP/1.1 401"), "{head}");
 }
 
+/// A webhook of `body` as `event`, signed with `sig`, on a kept-alive
+/// connection.
+fn post_webhook(c: &mut TcpStream, event: &str, delivery: &str, sig: &str, body: &[u8]) {
+    write!(
+        c,
+        "POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         X-GitHub-Event: {event}\r\nX-GitHub-Delivery: {delivery}\r\n\
+         X-Hub-Signature-256: {sig}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .expect("send");
+    c.write_all(body).expect("send");
+}
+
+#[test]
+fn a_wrong_signature_is_answered_after_the_delay_without_holding_the_budget() {
+    // Room for two 40,000-byte bodies. The delay is the longest allowed:
+    // far above what answering a delivery takes, so the valid deliveries
+    // below are answered while the refusals still wait.
+    let app = serve(&Options {
+        max_body_bytes: 40_000,
+        top: "max_buffered_body_bytes = 100000\n".into(),
+        refusal_delay_ms: Some(5_000),
+        ..Options::default()
+    });
+    let mut body = br#"{"zen":""#.to_vec();
+    body.resize(40_000 - 2, b'z');
+    body.extend_from_slice(br#""}"#);
+    let good = common::sign(&body);
+    let wrong = benchops_app::webhook::sign(b"not the secret", &body);
+    let started = Instant::now();
+    // Three refusals waiting at once, more bodies than the budget holds,
+    // each sent once the one before was decided.
+    let deadline = Instant::now() + PATIENCE;
+    let mut refused = Vec::new();
+    for i in 0..3 {
+        let mut c = app.connect();
+        post_webhook(&mut c, "ping", &format!("bad-{i}"), &wrong, &body);
+        refused.push(c);
+        while app.metric("benchops_app_signature_failures_total") != Some(i + 1) {
+            assert!(Instant::now() < deadline, "refusal {i} was never decided");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    // Their bodies are released while they wait: two valid bodies of the
+    // same size fit, one after the other on one connection.
+    assert_eq!(app.metric("benchops_app_buffered_body_bytes"), Some(0));
+    let mut valid = app.connect();
+    for i in 0..2 {
+        post_webhook(&mut valid, "ping", &format!("good-{i}"), &good, &body);
+        let head = read_head(&mut valid);
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        let mut pong = [0u8; 5];
+        valid.read_exact(&mut pong).expect("pong");
+        assert_eq!(&pong, b"pong\n");
+    }
+    // The refusals are still waiting, then come: 401, no sooner than the
+    // delay, and the connection stays open for the next request.
+    for c in &mut refused {
+        c.set_nonblocking(true).expect("nonblocking");
+        let mut byte = [0u8; 1];
+        let early = c.read(&mut byte);
+        assert!(
+            matches!(&early, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "answered before the delay: {early:?}"
+        );
+        c.set_nonblocking(false).expect("blocking");
+    }
+    for c in &mut refused {
+        let head = read_head(c);
+        assert!(head.starts_with("HTTP/1.1 401"), "{head}");
+        assert!(
+            !head.to_ascii_lowercase().contains("connection: close"),
+            "{head}"
+        );
+    }
+    assert!(started.elapsed() >= Duration::from_secs(5));
+}
+
+#[test]
+fn a_refusal_delay_above_the_limit_is_refused_by_name() {
+    let s = setup(&Options {
+        refusal_delay_ms: Some(5_001),
+        ..Options::default()
+    });
+    let out = Command::new(env!("CARGO_BIN_EXE_benchops-app"))
+        .args(["check-config", "--config"])
+        .arg(&s.config)
+        .env_remove("BENCHOPS_APP_CONFIG")
+        .output()
+        .expect("run check-config");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("refusal_delay_ms"), "{err}");
+    assert!(err.contains("5001 is outside 0..=5000"), "{err}");
+}
+
 #[test]
 fn payload_text_never_reaches_the_log_and_pages_refuse_sniffing_and_framing() {
     let app = serve(&Options::default());

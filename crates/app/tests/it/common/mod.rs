@@ -39,6 +39,10 @@ pub struct Options {
     pub extra: String,
     /// Top-level keys, written before the first table.
     pub top: String,
+    /// `refusal_delay_ms`; `None` leaves the server's default. Zero by
+    /// default here, so that the many refusals the tests send answer at
+    /// once; `hardening` checks the delay.
+    pub refusal_delay_ms: Option<u64>,
 }
 
 impl Default for Options {
@@ -56,6 +60,7 @@ impl Default for Options {
             repo_id: 456789,
             extra: String::new(),
             top: String::new(),
+            refusal_delay_ms: Some(0),
         }
     }
 }
@@ -82,6 +87,9 @@ pub fn setup(o: &Options) -> Setup {
     }
     if let Some(h) = &o.history {
         text.push_str(&format!("history = \"{}\"\n", h.display()));
+    }
+    if let Some(ms) = o.refusal_delay_ms {
+        text.push_str(&format!("refusal_delay_ms = {ms}\n"));
     }
     text.push_str(&o.top);
     text.push_str(&format!(
