@@ -15,7 +15,14 @@
 //! the Node receiver is `xtask/bench-webhooks/receiver.mjs`, as one process
 //! and as a cluster of two. Each server gets a valid and a badly signed
 //! request by hand, a warm-up, then `wrk -t2 -c64 -s wrk.lua` with a
-//! distinct `X-GitHub-Delivery` per request. The App also gets the
+//! distinct `X-GitHub-Delivery` per request: the saturation rate, with
+//! the latency of wrk's closed loop at it. Then each server gets the
+//! fixed-rate run: 30,000 requests a second offered by this task's own
+//! open-loop generator ([`crate::open_loop`]) on 64 connections, whose
+//! latency counts from when each request was due, so a server that falls
+//! behind is charged for the queue. The p99 target is read there, and is
+//! met only if the server also answered 99 % of what was offered. The App
+//! also gets the
 //! bad-signature flood: valid traffic (`-t1 -c32`) alone, then alongside a
 //! second `wrk -t1 -c32` with wrong signatures; afterwards its log must not
 //! hold the canary, payload keys or values, or the secret. The result is a
@@ -26,6 +33,8 @@
 //! `BENCH_SERVER_CPUS` and `BENCH_WRK_CPUS` (a `taskset -c` list, such as
 //! `0` and `1`) pin the servers and the load generator to separate CPUs, so
 //! that wrk's own share of the machine is known; the report says which.
+//! `BENCH_RATE` sets the fixed rate (default 30000 a second); the
+//! generator runs on `BENCH_WRK_CPUS` too.
 //! `BENCH_DURATION` sets the seconds of each measured run (default 15),
 //! `BENCH_WARMUP` those of each warm-up (default 3); `BENCH_APP_EXE` runs
 //! that `benchops-app` binary instead of building one. Every process started
@@ -39,12 +48,14 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 use benchops::Sha256Digest;
 use serde_json::{Value, json};
 
+use crate::open_loop::{self, Outcome};
 use crate::{run, target_dir};
 
 /// The vendored webhook examples, relative to the workspace root.
@@ -59,6 +70,11 @@ const PADDING_KEY: &str = "zz_benchops_padding";
 const TARGET_RPS: f64 = 30_000.0;
 const TARGET_P99_MS: f64 = 5.0;
 const TARGET_RATIO: f64 = 2.0;
+/// The connections of the fixed-rate run.
+const FIXED_RATE_CONNECTIONS: u32 = 64;
+/// The share of the offered rate a server must answer with 2xx for its
+/// fixed-rate latency to count.
+const SUSTAINED: f64 = 0.99;
 /// How long a server may take to print `listening on`.
 const START_DEADLINE: Duration = Duration::from_secs(30);
 /// How long a server gets to exit after SIGTERM before SIGKILL.
@@ -81,6 +97,13 @@ pub(crate) fn main(args: &[String]) -> Result<()> {
         bail!("BENCH_SERVER_CPUS and BENCH_WRK_CPUS need `taskset` (util-linux) on PATH");
     }
     let warmup = env_secs("BENCH_WARMUP", 3)?.min(duration);
+    let rate = match std::env::var("BENCH_RATE") {
+        Err(_) => TARGET_RPS,
+        Ok(v) => match v.trim().parse::<f64>() {
+            Ok(r) if (1.0..=1e6).contains(&r) => r,
+            _ => bail!("BENCH_RATE={v:?} is not a rate between 1 and 1000000 requests a second"),
+        },
+    };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .context("xtask has no parent directory")?
@@ -120,6 +143,7 @@ pub(crate) fn main(args: &[String]) -> Result<()> {
         runs: 0,
         duration,
         warmup,
+        rate,
         scratch: scratch.path.clone(),
         cpus: cpus.clone(),
     };
@@ -148,6 +172,7 @@ pub(crate) fn main(args: &[String]) -> Result<()> {
         cpus,
         duration,
         warmup,
+        rate,
         app,
         nodes,
         octokit,
@@ -180,6 +205,8 @@ struct Bench {
     runs: u32,
     duration: u64,
     warmup: u64,
+    /// The fixed rate offered, requests a second.
+    rate: f64,
     scratch: PathBuf,
     cpus: Cpus,
 }
@@ -241,6 +268,46 @@ impl Bench {
         Ok(w)
     }
 
+    /// The fixed-rate run against `addr`: valid deliveries at
+    /// [`Bench::rate`], open loop.
+    fn fixed_rate(&mut self, addr: SocketAddr) -> Result<Outcome> {
+        self.runs += 1;
+        let prefix = format!("{:08x}-{:04x}", self.nonce, self.runs & 0xffff);
+        let head = format!(
+            "POST /webhook HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             User-Agent: GitHub-Hookshot/bench\r\nX-GitHub-Event: push\r\n\
+             X-GitHub-Hook-ID: 1\r\nX-Hub-Signature-256: {}\r\nContent-Length: {}\r\n\
+             X-GitHub-Delivery: {prefix}-4fff-",
+            self.good_sig,
+            self.body.bytes.len()
+        );
+        let body = self.body.bytes.clone();
+        let request = move |n: u64| {
+            let mut r = Vec::with_capacity(head.len() + 24 + body.len());
+            r.extend_from_slice(head.as_bytes());
+            r.extend_from_slice(format!("a000-{n:012x}\r\n\r\n").as_bytes());
+            r.extend_from_slice(&body);
+            r
+        };
+        let out = open_loop::run(open_loop::Plan {
+            addr,
+            rate: self.rate,
+            connections: FIXED_RATE_CONNECTIONS,
+            duration: Duration::from_secs(self.duration),
+            cpus: self.cpus.wrk.clone(),
+            request: Arc::new(request),
+        })?;
+        eprintln!(
+            "xtask: fixed rate {:.0}/s offered: {:.0}/s answered 2xx, p99 {:.2} ms, {} non-2xx, {} errors",
+            out.offered_per_s,
+            out.ok_per_s(),
+            out.percentile_ms(99.0),
+            out.non_2xx,
+            out.errors
+        );
+        Ok(out)
+    }
+
     /// One valid and one badly signed delivery, by hand; their statuses.
     fn probe(&self, name: &str, addr: SocketAddr) -> Result<(u16, u16)> {
         let mut statuses = [0u16; 2];
@@ -266,6 +333,7 @@ impl Bench {
 #[derive(Debug)]
 struct AppFigures {
     main: Wrk,
+    fixed: Outcome,
     alone: Wrk,
     with_flood: Wrk,
     flood: Wrk,
@@ -301,6 +369,7 @@ fn bench_app(bench: &mut Bench, exe: &Path) -> Result<AppFigures> {
     let url = format!("http://{addr}/webhook");
     let statuses = bench.probe("benchops-app", addr)?;
     let main = bench.measure(&url)?;
+    let fixed = bench.fixed_rate(addr)?;
 
     eprintln!("xtask: bad-signature flood: valid traffic alone, then with the flood");
     let secs = bench.duration;
@@ -326,6 +395,7 @@ fn bench_app(bench: &mut Bench, exe: &Path) -> Result<AppFigures> {
     }
     Ok(AppFigures {
         main,
+        fixed,
         alone,
         with_flood,
         flood,
@@ -374,6 +444,7 @@ fn app_config(addr: SocketAddr, key: &Path, data: &Path, bench: &Bench) -> Strin
 struct NodeFigures {
     workers: u32,
     main: Wrk,
+    fixed: Outcome,
     /// The answers to a valid and to a badly signed request.
     statuses: (u16, u16),
 }
@@ -394,10 +465,12 @@ fn bench_node(bench: &mut Bench, peer: &Path, workers: u32) -> Result<NodeFigure
     wait_healthz(addr, Duration::from_secs(10))?;
     let statuses = bench.probe("the Node receiver", addr)?;
     let main = bench.measure(&format!("http://{addr}/webhook"))?;
+    let fixed = bench.fixed_rate(addr)?;
     node.stop();
     Ok(NodeFigures {
         workers,
         main,
+        fixed,
         statuses,
     })
 }
@@ -545,6 +618,7 @@ struct Report {
     cpus: Cpus,
     duration: u64,
     warmup: u64,
+    rate: f64,
     app: Option<AppFigures>,
     nodes: Vec<NodeFigures>,
     octokit: String,
@@ -574,13 +648,22 @@ impl Report {
     fn targets(&self) -> Vec<(&'static str, String, bool, f64)> {
         let mut out = Vec::new();
         if let Some(app) = &self.app {
-            let (rps, p99) = (app.main.ok_rps(), app.main.p99_ms);
+            let rps = app.main.ok_rps();
             let shown = format!("{} /s", thousands(rps));
             out.push(("≥ 30,000 valid deliveries/s", shown, rps >= TARGET_RPS, rps));
+            let f = &app.fixed;
+            let p99 = f.percentile_ms(99.0);
+            let sustained = f.ok_per_s() >= SUSTAINED * f.offered_per_s;
+            let at_target = f.offered_per_s >= TARGET_RPS;
+            let shown = if sustained {
+                format!("{p99:.2} ms")
+            } else {
+                format!("{p99:.2} ms, {} /s answered", thousands(f.ok_per_s()))
+            };
             out.push((
-                "p99 ≤ 5 ms",
-                format!("{p99:.2} ms"),
-                p99 <= TARGET_P99_MS,
+                "p99 ≤ 5 ms at 30,000/s offered",
+                shown,
+                at_target && sustained && p99 <= TARGET_P99_MS,
                 p99,
             ));
         }
@@ -638,6 +721,32 @@ impl Report {
                 s += &format!("| {t} | {m} | {} |\n", if *met { "met" } else { "missed" });
             }
         }
+        s += &format!(
+            "\n### Fixed rate: {} requests/s offered, open loop, {FIXED_RATE_CONNECTIONS} connections\n\n\
+             Latency counts from when each request was due.\n\n\
+             | server | 2xx/s | p50 | p90 | p99 | p99.9 | max | non-2xx | errors |\n\
+             |---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+            thousands(self.rate)
+        );
+        let mut fixed_row = |name: &str, f: &Outcome| {
+            s += &format!(
+                "| {name} | {} | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.1} ms | {} | {} |\n",
+                thousands(f.ok_per_s()),
+                f.percentile_ms(50.0),
+                f.percentile_ms(90.0),
+                f.percentile_ms(99.0),
+                f.percentile_ms(99.9),
+                f.max_ms(),
+                f.non_2xx,
+                f.errors
+            );
+        };
+        if let Some(app) = &self.app {
+            fixed_row("benchops-app", &app.fixed);
+        }
+        for n in &self.nodes {
+            fixed_row(&self.node_name(n), &n.fixed);
+        }
         let Some(app) = &self.app else {
             return s;
         };
@@ -678,6 +787,11 @@ impl Report {
         json!({
             "duration_s": self.duration,
             "warmup_s": self.warmup,
+            "fixed_rate": {
+                "offered_per_s": self.rate,
+                "connections": FIXED_RATE_CONNECTIONS,
+                "sustained_share": SUSTAINED,
+            },
             "body_bytes": BODY_BYTES,
             "wrk": { "threads": 2, "connections": 64 },
             "cpus": { "servers": self.cpus.server, "wrk": self.cpus.wrk },
@@ -689,6 +803,7 @@ impl Report {
             "app": self.app.as_ref().map(|a| json!({
                 "statuses": [a.statuses.0, a.statuses.1],
                 "main": a.main.json(),
+                "fixed_rate": fixed_json(&a.fixed),
                 "flood": {
                     "valid_alone": a.alone.json(),
                     "valid_during_flood": a.with_flood.json(),
@@ -701,6 +816,7 @@ impl Report {
                 "workers": n.workers,
                 "statuses": [n.statuses.0, n.statuses.1],
                 "main": n.main.json(),
+                "fixed_rate": fixed_json(&n.fixed),
             })).collect::<Vec<_>>(),
             "ratio_to_best_node": self.ratio().map(|r| round(r, 3)),
             "targets": self.targets().iter().map(|(t, _, met, v)| json!({
@@ -708,6 +824,25 @@ impl Report {
             })).collect::<Vec<_>>(),
         })
     }
+}
+
+/// The figures of a fixed-rate run, for the JSON file.
+fn fixed_json(f: &Outcome) -> Value {
+    json!({
+        "offered_per_s": f.offered_per_s,
+        "due": f.due,
+        "ok": f.ok,
+        "ok_per_s": round(f.ok_per_s(), 1),
+        "non_2xx": f.non_2xx,
+        "errors": f.errors,
+        "latency_ms": {
+            "p50": round(f.percentile_ms(50.0), 3),
+            "p90": round(f.percentile_ms(90.0), 3),
+            "p99": round(f.percentile_ms(99.0), 3),
+            "p999": round(f.percentile_ms(99.9), 3),
+            "max": round(f.max_ms(), 3),
+        },
+    })
 }
 
 /// A child process with its output in a file; stopped when dropped.

@@ -47,6 +47,7 @@ mod bench_webhooks;
 mod detection;
 mod dist_docs;
 mod docs;
+mod open_loop;
 mod pipeline;
 mod python;
 mod selfbench;
