@@ -298,12 +298,13 @@ impl Bench {
             request: Arc::new(request),
         })?;
         eprintln!(
-            "xtask: fixed rate {:.0}/s offered: {:.0}/s answered 2xx, p99 {:.2} ms, {} non-2xx, {} errors",
+            "xtask: fixed rate {:.0}/s offered: {:.0}/s answered 2xx, p99 {:.2} ms, {} non-2xx, {} errors, {} not sent",
             out.offered_per_s,
             out.ok_per_s(),
             out.percentile_ms(99.0),
             out.non_2xx,
-            out.errors
+            out.errors,
+            out.unsent
         );
         Ok(out)
     }
@@ -723,14 +724,16 @@ impl Report {
         }
         s += &format!(
             "\n### Fixed rate: {} requests/s offered, open loop, {FIXED_RATE_CONNECTIONS} connections\n\n\
-             Latency counts from when each request was due.\n\n\
-             | server | 2xx/s | p50 | p90 | p99 | p99.9 | max | non-2xx | errors |\n\
-             |---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+             Latency counts from when each request was due. 2xx/s is over the time the \
+             answers took to come; `not sent` counts requests still waiting for their \
+             connection 5 s after the window.\n\n\
+             | server | 2xx/s | p50 | p90 | p99 | p99.9 | max | non-2xx | errors | not sent |\n\
+             |---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
             thousands(self.rate)
         );
         let mut fixed_row = |name: &str, f: &Outcome| {
             s += &format!(
-                "| {name} | {} | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.1} ms | {} | {} |\n",
+                "| {name} | {} | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.1} ms | {} | {} | {} |\n",
                 thousands(f.ok_per_s()),
                 f.percentile_ms(50.0),
                 f.percentile_ms(90.0),
@@ -738,7 +741,8 @@ impl Report {
                 f.percentile_ms(99.9),
                 f.max_ms(),
                 f.non_2xx,
-                f.errors
+                f.errors,
+                f.unsent
             );
         };
         if let Some(app) = &self.app {
@@ -835,6 +839,8 @@ fn fixed_json(f: &Outcome) -> Value {
         "ok_per_s": round(f.ok_per_s(), 1),
         "non_2xx": f.non_2xx,
         "errors": f.errors,
+        "not_sent": f.unsent,
+        "elapsed_s": round(f.elapsed_s, 3),
         "latency_ms": {
             "p50": round(f.percentile_ms(50.0), 3),
             "p90": round(f.percentile_ms(90.0), 3),

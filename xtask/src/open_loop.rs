@@ -28,7 +28,9 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 /// The longest wait for one answer; a request without an answer by then
-/// is an error, and its connection is opened again.
+/// is an error, and its connection is opened again. Also how long after
+/// the window a request may still be sent: one that a slow server kept
+/// waiting longer is counted as not sent.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
 /// The largest answer head read.
 const MAX_HEAD: usize = 16 * 1024;
@@ -61,17 +63,21 @@ pub(crate) struct Outcome {
     pub non_2xx: u64,
     /// Requests without an answer: a connection error or a timeout.
     pub errors: u64,
-    /// The window, in seconds.
-    pub duration_s: f64,
+    /// Requests due in the window that could not be sent within
+    /// [`ANSWER_TIMEOUT`] of its end, their connection still busy.
+    pub unsent: u64,
+    /// From the first due time to the last answer, in seconds: the window,
+    /// or longer when the server fell behind.
+    pub elapsed_s: f64,
     /// Every answered request's latency, in microseconds, sorted.
     latencies_us: Vec<u32>,
 }
 
 impl Outcome {
-    /// 2xx answers a second.
+    /// 2xx answers a second, over the time they took to come.
     pub fn ok_per_s(&self) -> f64 {
-        if self.duration_s > 0.0 {
-            self.ok as f64 / self.duration_s
+        if self.elapsed_s > 0.0 {
+            self.ok as f64 / self.elapsed_s
         } else {
             0.0
         }
@@ -143,6 +149,8 @@ struct Tally {
     ok: u64,
     non_2xx: u64,
     errors: u64,
+    unsent: u64,
+    last: Option<Instant>,
     latencies_us: Vec<u32>,
 }
 
@@ -173,6 +181,10 @@ async fn drive(plan: Plan) -> Result<Outcome> {
                     break;
                 }
                 t.due += 1;
+                if free_at > end + ANSWER_TIMEOUT {
+                    t.unsent += 1;
+                    continue;
+                }
                 let from = if free_at <= due {
                     tokio::time::sleep_until(due).await;
                     Instant::now()
@@ -201,6 +213,7 @@ async fn drive(plan: Plan) -> Result<Outcome> {
                     Err(_) => None,
                 };
                 free_at = Instant::now();
+                t.last = Some(free_at);
                 match result {
                     Some(status) => {
                         let us = free_at.duration_since(from).as_micros();
@@ -224,6 +237,8 @@ async fn drive(plan: Plan) -> Result<Outcome> {
         all.ok += t.ok;
         all.non_2xx += t.non_2xx;
         all.errors += t.errors;
+        all.unsent += t.unsent;
+        all.last = all.last.max(t.last);
         all.latencies_us.extend(t.latencies_us);
     }
     all.latencies_us.sort_unstable();
@@ -233,7 +248,10 @@ async fn drive(plan: Plan) -> Result<Outcome> {
         ok: all.ok,
         non_2xx: all.non_2xx,
         errors: all.errors,
-        duration_s: plan.duration.as_secs_f64(),
+        unsent: all.unsent,
+        elapsed_s: all
+            .last
+            .map_or(0.0, |l| l.saturating_duration_since(start).as_secs_f64()),
         latencies_us: all.latencies_us,
     })
 }
@@ -324,7 +342,9 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().expect("addr");
         std::thread::spawn(move || {
-            let Ok((s, _)) = listener.accept() else { return };
+            let Ok((s, _)) = listener.accept() else {
+                return;
+            };
             let mut w = s.try_clone().expect("clone");
             let mut r = BufReader::new(s);
             let mut n = 0;
@@ -352,8 +372,12 @@ mod tests {
             request: Arc::new(|_| b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_vec()),
         })
         .expect("run");
-        assert_eq!((out.due, out.errors, out.non_2xx), (100, 0, 0));
+        assert_eq!(
+            (out.due, out.errors, out.non_2xx, out.unsent),
+            (100, 0, 0, 0)
+        );
         assert_eq!(out.ok, 100);
+        assert!(out.elapsed_s >= 0.99, "{}", out.elapsed_s);
         // The stalled answer, and about 29 due while it was held: each
         // waited at least until the stall ended, less how late it was due.
         assert!(out.max_ms() >= 300.0, "{}", out.max_ms());
