@@ -21,13 +21,17 @@
 //!    so it is checked first, then the form decoded). Any other type, or a
 //!    form without `payload`, is 415 or 400 naming the type, `ping`
 //!    included, so a setup check with `ping` fails as real events would.
-//! 5. The payload is routed ([`crate::events::route`]). For work, a queue
-//!    slot is reserved first: with the queue full the answer is 503 and
-//!    nothing is recorded, so GitHub's redelivery is not mistaken for a
-//!    duplicate. Then the delivery id and the work are committed by the
-//!    intake's group commit ([`crate::intake`]), and only then answered; a
-//!    delivery id seen before is acknowledged (200) and ignored.
-//! 6. The answer (202) is sent before the work is done.
+//! 5. The payload is routed ([`crate::events::route`]). A delivery that
+//!    brings no work (`ping`, an event not handled, one that needs nothing
+//!    such as a push to another branch) is answered at once and not
+//!    recorded: doing nothing a second time changes nothing, so it needs no
+//!    dedupe, and no write is spent on it.
+//! 6. For work, a queue slot is reserved first: with the queue full the
+//!    answer is 503 and nothing is recorded, so GitHub's redelivery is not
+//!    mistaken for a duplicate. Then the delivery id and the work are
+//!    committed by the intake's group commit ([`crate::intake`]), and only
+//!    then answered; a delivery id seen before is acknowledged (200) and
+//!    ignored. The answer (202) is sent before the work is done.
 
 use std::sync::Arc;
 
@@ -247,19 +251,31 @@ pub async fn receive(
             return reply(StatusCode::BAD_REQUEST, "payload not understood\n");
         }
     };
-    let (extract, permit) = match &routed {
-        Route::Work(work) => {
-            let Ok(permit) = app.queue.try_reserve() else {
-                app.metrics.delivery(event, "busy");
-                tracing::warn!(delivery, event, "queue full: 503 for redelivery");
-                return reply(StatusCode::SERVICE_UNAVAILABLE, "busy, retry later\n");
-            };
-            let Ok(x) = serde_json::to_string(work) else {
-                return reply(StatusCode::INTERNAL_SERVER_ERROR, "internal error\n");
-            };
-            (Some(x), Some(permit))
+    let work = match routed {
+        Route::Work(work) => work,
+        Route::Ping => {
+            app.metrics.delivery(event, "accepted");
+            tracing::info!(delivery, event, "ping");
+            return reply(StatusCode::OK, "pong\n");
         }
-        _ => (None, None),
+        Route::NothingToDo(why) => {
+            app.metrics.delivery(event, "ignored");
+            tracing::debug!(delivery, event, why, "nothing to do");
+            return reply(StatusCode::ACCEPTED, "accepted, nothing to do\n");
+        }
+        Route::Unhandled => {
+            app.metrics.delivery(event, "ignored");
+            tracing::info!(delivery, event, "event not handled, ignored");
+            return reply(StatusCode::ACCEPTED, "event not handled\n");
+        }
+    };
+    let Ok(permit) = app.queue.try_reserve() else {
+        app.metrics.delivery(event, "busy");
+        tracing::warn!(delivery, event, "queue full: 503 for redelivery");
+        return reply(StatusCode::SERVICE_UNAVAILABLE, "busy, retry later\n");
+    };
+    let Ok(extract) = serde_json::to_string(&work) else {
+        return reply(StatusCode::INTERNAL_SERVER_ERROR, "internal error\n");
     };
     let accepted = app
         .intake
@@ -267,7 +283,7 @@ pub async fn receive(
             id: delivery.to_owned(),
             event: event.to_owned(),
             received_at: now.as_second(),
-            extract,
+            extract: Some(extract),
         })
         .await;
     match accepted {
@@ -284,31 +300,20 @@ pub async fn receive(
             tracing::info!(delivery, event, "redelivery ignored");
             reply(StatusCode::OK, "duplicate delivery, ignored\n")
         }
-        Ok(Accepted::New(seq)) => match (routed, seq, permit) {
-            (Route::Ping, _, _) => {
-                app.metrics.delivery(event, "accepted");
-                tracing::info!(delivery, event, "ping");
-                reply(StatusCode::OK, "pong\n")
-            }
-            (Route::Work(_), Some(seq), Some(permit)) => {
-                permit.send(seq);
-                app.metrics.delivery(event, "accepted");
-                app.metrics
-                    .set_queue_depth(app.queue.max_capacity() - app.queue.capacity());
-                tracing::debug!(delivery, event, seq, "queued");
-                reply(StatusCode::ACCEPTED, "accepted\n")
-            }
-            (Route::NothingToDo(why), _, _) => {
-                app.metrics.delivery(event, "ignored");
-                tracing::debug!(delivery, event, why, "nothing to do");
-                reply(StatusCode::ACCEPTED, "accepted, nothing to do\n")
-            }
-            _ => {
-                app.metrics.delivery(event, "ignored");
-                tracing::info!(delivery, event, "event not handled, ignored");
-                reply(StatusCode::ACCEPTED, "event not handled\n")
-            }
-        },
+        Ok(Accepted::New(Some(seq))) => {
+            permit.send(seq);
+            app.metrics.delivery(event, "accepted");
+            app.metrics
+                .set_queue_depth(app.queue.max_capacity() - app.queue.capacity());
+            tracing::debug!(delivery, event, seq, "queued");
+            reply(StatusCode::ACCEPTED, "accepted\n")
+        }
+        Ok(Accepted::New(None)) => {
+            // Work is always given with its extract, so the store queues it.
+            app.metrics.delivery(event, "error");
+            tracing::error!(delivery, event, "work recorded without a queue entry");
+            reply(StatusCode::INTERNAL_SERVER_ERROR, "internal error\n")
+        }
     }
 }
 
