@@ -16,7 +16,10 @@
 //! and as a cluster of two. Each server gets a valid and a badly signed
 //! request by hand, a warm-up, then `wrk -t2 -c64 -s wrk.lua` with a
 //! distinct `X-GitHub-Delivery` per request: the saturation rate, with
-//! the latency of wrk's closed loop at it. Then each server gets the
+//! the latency of wrk's closed loop at it. That push goes to another
+//! branch, which the App routes to nothing to do and does not record; the
+//! App also gets deliveries that bring work (`installation` `created`,
+//! padded to the same size: recorded, queued and worked). Then each server gets the
 //! fixed-rate run: 30,000 requests a second offered by this task's own
 //! open-loop generator ([`crate::open_loop`]) on 64 connections, whose
 //! latency counts from when each request was due, so a server that falls
@@ -127,6 +130,9 @@ pub(crate) fn main(args: &[String]) -> Result<()> {
     let body = Body::build(&root.join(EXAMPLES), nonce)?;
     let body_file = scratch.path.join("body.json");
     fs::write(&body_file, &body.bytes)?;
+    let work = Body::work(&root.join(EXAMPLES), nonce)?;
+    let work_file = scratch.path.join("work.json");
+    fs::write(&work_file, &work.bytes)?;
     let secret = hex(&random_bytes::<24>()?);
     let secret_file = scratch.path.join("webhook-secret");
     fs::write(&secret_file, &secret)?;
@@ -136,6 +142,9 @@ pub(crate) fn main(args: &[String]) -> Result<()> {
         body_file,
         good_sig: sign(secret.as_bytes(), &body.bytes),
         bad_sig: sign(b"not the secret", &body.bytes),
+        work_file,
+        work_sig: sign(secret.as_bytes(), &work.bytes),
+        work,
         body,
         secret,
         secret_file,
@@ -198,6 +207,10 @@ struct Bench {
     body: Body,
     good_sig: String,
     bad_sig: String,
+    /// The `installation` delivery that brings work, and its signature.
+    work_file: PathBuf,
+    work_sig: String,
+    work: Body,
     secret: String,
     secret_file: PathBuf,
     nonce: u32,
@@ -209,6 +222,17 @@ struct Bench {
     rate: f64,
     scratch: PathBuf,
     cpus: Cpus,
+}
+
+/// What a wrk run sends.
+#[derive(Debug, Clone, Copy)]
+enum Load {
+    /// The signed push to another branch: verified and routed, no work.
+    Valid,
+    /// The same push under a wrong signature.
+    WrongSignature,
+    /// The signed `installation` delivery: recorded, queued and worked.
+    Work,
 }
 
 /// Where the servers and wrk run: `taskset -c` lists, or anywhere.
@@ -232,11 +256,15 @@ fn pinned(cpus: Option<&str>, program: impl AsRef<std::ffi::OsStr>) -> Command {
 
 impl Bench {
     /// Starts one wrk run against `url` with one thread per 32
-    /// connections; `good` picks the signature.
-    fn start_wrk(&mut self, url: &str, conns: u32, secs: u64, good: bool) -> Result<Proc> {
+    /// connections, of `load`.
+    fn start_wrk(&mut self, url: &str, conns: u32, secs: u64, load: Load) -> Result<Proc> {
         self.runs += 1;
         let prefix = format!("{:08x}-{:04x}", self.nonce, self.runs & 0xffff);
-        let sig = if good { &self.good_sig } else { &self.bad_sig };
+        let (file, sig, event) = match load {
+            Load::Valid => (&self.body_file, &self.good_sig, "push"),
+            Load::WrongSignature => (&self.body_file, &self.bad_sig, "push"),
+            Load::Work => (&self.work_file, &self.work_sig, "installation"),
+        };
         let mut cmd = pinned(self.cpus.wrk.as_deref(), "wrk");
         let threads = (conns / 32).max(1);
         let shape = [format!("-t{threads}"), format!("-c{conns}")];
@@ -244,25 +272,25 @@ impl Bench {
             .args([format!("-d{secs}s").as_str(), "--timeout", "5s", "-s"])
             .arg(&self.wrk_lua)
             .args([url, "--"])
-            .arg(&self.body_file)
-            .args([sig, &prefix]);
+            .arg(file)
+            .args([sig.as_str(), &prefix, event]);
         let out = self.scratch.join(format!("wrk-{}.out", self.runs));
         Proc::spawn("wrk", cmd, &out)
     }
 
     /// One wrk run to its end, parsed.
-    fn wrk(&mut self, url: &str, conns: u32, secs: u64, good: bool) -> Result<Wrk> {
-        let p = self.start_wrk(url, conns, secs, good)?;
+    fn wrk(&mut self, url: &str, conns: u32, secs: u64, load: Load) -> Result<Wrk> {
+        let p = self.start_wrk(url, conns, secs, load)?;
         p.finish(Duration::from_secs(secs + 30))
     }
 
     /// The warm-up and the measured run of the main scenario.
     fn measure(&mut self, url: &str) -> Result<Wrk> {
         if self.warmup > 0 {
-            let w = self.wrk(url, 64, self.warmup, true)?;
+            let w = self.wrk(url, 64, self.warmup, Load::Valid)?;
             eprintln!("xtask: warm-up {:.0} req/s", w.ok_rps());
         }
-        let w = self.wrk(url, 64, self.duration, true)?;
+        let w = self.wrk(url, 64, self.duration, Load::Valid)?;
         let (rps, p99, bad) = (w.ok_rps(), w.p99_ms, w.status_errors);
         eprintln!("xtask: {rps:.0} req/s, p99 {p99:.2} ms, {bad} non-2xx");
         Ok(w)
@@ -335,6 +363,8 @@ impl Bench {
 struct AppFigures {
     main: Wrk,
     fixed: Outcome,
+    /// Deliveries that bring work, at saturation.
+    work: Wrk,
     alone: Wrk,
     with_flood: Wrk,
     flood: Wrk,
@@ -371,12 +401,16 @@ fn bench_app(bench: &mut Bench, exe: &Path) -> Result<AppFigures> {
     let statuses = bench.probe("benchops-app", addr)?;
     let main = bench.measure(&url)?;
     let fixed = bench.fixed_rate(addr)?;
+    eprintln!("xtask: deliveries that bring work (installation)");
+    let work = bench.wrk(&url, 64, bench.duration, Load::Work)?;
+    let (rps, p99, bad) = (work.ok_rps(), work.p99_ms, work.status_errors);
+    eprintln!("xtask: work: {rps:.0} req/s, p99 {p99:.2} ms, {bad} non-2xx");
 
     eprintln!("xtask: bad-signature flood: valid traffic alone, then with the flood");
     let secs = bench.duration;
-    let alone = bench.wrk(&url, 32, secs, true)?;
-    let flood = bench.start_wrk(&url, 32, secs, false)?;
-    let valid = bench.start_wrk(&url, 32, secs, true)?;
+    let alone = bench.wrk(&url, 32, secs, Load::Valid)?;
+    let flood = bench.start_wrk(&url, 32, secs, Load::WrongSignature)?;
+    let valid = bench.start_wrk(&url, 32, secs, Load::Valid)?;
     let with_flood = valid.finish(Duration::from_secs(secs + 30))?;
     let flood = flood.finish(Duration::from_secs(secs + 30))?;
     if flood.status_errors < flood.requests {
@@ -385,9 +419,8 @@ fn bench_app(bench: &mut Bench, exe: &Path) -> Result<AppFigures> {
     }
     app.stop();
     let text = app.log_text();
-    let probes = &bench.body.probes;
+    let probes = bench.body.probes.iter().chain(&bench.work.probes);
     let mut leaks: Vec<String> = probes
-        .iter()
         .filter(|p| text.contains(p.as_str()))
         .cloned()
         .collect();
@@ -397,6 +430,7 @@ fn bench_app(bench: &mut Bench, exe: &Path) -> Result<AppFigures> {
     Ok(AppFigures {
         main,
         fixed,
+        work,
         alone,
         with_flood,
         flood,
@@ -488,25 +522,41 @@ struct Body {
 
 impl Body {
     /// The first `push` example to a branch, canonical, padded to
-    /// [`BODY_BYTES`].
+    /// [`BODY_BYTES`]: an event the App routes to nothing to do.
     fn build(examples: &Path, nonce: u32) -> Result<Self> {
-        let text =
-            fs::read(examples).with_context(|| format!("cannot read {}", examples.display()))?;
-        let index: Value = serde_json::from_slice(&text).context("the examples are not JSON")?;
-        let events = index.as_array().context("the examples are not an array")?;
-        let push = events
-            .iter()
-            .find(|e| e["name"] == "push")
-            .context("no push event")?;
-        let to_branch = |e: &&Value| {
+        let to_branch = |e: &Value| {
             e["ref"]
                 .as_str()
                 .is_some_and(|r| r.starts_with("refs/heads/"))
         };
-        let example = push["examples"]
-            .as_array()
-            .and_then(|v| v.iter().find(to_branch))
-            .context("no push example to a branch")?;
+        let example = example(examples, "push", to_branch)?;
+        let mut body = Self::padded(&example, nonce)?;
+        body.probes.extend(
+            example["head_commit"]["tree_id"]
+                .as_str()
+                .map(str::to_owned),
+        );
+        let repo = &example["repository"];
+        body.repo = repo["full_name"]
+            .as_str()
+            .unwrap_or("Codertocat/Hello-World")
+            .to_owned();
+        body.repo_id = repo["id"].as_u64().unwrap_or(1);
+        Ok(body)
+    }
+
+    /// The first `installation` `created` example, canonical, padded to
+    /// [`BODY_BYTES`]: work the App records and its worker applies to
+    /// its registry (no request to GitHub).
+    fn work(examples: &Path, nonce: u32) -> Result<Self> {
+        let created = |e: &Value| e["action"] == "created";
+        let example = example(examples, "installation", created)?;
+        Self::padded(&example, nonce)
+    }
+
+    /// `example` in canonical form, padded to [`BODY_BYTES`] by a last
+    /// member that starts with a canary.
+    fn padded(example: &Value, nonce: u32) -> Result<Self> {
         let canonical = benchops::jcs::canonical_bytes(example);
         let canary = format!("benchops-bench-canary-{nonce:08x}-");
         let head = &canonical[..canonical.len() - 1];
@@ -520,27 +570,37 @@ impl Body {
         bytes.resize(bytes.len() + fill, b'x');
         bytes.extend_from_slice(b"\"}");
         serde_json::from_slice::<Value>(&bytes).context("the padded body is not JSON")?;
-        let mut probes = vec![
-            canary,
-            PADDING_KEY.to_owned(),
-            "\"head_commit\":".to_owned(),
-        ];
-        probes.extend(
-            example["head_commit"]["tree_id"]
-                .as_str()
-                .map(str::to_owned),
-        );
-        let repo = &example["repository"];
+        // The first member name of the payload: a key only a dump shows.
+        let first_key = example
+            .as_object()
+            .and_then(|o| o.keys().min())
+            .map(|k| format!("\"{k}\":"));
+        let mut probes = vec![canary, PADDING_KEY.to_owned()];
+        probes.extend(first_key);
         Ok(Self {
             bytes,
             probes,
-            repo: repo["full_name"]
-                .as_str()
-                .unwrap_or("Codertocat/Hello-World")
-                .to_owned(),
-            repo_id: repo["id"].as_u64().unwrap_or(1),
+            repo: String::new(),
+            repo_id: 0,
         })
     }
+}
+
+/// The first example of `event` that `pick` takes, from the vendored
+/// index.
+fn example(examples: &Path, event: &str, pick: impl Fn(&Value) -> bool) -> Result<Value> {
+    let text = fs::read(examples).with_context(|| format!("cannot read {}", examples.display()))?;
+    let index: Value = serde_json::from_slice(&text).context("the examples are not JSON")?;
+    let events = index.as_array().context("the examples are not an array")?;
+    let of_event = events
+        .iter()
+        .find(|e| e["name"] == event)
+        .with_context(|| format!("no {event} event"))?;
+    of_event["examples"]
+        .as_array()
+        .and_then(|v| v.iter().find(|e| pick(e)))
+        .cloned()
+        .with_context(|| format!("no {event} example of the kind wanted"))
 }
 
 /// The parsed `BENCH_RESULT` line of one wrk run.
@@ -709,11 +769,26 @@ impl Report {
         if let Some(app) = &self.app {
             row("benchops-app", &app.main);
         }
+        let work = self.app.as_ref().map(|a| a.work.clone());
         for n in &self.nodes {
             row(&self.node_name(n), &n.main);
         }
         if let (Some(r), Some(n)) = (self.ratio(), self.best_node()) {
             s += &format!("\nbenchops-app / {}: **{r:.2}×**\n", self.node_name(n));
+        }
+        if let Some(w) = work {
+            s += &format!(
+                "\nThe push goes to another branch: verified, parsed and routed to nothing \
+                 to do, which is not recorded. Deliveries that bring work (`installation` \
+                 `created`, same size, each recorded with its delivery id, queued and applied \
+                 to the registry by the worker), with the default `queue_capacity`: \
+                 {} /s answered 2xx, p50 {:.2} ms, p99 {:.2} ms, {} non-2xx (503 when the \
+                 worker is behind).\n",
+                thousands(w.ok_rps()),
+                w.p50_ms,
+                w.p99_ms,
+                w.status_errors
+            );
         }
         let targets = self.targets();
         if !targets.is_empty() {
@@ -808,6 +883,7 @@ impl Report {
                 "statuses": [a.statuses.0, a.statuses.1],
                 "main": a.main.json(),
                 "fixed_rate": fixed_json(&a.fixed),
+                "work": a.work.json(),
                 "flood": {
                     "valid_alone": a.alone.json(),
                     "valid_during_flood": a.with_flood.json(),
@@ -1170,6 +1246,24 @@ mod tests {
         let padding = v[PADDING_KEY].as_str().unwrap_or("");
         assert!(padding.starts_with("benchops-bench-canary-00000007-"));
         assert_eq!(body.bytes, Body::build(&path, 7).expect("body").bytes);
+        // The main body is routed to nothing to do, the work body to work.
+        let work = Body::work(&path, 7).expect("work body");
+        assert_eq!(work.bytes.len(), BODY_BYTES);
+        let rules = benchops_app::events::RouteRules {
+            drift_label: benchops_app::DEFAULT_DRIFT_LABEL.to_owned(),
+            history_ref: benchops::layout::HISTORY_REF.to_owned(),
+            workflow_path: ".github/workflows/benchmarks.yml".to_owned(),
+        };
+        let at = "2026-01-01T00:00:00Z";
+        let route = |event, bytes| benchops_app::events::route(event, bytes, &rules, at);
+        assert!(matches!(
+            route("push", &body.bytes),
+            Ok(benchops_app::events::Route::NothingToDo(_))
+        ));
+        assert!(matches!(
+            route("installation", &work.bytes),
+            Ok(benchops_app::events::Route::Work(_))
+        ));
     }
 
     #[test]
