@@ -13,25 +13,28 @@
 //! secret. `benchops-app` is built in release and started with a throwaway
 //! config (temporary data directory, an `openssl genrsa` key of mode 0600);
 //! the Node receiver is `xtask/bench-webhooks/receiver.mjs`, as one process
-//! and as a cluster of two. Each server gets a valid and a badly signed
-//! request by hand, a warm-up, then `wrk -t2 -c64 -s wrk.lua` with a
-//! distinct `X-GitHub-Delivery` per request: the saturation rate, with
-//! the latency of wrk's closed loop at it. That push goes to another
-//! branch, which the App routes to nothing to do and does not record; the
-//! App also gets deliveries that bring work (`installation` `created`,
-//! padded to the same size: recorded, queued and worked). Then each server gets the
-//! fixed-rate run: 30,000 requests a second offered by this task's own
-//! open-loop generator ([`crate::open_loop`]) on 64 connections, whose
-//! latency counts from when each request was due, so a server that falls
-//! behind is charged for the queue. The p99 target is read there, and is
-//! met only if the server also answered 99 % of what was offered. The App
-//! also gets the
-//! bad-signature flood: valid traffic (`-t1 -c32`) alone, then alongside a
-//! second `wrk -t1 -c32` with wrong signatures; afterwards its log must not
-//! hold the canary, payload keys or values, or the secret. The result is a
-//! markdown table with the ratio to the better Node configuration and the
-//! targets (≥ 30,000 req/s, p99 ≤ 5 ms, ≥ 2× Node) marked met or missed,
-//! also written to `target/bench-webhooks.json`.
+//! and as a cluster of two. The push goes to another branch: the App
+//! routes it to nothing to do and does not record it. Each server gets:
+//!
+//! 1. a valid and a badly signed request by hand, and a warm-up;
+//! 2. `wrk -t2 -c64 -s wrk.lua`, a distinct `X-GitHub-Delivery` per
+//!    request: the saturation rate, with the latency of wrk's closed loop;
+//! 3. the fixed-rate run: 30,000 requests a second offered by this task's
+//!    own open-loop generator ([`crate::open_loop`]) on 64 connections,
+//!    whose latency counts from when each request was due, so a server
+//!    that falls behind is charged for the queue. The p99 target is read
+//!    here, and is met only if the server answered 99 % of what was
+//!    offered.
+//!
+//! The App then gets deliveries that bring work (`installation` `created`,
+//! padded to the same size: recorded, queued and worked) under the same
+//! wrk, and the bad-signature flood: valid traffic (`-t1 -c32`) alone, then
+//! alongside a second `wrk -t1 -c32` with wrong signatures. Afterwards its
+//! log must not hold the canaries, payload keys or values, or the secret.
+//! The result is a markdown table with the ratio to the better Node
+//! configuration and the targets (≥ 30,000 req/s, p99 ≤ 5 ms at 30,000/s
+//! offered, ≥ 2× Node) marked met or missed, also written to
+//! `target/bench-webhooks.json`.
 //!
 //! `BENCH_SERVER_CPUS` and `BENCH_WRK_CPUS` (a `taskset -c` list, such as
 //! `0` and `1`) pin the servers and the load generator to separate CPUs, so
