@@ -2,9 +2,13 @@
 //! acknowledged, one at a time, in the order they were accepted.
 //!
 //! It starts by working off the inbox left by a previous process, then
-//! takes sequence numbers from the bounded queue; an item already done (its
-//! inbox row gone) is skipped, so an item met twice is done once. Each item
-//! ends in one transaction that writes the facts and deletes the inbox row.
+//! takes sequence numbers from the bounded queue, up to [`WORK_BATCH`] of
+//! those waiting at a time; an item already done (its inbox row gone) is
+//! skipped, so an item met twice is done once. Work that only writes facts
+//! ends in one transaction that writes them and deletes the inbox rows,
+//! for a run of such items in order together; should that transaction
+//! fail, each of its items is tried alone, so one bad item holds back no
+//! other. A push to the history branch is done alone, in its place.
 //! An item whose work failed (GitHub refused the audit issue) stays in the
 //! inbox and is tried again at the next housekeeping tick (every ten
 //! minutes, when delivery ids are also pruned) and at the next start.
@@ -36,6 +40,9 @@ pub const HOUSEKEEPING_EVERY: Duration = Duration::from_secs(600);
 pub const DECISIONS_KEPT_DAYS: i64 = 90;
 /// The most failed items tried again at one tick.
 const RETRY_BATCH: usize = 100;
+/// The most queued items taken at once; the facts of a run of them are
+/// written in one transaction.
+pub const WORK_BATCH: usize = 256;
 
 /// The label of audit issues.
 pub const AUDIT_LABEL: &str = "benchops-audit";
@@ -127,12 +134,18 @@ impl Worker {
                     continue;
                 }
             };
+            let mut seqs = vec![seq];
+            while seqs.len() < WORK_BATCH {
+                match rx.try_recv() {
+                    Ok(seq) => seqs.push(seq),
+                    Err(_) => break,
+                }
+            }
             self.metrics.set_queue_depth(rx.len());
-            tried_up_to = tried_up_to.max(seq);
-            match self.store.inbox_item(seq) {
-                Ok(Some(item)) => self.handle(item).await,
-                Ok(None) => {}
-                Err(e) => tracing::error!(error = %e, seq, "could not read an inbox item"),
+            tried_up_to = tried_up_to.max(seqs.iter().copied().max().unwrap_or(seq));
+            match self.store.inbox_items(&seqs) {
+                Ok(items) => self.handle_all(items).await,
+                Err(e) => tracing::error!(error = %e, seq, "could not read inbox items"),
             }
         }
         self.metrics.set_queue_depth(0);
@@ -179,29 +192,64 @@ impl Worker {
         }
     }
 
-    async fn handle(&self, item: InboxItem) {
-        // The extract holds payload text (titles, logins): an error names
-        // the JSON path only.
-        let de = &mut serde_json::Deserializer::from_str(&item.extract);
-        let work: Work = match serde_path_to_error::deserialize(de) {
-            Ok(w) => w,
-            Err(e) => {
-                let reason = crate::events::json_problem(&e);
-                tracing::error!(seq = item.seq, reason, "unreadable inbox item dropped");
-                let _ = self.store.finish(item.seq, |_| Ok(()));
-                return;
+    /// Does `items`, in order: each run of items that only write facts in
+    /// one transaction, anything else alone.
+    async fn handle_all(&self, items: Vec<InboxItem>) {
+        let mut facts: Vec<(InboxItem, Work)> = Vec::new();
+        for item in items {
+            match read_work(&item) {
+                Some(work) if !matches!(work, Work::HistoryPush { .. }) => facts.push((item, work)),
+                _ => {
+                    self.record_all(std::mem::take(&mut facts));
+                    self.handle(item).await;
+                }
             }
-        };
-        let delivery = item.delivery.clone();
-        let result = match work {
-            Work::HistoryPush { .. } => self.audit(&item, &work).await,
-            other => self
-                .store
-                .finish(item.seq, |tx| record(tx, &delivery, &other))
-                .map_err(WorkError::from),
-        };
-        if let Err(e) = result {
+        }
+        self.record_all(facts);
+    }
+
+    /// Writes the facts of `items` and ends them in one transaction; if
+    /// that fails, each alone.
+    fn record_all(&self, items: Vec<(InboxItem, Work)>) {
+        if items.len() > 1 {
+            let seqs: Vec<i64> = items.iter().map(|(i, _)| i.seq).collect();
+            let together = self.store.finish_all(&seqs, |tx| {
+                items
+                    .iter()
+                    .try_for_each(|(item, work)| record(tx, &item.delivery, work))
+            });
+            match together {
+                Ok(()) => return,
+                Err(e) => {
+                    tracing::warn!(items = items.len(), error = %e, "facts of a batch not written together; each item alone")
+                }
+            }
+        }
+        for (item, work) in items {
+            self.record_one(&item, &work);
+        }
+    }
+
+    fn record_one(&self, item: &InboxItem, work: &Work) {
+        if let Err(e) = self
+            .store
+            .finish(item.seq, |tx| record(tx, &item.delivery, work))
+        {
             tracing::error!(delivery = %item.delivery, event = %item.event, error = %e, "work failed; left in the inbox");
+        }
+    }
+
+    async fn handle(&self, item: InboxItem) {
+        let Some(work) = read_work(&item) else {
+            let _ = self.store.finish(item.seq, |_| Ok(()));
+            return;
+        };
+        if matches!(work, Work::HistoryPush { .. }) {
+            if let Err(e) = self.audit(&item, &work).await {
+                tracing::error!(delivery = %item.delivery, event = %item.event, error = %e, "work failed; left in the inbox");
+            }
+        } else {
+            self.record_one(&item, &work);
         }
     }
 
@@ -508,6 +556,21 @@ fn record(tx: &rusqlite::Transaction<'_>, delivery: &str, work: &Work) -> rusqli
         Work::HistoryPush { .. } => {}
     }
     Ok(())
+}
+
+/// The work an inbox item holds; `None` (logged) when its extract cannot
+/// be read, and the item is to be dropped. The extract holds payload text
+/// (titles, logins): the error names the JSON path only.
+fn read_work(item: &InboxItem) -> Option<Work> {
+    let de = &mut serde_json::Deserializer::from_str(&item.extract);
+    match serde_path_to_error::deserialize(de) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            let reason = crate::events::json_problem(&e);
+            tracing::error!(seq = item.seq, reason, "unreadable inbox item dropped");
+            None
+        }
+    }
 }
 
 #[cfg(test)]

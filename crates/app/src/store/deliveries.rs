@@ -165,23 +165,51 @@ impl Store {
         rows.collect::<Result<Vec<_>, _>>().map_err(&e)
     }
 
-    /// One inbox row, if it is still there.
-    pub fn inbox_item(&self, seq: i64) -> Result<Option<InboxItem>, StoreError> {
-        self.lock()
-            .query_row(
-                "SELECT seq, delivery, event, extract FROM inbox WHERE seq = ?1",
-                params![seq],
-                |r| {
+    /// The inbox rows of `seqs` that are still there, in order of `seqs`.
+    pub fn inbox_items(&self, seqs: &[i64]) -> Result<Vec<InboxItem>, StoreError> {
+        let conn = self.lock();
+        let e = sql(&self.path);
+        let mut s = conn
+            .prepare_cached("SELECT seq, delivery, event, extract FROM inbox WHERE seq = ?1")
+            .map_err(&e)?;
+        let mut out = Vec::with_capacity(seqs.len());
+        for seq in seqs {
+            let row = s
+                .query_row(params![seq], |r| {
                     Ok(InboxItem {
                         seq: r.get(0)?,
                         delivery: r.get(1)?,
                         event: r.get(2)?,
                         extract: r.get(3)?,
                     })
-                },
-            )
-            .optional()
-            .map_err(sql(&self.path))
+                })
+                .optional()
+                .map_err(&e)?;
+            out.extend(row);
+        }
+        Ok(out)
+    }
+
+    /// Applies `f` and deletes the inbox rows `seqs` in one transaction.
+    pub fn finish_all<T>(
+        &self,
+        seqs: &[i64],
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.lock();
+        let e = sql(&self.path);
+        let tx = conn.transaction().map_err(&e)?;
+        let out = f(&tx).map_err(&e)?;
+        {
+            let mut delete = tx
+                .prepare_cached("DELETE FROM inbox WHERE seq = ?1")
+                .map_err(&e)?;
+            for seq in seqs {
+                delete.execute(params![seq]).map_err(&e)?;
+            }
+        }
+        tx.commit().map_err(&e)?;
+        Ok(out)
     }
 
     /// Applies `f` and deletes inbox row `seq` in one transaction.
@@ -190,13 +218,6 @@ impl Store {
         seq: i64,
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
-        let mut conn = self.lock();
-        let e = sql(&self.path);
-        let tx = conn.transaction().map_err(&e)?;
-        let out = f(&tx).map_err(&e)?;
-        tx.execute("DELETE FROM inbox WHERE seq = ?1", params![seq])
-            .map_err(&e)?;
-        tx.commit().map_err(&e)?;
-        Ok(out)
+        self.finish_all(&[seq], f)
     }
 }

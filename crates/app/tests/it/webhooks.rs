@@ -241,6 +241,80 @@ async fn the_registry_follows_installation_events_and_drift_issue_decisions_are_
     );
 }
 
+/// A run of publication-workflow deliveries is worked in one transaction;
+/// when one item's facts cannot be written, the others are written each
+/// alone, in order, and that one stays in the inbox.
+#[tokio::test]
+async fn one_item_that_cannot_be_written_holds_back_no_other_in_its_batch() {
+    let s = setup(&Options::default());
+    let cfg = benchops_app::config::load(&s.config).expect("config");
+    let (app, worker) = benchops_app::build(cfg).expect("build");
+    // Run 4's facts are refused by the database.
+    app.store
+        .write(|tx| {
+            tx.execute_batch(
+                "CREATE TRIGGER refuse_run_4 BEFORE INSERT ON workflow_runs
+                 WHEN NEW.run_id = 4 BEGIN SELECT RAISE(ABORT, 'refused'); END;",
+            )
+        })
+        .expect("trigger");
+    let run = |n: u64, status: &str, at: &str| {
+        serde_json::to_vec(&serde_json::json!({
+            "action": "completed",
+            "workflow_run": {"id": n, "run_attempt": 1, "path": ".github/workflows/publish.yml",
+                             "event": "schedule", "status": status, "conclusion": null,
+                             "updated_at": at},
+            "repository": {"full_name": "octo/bench"}
+        }))
+        .expect("json")
+    };
+    // Run 2 twice, the later state last: order decides what is kept.
+    let bodies = [
+        run(1, "completed", "2026-11-30T10:00:00Z"),
+        run(2, "queued", "2026-11-30T10:00:00Z"),
+        run(3, "completed", "2026-11-30T10:00:00Z"),
+        run(4, "completed", "2026-11-30T10:00:00Z"),
+        run(2, "completed", "2026-11-30T10:00:00Z"),
+        run(5, "completed", "2026-11-30T10:00:00Z"),
+    ];
+    for (i, body) in bodies.iter().enumerate() {
+        let r = post(
+            &app,
+            "workflow_run",
+            &format!("run-{i}"),
+            body.clone(),
+            Some(sign(body)),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{i}: {}", r.text);
+    }
+    // The worker starts with all six queued, and takes them at once.
+    let store = app.store.clone();
+    drop(app);
+    worker.run().await;
+    let runs: Vec<(i64, String)> = store
+        .read(|c| {
+            let mut s = c.prepare("SELECT run_id, status FROM workflow_runs ORDER BY run_id")?;
+            s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect()
+        })
+        .expect("read");
+    let want = [
+        (1, "completed"),
+        (2, "completed"),
+        (3, "completed"),
+        (5, "completed"),
+    ];
+    let want: Vec<(i64, String)> = want.iter().map(|(n, s)| (*n, (*s).to_owned())).collect();
+    assert_eq!(runs, want);
+    let left: Vec<String> = store
+        .inbox(10)
+        .expect("inbox")
+        .into_iter()
+        .map(|i| i.delivery)
+        .collect();
+    assert_eq!(left, ["run-3"]);
+}
+
 #[tokio::test]
 async fn an_oversized_body_gets_413_and_a_full_queue_503_without_recording_the_delivery() {
     let s = setup(&Options {
