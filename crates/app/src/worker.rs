@@ -1,5 +1,5 @@
 //! The worker: does what deliveries asked for, after they were
-//! acknowledged, one at a time, in the order they were accepted.
+//! acknowledged, in the order they were accepted.
 //!
 //! It starts by working off the inbox left by a previous process, then
 //! takes sequence numbers from the bounded queue, up to [`WORK_BATCH`] of
