@@ -199,9 +199,9 @@ impl Worker {
         for item in items {
             match read_work(&item) {
                 Some(work) if !matches!(work, Work::HistoryPush { .. }) => facts.push((item, work)),
-                _ => {
+                work => {
                     self.record_all(std::mem::take(&mut facts));
-                    self.handle(item).await;
+                    self.handle_read(item, work).await;
                 }
             }
         }
@@ -240,7 +240,14 @@ impl Worker {
     }
 
     async fn handle(&self, item: InboxItem) {
-        let Some(work) = read_work(&item) else {
+        let work = read_work(&item);
+        self.handle_read(item, work).await;
+    }
+
+    /// Does `item`, whose work was read as `work` (`None`: unreadable, and
+    /// dropped).
+    async fn handle_read(&self, item: InboxItem, work: Option<Work>) {
+        let Some(work) = work else {
             let _ = self.store.finish(item.seq, |_| Ok(()));
             return;
         };
