@@ -241,6 +241,20 @@ async fn the_registry_follows_installation_events_and_drift_issue_decisions_are_
     );
 }
 
+/// A `workflow_run` delivery of the publication workflow, run `id` in
+/// `status` (concluded `success` once completed), all at one time.
+fn publication_run(id: u64, status: &str) -> Vec<u8> {
+    let conclusion = (status == "completed").then_some("success");
+    serde_json::to_vec(&serde_json::json!({
+        "action": "completed",
+        "workflow_run": {"id": id, "run_attempt": 1, "path": ".github/workflows/publish.yml",
+                         "event": "schedule", "status": status, "conclusion": conclusion,
+                         "updated_at": "2026-11-30T10:00:00Z"},
+        "repository": {"full_name": "octo/bench"}
+    }))
+    .expect("json")
+}
+
 /// A run of publication-workflow deliveries is worked in one transaction;
 /// when one item's facts cannot be written, the others are written each
 /// alone, in order, and that one stays in the inbox.
@@ -258,24 +272,14 @@ async fn one_item_that_cannot_be_written_holds_back_no_other_in_its_batch() {
             )
         })
         .expect("trigger");
-    let run = |n: u64, status: &str, at: &str| {
-        serde_json::to_vec(&serde_json::json!({
-            "action": "completed",
-            "workflow_run": {"id": n, "run_attempt": 1, "path": ".github/workflows/publish.yml",
-                             "event": "schedule", "status": status, "conclusion": null,
-                             "updated_at": at},
-            "repository": {"full_name": "octo/bench"}
-        }))
-        .expect("json")
-    };
     // Run 2 twice, the later state last: order decides what is kept.
     let bodies = [
-        run(1, "completed", "2026-11-30T10:00:00Z"),
-        run(2, "queued", "2026-11-30T10:00:00Z"),
-        run(3, "completed", "2026-11-30T10:00:00Z"),
-        run(4, "completed", "2026-11-30T10:00:00Z"),
-        run(2, "completed", "2026-11-30T10:00:00Z"),
-        run(5, "completed", "2026-11-30T10:00:00Z"),
+        publication_run(1, "completed"),
+        publication_run(2, "queued"),
+        publication_run(3, "completed"),
+        publication_run(4, "completed"),
+        publication_run(2, "completed"),
+        publication_run(5, "completed"),
     ];
     for (i, body) in bodies.iter().enumerate() {
         let r = post(
@@ -298,13 +302,7 @@ async fn one_item_that_cannot_be_written_holds_back_no_other_in_its_batch() {
             s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect()
         })
         .expect("read");
-    let want = [
-        (1, "completed"),
-        (2, "completed"),
-        (3, "completed"),
-        (5, "completed"),
-    ];
-    let want: Vec<(i64, String)> = want.iter().map(|(n, s)| (*n, (*s).to_owned())).collect();
+    let want = [1, 2, 3, 5].map(|n| (n, "completed".to_owned()));
     assert_eq!(runs, want);
     let left: Vec<String> = store
         .inbox(10)
@@ -330,16 +328,7 @@ async fn an_oversized_body_gets_413_and_a_full_queue_503_without_recording_the_d
     assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(app.store.delivery_count().expect("count"), 0);
 
-    let run = |n: u64| {
-        serde_json::to_vec(&serde_json::json!({
-            "action": "completed",
-            "workflow_run": {"id": n, "run_attempt": 1, "path": ".github/workflows/publish.yml",
-                             "event": "schedule", "status": "completed", "conclusion": "success",
-                             "updated_at": "2026-11-30T10:00:00Z"},
-            "repository": {"full_name": "octo/bench"}
-        }))
-        .expect("json")
-    };
+    let run = |n: u64| publication_run(n, "completed");
     let first = run(1);
     let r = post(
         &app,
